@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# A single-node KRaft Apache Kafka broker for development and tests, without Docker.
+#
+#   infra/kafka/kafka.sh fetch    download the broker jars (Maven; cached in ~/.m2)
+#   infra/kafka/kafka.sh start    fetch if needed, format storage, start, wait until ready
+#   infra/kafka/kafka.sh stop     stop the broker this script started (by its pid file)
+#   infra/kafka/kafka.sh status   print the bootstrap address if running, exit 1 otherwise
+#
+# Environment: TIDEMARK_KAFKA_PORT (default 19092), TIDEMARK_KAFKA_DIR (state: data, pid, log;
+# default infra/kafka/.run), TIDEMARK_KAFKA_HEAP (default 512m).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+port=${TIDEMARK_KAFKA_PORT:-19092}
+controller_port=$((port + 1))
+run_dir=${TIDEMARK_KAFKA_DIR:-$here/.run}
+heap=${TIDEMARK_KAFKA_HEAP:-512m}
+libs=$here/.libs
+pid_file=$run_dir/broker.pid
+log_file=$run_dir/broker.log
+
+die() { echo "kafka.sh: $*" >&2; exit 1; }
+
+fetch() {
+  if [ -f "$libs/.complete" ]; then return 0; fi
+  command -v java >/dev/null || die "java not found: install Java 17 (or set KAFKA_BROKERS, or run Docker)"
+  command -v mvn >/dev/null || die "mvn not found: install Maven (or set KAFKA_BROKERS, or run Docker)"
+  echo "kafka.sh: fetching broker jars with Maven (cached in ~/.m2)" >&2
+  rm -rf "$libs"
+  mvn -q -B -f "$here/pom.xml" dependency:copy-dependencies \
+    -DincludeScope=runtime -DoutputDirectory="$libs" >&2
+  touch "$libs/.complete"
+}
+
+running_pid() {
+  [ -f "$pid_file" ] || return 1
+  local pid; pid=$(cat "$pid_file")
+  kill -0 "$pid" 2>/dev/null || return 1
+  echo "$pid"
+}
+
+start() {
+  if pid=$(running_pid); then
+    echo "127.0.0.1:$port"; return 0
+  fi
+  fetch
+  mkdir -p "$run_dir"
+  rm -rf "$run_dir/data"
+  mkdir -p "$run_dir/data"
+  sed -e "s|@PORT@|$port|g" -e "s|@CONTROLLER_PORT@|$controller_port|g" \
+      -e "s|@DATA_DIR@|$run_dir/data|g" "$here/broker.properties.template" > "$run_dir/broker.properties"
+  local cp="$libs/*"
+  local jvm=(-Xms"$heap" -Xmx"$heap" -XX:+UseG1GC -Djava.awt.headless=true
+             -Dlog4j2.configurationFile="$here/log4j2.properties")
+  # A fresh cluster id per start: tests never depend on state from an earlier run.
+  local cluster_id
+  cluster_id=$(java -cp "$cp" "${jvm[@]}" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1)
+  java -cp "$cp" "${jvm[@]}" kafka.tools.StorageTool format -t "$cluster_id" \
+    -c "$run_dir/broker.properties" > "$run_dir/format.log" 2>&1 \
+    || { grep -vE "^\s" "$run_dir/format.log" | tail -n 20 >&2; die "storage format failed"; }
+  nohup java -cp "$cp" "${jvm[@]}" kafka.Kafka "$run_dir/broker.properties" > "$log_file" 2>&1 &
+  echo $! > "$pid_file"
+  local pid; pid=$(cat "$pid_file")
+  for _ in $(seq 1 120); do
+    if grep -q "Kafka Server started" "$log_file" 2>/dev/null; then
+      echo "127.0.0.1:$port"; return 0
+    fi
+    kill -0 "$pid" 2>/dev/null || { tail -n 40 "$log_file" >&2; die "broker exited during start"; }
+    sleep 0.5
+  done
+  tail -n 40 "$log_file" >&2
+  stop
+  die "broker not ready after 60 s (log: $log_file)"
+}
+
+stop() {
+  local pid
+  if pid=$(running_pid); then
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
+    kill -9 "$pid" 2>/dev/null || true
+  fi
+  rm -f "$pid_file"
+}
+
+status() {
+  running_pid >/dev/null || { echo "not running" >&2; return 1; }
+  echo "127.0.0.1:$port"
+}
+
+case "${1:-}" in
+  fetch) fetch ;;
+  start) start ;;
+  stop) stop ;;
+  status) status ;;
+  *) echo "usage: $0 fetch|start|stop|status" >&2; exit 2 ;;
+esac

@@ -1,0 +1,11 @@
+export {
+  DEFAULT_KAFKA_IMAGE,
+  KafkaUnavailableError,
+  findLocalBrokerScript,
+  parseBrokerList,
+  resolveKafka,
+} from './kafka-broker.js';
+export type { KafkaBroker, KafkaSource, ResolveKafkaOptions } from './kafka-broker.js';
+export { createTestTopic, uniqueTopicName } from './topics.js';
+export type { CleanupRegistrar, TestTopicOptions } from './topics.js';
+export type { ProvidedKafka } from './vitest-global-setup.js';

@@ -1,0 +1,20 @@
+import { resolveKafka } from './kafka-broker.js';
+
+/** What the global setup hands to tests through vitest's `inject('kafkaBrokers')`. */
+export interface ProvidedKafka {
+  kafkaBrokers: string[];
+}
+
+interface ProvideContext {
+  provide<K extends keyof ProvidedKafka>(key: K, value: ProvidedKafka[K]): void;
+}
+
+/**
+ * Vitest global setup for suites that need a real broker: resolves one broker for the whole run
+ * (see `resolveKafka`), provides its addresses as `kafkaBrokers`, stops it at the end.
+ */
+export default async function setup(context: ProvideContext): Promise<() => Promise<void>> {
+  const kafka = await resolveKafka();
+  context.provide('kafkaBrokers', [...kafka.brokers]);
+  return () => kafka.stop();
+}

@@ -1,0 +1,40 @@
+import { defineConfig } from 'vitest/config';
+
+// Workspace packages resolve to their TypeScript sources, so tests need no build step.
+const conditions = ['@tidemark/source', 'node', 'import', 'module', 'default'];
+const resolve = { conditions };
+const ssr = { resolve: { conditions, externalConditions: conditions } };
+
+export default defineConfig({
+  test: {
+    reporters: ['default', './test/support/summary-reporter.ts'],
+    coverage: {
+      provider: 'v8',
+      include: ['packages/*/src/**/*.ts'],
+      reporter: ['text-summary', 'json-summary'],
+    },
+    projects: [
+      {
+        resolve,
+        ssr,
+        test: {
+          name: 'unit',
+          include: ['packages/*/test/**/*.test.ts'],
+          exclude: ['**/*.kafka.test.ts', '**/node_modules/**'],
+        },
+      },
+      {
+        resolve,
+        ssr,
+        test: {
+          // Suites against a real broker: one broker for the whole run (packages/testing).
+          name: 'kafka',
+          include: ['packages/*/test/**/*.kafka.test.ts', 'test/integration/**/*.test.ts'],
+          globalSetup: ['./packages/testing/src/vitest-global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});
