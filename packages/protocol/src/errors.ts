@@ -1,0 +1,52 @@
+/**
+ * Local error codes (string, `TIDEMARK_` prefix). Wire errors (HTTP status, JSON-RPC code) are
+ * derived from outcomes in `wire.ts`, never thrown from here.
+ */
+export const ErrorCodes = {
+  invalidOptions: 'TIDEMARK_INVALID_OPTIONS',
+  invalidArgument: 'TIDEMARK_INVALID_ARGUMENT',
+  malformedRecord: 'TIDEMARK_MALFORMED_RECORD',
+  unsupportedVersion: 'TIDEMARK_UNSUPPORTED_VERSION',
+} as const;
+
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+const codes = new Set<string>(Object.values(ErrorCodes));
+
+export interface TidemarkErrorOptions {
+  cause?: unknown;
+  /** Whether repeating the same operation may succeed (a transient condition). */
+  retryable?: boolean;
+}
+
+export class TidemarkError extends Error {
+  readonly code: ErrorCode;
+  readonly retryable: boolean;
+
+  constructor(code: ErrorCode, message: string, options: TidemarkErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'TidemarkError';
+    this.code = code;
+    this.retryable = options.retryable ?? false;
+  }
+}
+
+/** True for a Tidemark error; safe on anything thrown, including foreign errors. */
+export function isTidemarkError(value: unknown): value is TidemarkError {
+  return (
+    value instanceof TidemarkError ||
+    (typeof value === 'object' &&
+      value !== null &&
+      'code' in value &&
+      typeof value.code === 'string' &&
+      codes.has(value.code))
+  );
+}
+
+/** Bad options throw early as `TypeError`, naming the option and what it accepts. */
+export function invalidOption(name: string, expected: string, got: unknown): TypeError {
+  const shown = typeof got === 'string' ? JSON.stringify(got) : String(got);
+  return Object.assign(new TypeError(`${name}: expected ${expected}, got ${shown}`), {
+    code: ErrorCodes.invalidOptions,
+  });
+}

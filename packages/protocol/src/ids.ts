@@ -1,0 +1,58 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+declare const brand: unique symbol;
+type Brand<T, B extends string> = T & { readonly [brand]: B };
+
+/** A session: 128 random bits, base64url (22 characters). */
+export type SessionId = Brand<string, 'SessionId'>;
+/** One SSE stream of a session: a request's response stream or the standalone GET stream. */
+export type StreamId = Brand<string, 'StreamId'>;
+/** Minted once per worker process; never reused. 80 random bits, 20 hex characters. */
+export type WorkerEpoch = Brand<string, 'WorkerEpoch'>;
+
+/** A JSON-RPC request id: the key of a request's response stream. */
+export type RequestId = string | number;
+
+const SESSION_ID = /^[A-Za-z0-9_-]{22,128}$/;
+const WORKER_EPOCH = /^[0-9a-f]{20}$/;
+/** Request ids longer than this are hashed into the stream id, keeping event ids compact. */
+const MAX_INLINE_STREAM_BYTES = 48;
+
+export const STANDALONE_STREAM = 's' as StreamId;
+
+export function newSessionId(): SessionId {
+  return randomBytes(16).toString('base64url') as SessionId;
+}
+
+export function newWorkerEpoch(): WorkerEpoch {
+  return randomBytes(10).toString('hex') as WorkerEpoch;
+}
+
+/** Validates a session id from outside (a header): 22–128 base64url characters. */
+export function parseSessionId(value: string): SessionId | undefined {
+  return SESSION_ID.test(value) ? (value as SessionId) : undefined;
+}
+
+export function parseWorkerEpoch(value: string): WorkerEpoch | undefined {
+  return WORKER_EPOCH.test(value) ? (value as WorkerEpoch) : undefined;
+}
+
+/**
+ * The stream id of a request's response stream. Numbers and strings stay distinct (`1` is not
+ * `"1"`); ids too long to carry in an event id are replaced by a hash of themselves.
+ */
+export function requestStreamId(requestId: RequestId): StreamId {
+  const inline = typeof requestId === 'number' ? `n${requestId}` : `r${requestId}`;
+  if (Buffer.byteLength(inline) <= MAX_INLINE_STREAM_BYTES) return inline as StreamId;
+  const digest = createHash('sha256').update(JSON.stringify(requestId)).digest('base64url');
+  return `h${digest.slice(0, 27)}` as StreamId;
+}
+
+/** Validates a stream id read from a record or an event id. */
+export function parseStreamId(value: string): StreamId | undefined {
+  if (value === STANDALONE_STREAM) return STANDALONE_STREAM;
+  if (Buffer.byteLength(value) > MAX_INLINE_STREAM_BYTES) return undefined;
+  if (/^n-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(value)) return value as StreamId;
+  if (value.startsWith('r') || /^h[A-Za-z0-9_-]{27}$/.test(value)) return value as StreamId;
+  return undefined;
+}

@@ -1,0 +1,62 @@
+export { ErrorCodes, TidemarkError, invalidOption, isTidemarkError } from './errors.js';
+export type { ErrorCode, TidemarkErrorOptions } from './errors.js';
+export {
+  STANDALONE_STREAM,
+  newSessionId,
+  newWorkerEpoch,
+  parseSessionId,
+  parseStreamId,
+  parseWorkerEpoch,
+  requestStreamId,
+} from './ids.js';
+export type { RequestId, SessionId, StreamId, WorkerEpoch } from './ids.js';
+export {
+  formatGeneration,
+  isValidAttempt,
+  nextGeneration,
+  parseGeneration,
+  sameGeneration,
+} from './generation.js';
+export type { Generation, GenerationCause } from './generation.js';
+export {
+  EVENT_ID_VERSION,
+  MAX_EVENT_ID_LENGTH,
+  createKeyring,
+  encodeEventId,
+  logIdOf,
+  verifyEventId,
+} from './event-id.js';
+export type {
+  EventClaim,
+  EventIdProblem,
+  EventIdVerification,
+  EventPosition,
+  Keyring,
+  KeyringOptions,
+  LogIdentity,
+  SigningKey,
+  VerifyOptions,
+} from './event-id.js';
+export { STAMP_VERSION, StampHeaders, decodeStamp, encodeStamp } from './record.js';
+export type { RecordKind, RecordStamp, StampDecoding, StampedRecord } from './record.js';
+export { foldStreamHead } from './stream-head.js';
+export type { FoldEffect, FoldResult, StreamHead, TerminalRecord } from './stream-head.js';
+export { StreamCursor } from './stream-cursor.js';
+export type { CursorStep, ResetReason, SkipReason, StreamCursorOptions } from './stream-cursor.js';
+export { decideResume } from './resume.js';
+export type {
+  InvalidReason,
+  ReplayPlan,
+  ResumeDecision,
+  ResumeInput,
+  ResumeReason,
+} from './resume.js';
+export {
+  JsonRpcErrorCodes,
+  RESET_NOTIFICATION_METHOD,
+  WireAnswers,
+  httpStatusOf,
+  invalidResumeBody,
+  resetNotification,
+} from './wire.js';
+export type { JsonRpcErrorBody, ResetNotification } from './wire.js';

@@ -1,0 +1,82 @@
+import { formatGeneration, type Generation } from './generation.js';
+import type { InvalidReason, ResumeDecision } from './resume.js';
+import type { ResetReason } from './stream-cursor.js';
+
+/** The JSON-RPC notification that opens a reset stream: the client must discard what it has. */
+export const RESET_NOTIFICATION_METHOD = 'notifications/tidemark/reset';
+
+/** JSON-RPC error codes used at the wire. -32000..-32099 are the implementation-defined range. */
+export const JsonRpcErrorCodes = {
+  invalidRequest: -32600,
+  badRequest: -32000,
+  sessionNotFound: -32001,
+} as const;
+
+/**
+ * How each situation is answered on the wire: the one table the gateway uses, so the HTTP status
+ * and the JSON-RPC code of an outcome are decided in one place.
+ */
+export const WireAnswers = {
+  resume: { httpStatus: 200 },
+  reset: { httpStatus: 200, notification: RESET_NOTIFICATION_METHOD },
+  invalid: {
+    httpStatus: 400,
+    jsonRpcCode: JsonRpcErrorCodes.invalidRequest,
+    message: 'Invalid Last-Event-ID',
+  },
+  unknownSession: {
+    httpStatus: 404,
+    jsonRpcCode: JsonRpcErrorCodes.sessionNotFound,
+    message: 'Session not found',
+  },
+  missingSession: {
+    httpStatus: 400,
+    jsonRpcCode: JsonRpcErrorCodes.badRequest,
+    message: 'Bad Request: Mcp-Session-Id header is required',
+  },
+} as const;
+
+export interface ResetNotification {
+  readonly jsonrpc: '2.0';
+  readonly method: typeof RESET_NOTIFICATION_METHOD;
+  readonly params: { readonly reason: ResetReason; readonly generation: string | null };
+}
+
+export interface JsonRpcErrorBody {
+  readonly jsonrpc: '2.0';
+  readonly id: null;
+  readonly error: {
+    readonly code: number;
+    readonly message: string;
+    readonly data: { readonly reason: string; readonly detail?: string };
+  };
+}
+
+export function resetNotification(
+  reason: ResetReason,
+  generation: Generation | undefined,
+): ResetNotification {
+  return {
+    jsonrpc: '2.0',
+    method: RESET_NOTIFICATION_METHOD,
+    params: { reason, generation: generation === undefined ? null : formatGeneration(generation) },
+  };
+}
+
+export function invalidResumeBody(reason: InvalidReason, detail: string): JsonRpcErrorBody {
+  const answer = WireAnswers.invalid;
+  return {
+    jsonrpc: '2.0',
+    id: null,
+    error: {
+      code: answer.jsonRpcCode,
+      message: `${answer.message}: ${reason}`,
+      data: { reason, detail },
+    },
+  };
+}
+
+/** The HTTP status of a decision. */
+export function httpStatusOf(decision: ResumeDecision): number {
+  return WireAnswers[decision.outcome].httpStatus;
+}

@@ -1,0 +1,181 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  createKeyring,
+  encodeEventId,
+  logIdOf,
+  MAX_EVENT_ID_LENGTH,
+  newSessionId,
+  requestStreamId,
+  verifyEventId,
+  type SessionId,
+} from '../src/index.js';
+import { epochA, gen, idFor, keyring, log, otherSession, session, stream } from './helpers.js';
+
+const now = 1_000_000;
+const verify = (raw: unknown, sessionId: SessionId = session, ring = keyring) =>
+  verifyEventId(raw, { session: sessionId, keyring: ring, nowMs: now });
+
+describe('event ids', () => {
+  it('round-trips a position with a generation', () => {
+    const id = idFor({
+      offset: 123_456_789_012n,
+      partition: 0,
+      generation: gen(epochA, 3),
+      seq: 47,
+    });
+    expect(verify(id)).toEqual({
+      ok: true,
+      claim: {
+        partition: 0,
+        offset: 123_456_789_012n,
+        generation: gen(epochA, 3),
+        seq: 47,
+        stream,
+        logId: logIdOf(log),
+      },
+    });
+  });
+
+  it('round-trips a priming position (no generation, seq 0)', () => {
+    const result = verify(idFor({ offset: 5n }));
+    expect(result.ok && result.claim.generation).toBe(undefined);
+    expect(result.ok && result.claim.seq).toBe(0);
+  });
+
+  it('stays well under 200 characters and header-safe, even for the longest stream ids', () => {
+    const longStream = requestStreamId('x'.repeat(1000));
+    const inlineStream = requestStreamId('r'.repeat(47));
+    for (const s of [longStream, inlineStream]) {
+      const id = encodeEventId(
+        {
+          log,
+          partition: 2 ** 31 - 1,
+          offset: 2n ** 62n,
+          generation: gen(epochA, 2 ** 32 - 1),
+          seq: 2 ** 31 - 1,
+          stream: s,
+        },
+        session,
+        keyring,
+      );
+      expect(id.length).toBeLessThan(160);
+      expect(id).toMatch(/^[A-Za-z0-9_-]+$/);
+      expect(verify(id).ok).toBe(true);
+    }
+  });
+
+  it('refuses an id of another session as other-session, and an altered one as mac-mismatch', () => {
+    const id = idFor({ offset: 9n, generation: gen(epochA, 1), seq: 2 });
+    expect(verify(id, otherSession)).toMatchObject({ ok: false, problem: 'other-session' });
+    const bytes = Buffer.from(id, 'base64url');
+    bytes[bytes.length - 20] = (bytes[bytes.length - 20] as number) ^ 0x01; // inside the stream bytes or seq
+    const altered = bytes.toString('base64url');
+    const result = verify(altered);
+    expect(result.ok).toBe(false);
+    expect(['mac-mismatch', 'malformed']).toContain(!result.ok && result.problem);
+  });
+
+  it('verifies ids minted before a key rotation during the grace period only', () => {
+    const oldKey = { id: 1, secret: new Uint8Array(32).fill(7) };
+    const newKey = { id: 2, secret: new Uint8Array(32).fill(9) };
+    const before = idFor({ offset: 1n, generation: gen(epochA, 1), seq: 1 });
+    const rotated = createKeyring({
+      current: newKey,
+      previous: [{ ...oldKey, verifyUntilMs: now + 10 }],
+    });
+    expect(verify(before, session, rotated).ok).toBe(true);
+    expect(verifyEventId(before, { session, keyring: rotated, nowMs: now + 11 })).toMatchObject({
+      ok: false,
+      problem: 'unknown-key',
+    });
+    const dropped = createKeyring({ current: newKey });
+    expect(verify(before, session, dropped)).toMatchObject({ ok: false, problem: 'unknown-key' });
+    // New ids are signed with the new key and verify with it.
+    const after = encodeEventId(
+      { log, partition: 0, offset: 1n, generation: undefined, seq: 0, stream },
+      session,
+      rotated,
+    );
+    expect(verify(after, session, dropped).ok).toBe(true);
+  });
+
+  it('validates keyring options up front', () => {
+    expect(() => createKeyring({ current: { id: 1, secret: new Uint8Array(8) } })).toThrow(
+      /at least 32 bytes/,
+    );
+    expect(() => createKeyring({ current: { id: 300, secret: new Uint8Array(32) } })).toThrow(
+      /0\.\.255/,
+    );
+    const key = { id: 1, secret: new Uint8Array(32) };
+    expect(() => createKeyring({ current: key, previous: [key] })).toThrow(/unique key ids/);
+  });
+
+  it('refuses an unknown format version', () => {
+    const bytes = Buffer.from(idFor({ offset: 1n }), 'base64url');
+    bytes[0] = 2;
+    expect(verify(bytes.toString('base64url'))).toMatchObject({
+      ok: false,
+      problem: 'unsupported-version',
+    });
+  });
+
+  it('session ids carry 128 random bits', () => {
+    const ids = new Set(Array.from({ length: 1000 }, () => newSessionId()));
+    expect(ids.size).toBe(1000);
+    for (const id of ids) expect(Buffer.from(id, 'base64url')).toHaveLength(16);
+  });
+});
+
+describe('event id parser under fuzzing: never throws, always a refusal with a reason', () => {
+  const refusal = (raw: unknown) => {
+    const result = verify(raw);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.detail.length).toBeGreaterThan(0);
+  };
+
+  it('random strings, unicode and huge headers', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.string({ unit: 'grapheme' }),
+          fc.base64String(),
+          fc.string({ minLength: 300, maxLength: 5000 }),
+        ),
+        refusal,
+      ),
+      { numRuns: 2000 },
+    );
+    refusal(undefined);
+    refusal(42);
+    refusal('');
+    refusal('x'.repeat(MAX_EVENT_ID_LENGTH + 1));
+  });
+
+  it('random byte strings in base64url', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 0, maxLength: 200 }), (bytes) =>
+        refusal(Buffer.from(bytes).toString('base64url')),
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('every single-byte mutation, truncation and extension of a valid id', () => {
+    const id = idFor({ offset: 77n, generation: gen(epochA, 2), seq: 5 });
+    const bytes = Buffer.from(id, 'base64url');
+    fc.assert(
+      fc.property(fc.nat(bytes.length - 1), fc.integer({ min: 1, max: 255 }), (index, flip) => {
+        const mutated = Buffer.from(bytes);
+        mutated[index] = (mutated[index] as number) ^ flip;
+        refusal(mutated.toString('base64url'));
+      }),
+      { numRuns: 3000 },
+    );
+    for (let length = 0; length < bytes.length; length++)
+      refusal(bytes.subarray(0, length).toString('base64url'));
+    refusal(Buffer.concat([bytes, Buffer.from([0])]).toString('base64url'));
+    refusal(`${id}=`);
+  });
+});

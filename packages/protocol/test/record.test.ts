@@ -1,0 +1,60 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  decodeStamp,
+  encodeStamp,
+  ErrorCodes,
+  StampHeaders,
+  type RecordStamp,
+} from '../src/index.js';
+import { epochA, gen, stream } from './helpers.js';
+
+describe('record stamps', () => {
+  it('round-trip through headers', () => {
+    const stamps: RecordStamp[] = [
+      { stream, generation: gen(epochA, 1), seq: 0, kind: 'generation-start', cause: 'first' },
+      { stream, generation: gen(epochA, 2), seq: 9, kind: 'message' },
+      { stream, generation: gen(epochA, 2), seq: 10, kind: 'terminal' },
+    ];
+    for (const stamp of stamps)
+      expect(decodeStamp(encodeStamp(stamp))).toEqual({ ok: true, stamp });
+  });
+
+  it('refuses a record that is not Tidemark’s, or of a newer version, without throwing', () => {
+    expect(decodeStamp([])).toMatchObject({
+      ok: false,
+      error: { code: ErrorCodes.malformedRecord },
+    });
+    expect(decodeStamp([[StampHeaders.version, '2']])).toMatchObject({
+      ok: false,
+      error: { code: ErrorCodes.unsupportedVersion },
+    });
+  });
+
+  it('refuses inconsistent stamps', () => {
+    const base = encodeStamp({ stream, generation: gen(epochA, 1), seq: 3, kind: 'message' });
+    const withHeader = (name: string, value: string) => [
+      [name, value] as [string, string],
+      ...base,
+    ];
+    expect(decodeStamp(withHeader(StampHeaders.seq, '0')).ok).toBe(false); // seq 0 on a message
+    expect(decodeStamp(withHeader(StampHeaders.kind, 'x')).ok).toBe(false);
+    expect(decodeStamp(withHeader(StampHeaders.generation, 'nope')).ok).toBe(false);
+    expect(decodeStamp(withHeader(StampHeaders.stream, '')).ok).toBe(false);
+    expect(decodeStamp(withHeader(StampHeaders.cause, 'retry')).ok).toBe(false); // cause on a message
+    expect(decodeStamp(withHeader(StampHeaders.seq, '01')).ok).toBe(false);
+  });
+
+  it('never throws on arbitrary headers', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.constantFrom(...Object.values(StampHeaders), 'x'), fc.string())),
+        (headers) => {
+          const result = decodeStamp(headers);
+          expect(typeof result.ok).toBe('boolean');
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+});

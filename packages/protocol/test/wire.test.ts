@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import {
+  httpStatusOf,
+  invalidResumeBody,
+  RESET_NOTIFICATION_METHOD,
+  resetNotification,
+  WireAnswers,
+} from '../src/index.js';
+import { epochA, gen } from './helpers.js';
+
+describe('wire answers', () => {
+  it('maps each outcome to its status', () => {
+    const plan = { kind: 'none' } as const;
+    expect(
+      httpStatusOf({ outcome: 'resume', reason: 'complete', stream: 's' as never, plan }),
+    ).toBe(200);
+    expect(
+      httpStatusOf({
+        outcome: 'reset',
+        reason: 'evicted',
+        stream: 's' as never,
+        generation: undefined,
+        plan,
+        detail: '',
+      }),
+    ).toBe(200);
+    expect(httpStatusOf({ outcome: 'invalid', reason: 'malformed', detail: '' })).toBe(400);
+    expect(WireAnswers.unknownSession.httpStatus).toBe(404);
+    expect(WireAnswers.missingSession.httpStatus).toBe(400);
+  });
+
+  it('builds the reset notification with the generation to discard towards', () => {
+    expect(resetNotification('generation-superseded', gen(epochA, 2))).toEqual({
+      jsonrpc: '2.0',
+      method: RESET_NOTIFICATION_METHOD,
+      params: { reason: 'generation-superseded', generation: `${epochA}.2` },
+    });
+    expect(resetNotification('evicted', undefined).params.generation).toBeNull();
+  });
+
+  it('builds a JSON-RPC error body naming the reason for an invalid claim', () => {
+    expect(invalidResumeBody('beyond-tail', 'seq 9 is past 5')).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: {
+        code: -32600,
+        message: 'Invalid Last-Event-ID: beyond-tail',
+        data: { reason: 'beyond-tail', detail: 'seq 9 is past 5' },
+      },
+    });
+  });
+});
