@@ -7,6 +7,14 @@ export const ErrorCodes = {
   invalidArgument: 'TIDEMARK_INVALID_ARGUMENT',
   malformedRecord: 'TIDEMARK_MALFORMED_RECORD',
   unsupportedVersion: 'TIDEMARK_UNSUPPORTED_VERSION',
+  /** A read below the log start offset or past the high watermark; never auto-reset. */
+  offsetOutOfRange: 'TIDEMARK_OFFSET_OUT_OF_RANGE',
+  /** The log (broker, file) cannot be reached now; retryable. */
+  logUnavailable: 'TIDEMARK_LOG_UNAVAILABLE',
+  /** A topic is missing or its configuration contradicts what Tidemark needs. */
+  topicMismatch: 'TIDEMARK_TOPIC_MISMATCH',
+  unknownTopic: 'TIDEMARK_UNKNOWN_TOPIC',
+  closed: 'TIDEMARK_CLOSED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -50,6 +50,7 @@ export type {
   ResumeDecision,
   ResumeInput,
   ResumeReason,
+  StreamEnd,
 } from './resume.js';
 export {
   JsonRpcErrorCodes,
@@ -60,3 +61,14 @@ export {
   resetNotification,
 } from './wire.js';
 export type { JsonRpcErrorBody, ResetNotification } from './wire.js';
+export { TOPIC_CLEANUP, TOPIC_ROLES, partitionForSession, topicNames } from './log-port.js';
+export type {
+  AppendRecord,
+  FetchOptions,
+  FetchResult,
+  LogPort,
+  LogRecord,
+  PartitionOffsets,
+  TopicNames,
+  TopicRole,
+} from './log-port.js';

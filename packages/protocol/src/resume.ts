@@ -17,6 +17,12 @@ export type InvalidReason =
 /** Why a resume is honoured as a plain continuation. */
 export type ResumeReason = 'contiguous' | 'from-priming' | 'complete';
 
+/** A finished stream's generation and final record, as its head knows them. */
+export interface StreamEnd<Payload = unknown> {
+  readonly generation: Generation;
+  readonly record: TerminalRecord<Payload>;
+}
+
 /** What the caller reads and sends next. */
 export type ReplayPlan<Payload = unknown> =
   | {
@@ -26,6 +32,8 @@ export type ReplayPlan<Payload = unknown> =
       readonly generation: Generation | undefined;
       readonly nextSeq: number | undefined;
       readonly clientHasEvents: boolean;
+      /** The stream's known end, for `StreamCursorOptions.terminal`: read nothing past it. */
+      readonly terminal: StreamEnd<Payload> | undefined;
     }
   /** The stream finished and its events are gone: send the final record kept in its head, then end. */
   | {
@@ -106,7 +114,7 @@ export function decideResume<Payload>(input: ResumeInput<Payload>): ResumeDecisi
   if (head === undefined) {
     // Nothing known of the stream: trust the MAC while the events after the claim are still held.
     if (evicted) return invalid('unknown-stream', 'no head for the stream and its events are gone');
-    return resume('contiguous', claim.stream, readAfter(claim, claim.generation));
+    return resume('contiguous', claim.stream, readAfter(claim, claim.generation, undefined));
   }
 
   const attempt = claim.generation.attempt;
@@ -151,7 +159,7 @@ export function decideResume<Payload>(input: ResumeInput<Payload>): ResumeDecisi
         `events after seq ${claim.seq} are missing`,
       );
     }
-    return resume('contiguous', claim.stream, readAfter(claim, claim.generation));
+    return resume('contiguous', claim.stream, readAfter(claim, claim.generation, head));
   }
 
   if (attempt < current.attempt) {
@@ -171,7 +179,7 @@ export function decideResume<Payload>(input: ResumeInput<Payload>): ResumeDecisi
         'unknown-generation',
         'generation unknown to the head and its events are gone',
       );
-    return resume('contiguous', claim.stream, readAfter(claim, claim.generation));
+    return resume('contiguous', claim.stream, readAfter(claim, claim.generation, undefined));
   }
   return invalid(
     'unknown-generation',
@@ -201,14 +209,7 @@ function decidePriming<Payload>(
         'records after the priming position were deleted',
       );
     }
-    const plan: ReplayPlan<Payload> = {
-      kind: 'read',
-      fromOffset: claim.offset,
-      generation: undefined,
-      nextSeq: 1,
-      clientHasEvents: false,
-    };
-    return resume('from-priming', claim.stream, plan);
+    return resume('from-priming', claim.stream, read(claim.offset, undefined, 1, false, undefined));
   }
   if (head.startOffset < claim.offset) {
     return invalid(
@@ -232,52 +233,46 @@ function currentPlan<Payload>(
   head: StreamHead<Payload> | undefined,
   logStartOffset: bigint,
 ): ReplayPlan<Payload> {
-  if (head === undefined) {
-    return {
-      kind: 'read',
-      fromOffset: logStartOffset,
-      generation: undefined,
-      nextSeq: undefined,
-      clientHasEvents: false,
-    };
-  }
-  const generation = head.generation;
+  if (head === undefined) return read(logStartOffset, undefined, undefined, false, undefined);
+  const { generation } = head;
+  const terminal = terminalOf(head);
   if (head.startOffset >= logStartOffset && head.contiguousFromSeq === 1) {
-    return {
-      kind: 'read',
-      fromOffset: head.startOffset,
-      generation,
-      nextSeq: 1,
-      clientHasEvents: false,
-    };
+    return read(head.startOffset, generation, 1, false, terminal);
   }
   if (head.terminal !== undefined) return { kind: 'final', generation, terminal: head.terminal };
   if (head.contiguousFromOffset >= logStartOffset) {
-    return {
-      kind: 'read',
-      fromOffset: head.contiguousFromOffset,
-      generation,
-      nextSeq: head.contiguousFromSeq,
-      clientHasEvents: false,
-    };
+    return read(head.contiguousFromOffset, generation, head.contiguousFromSeq, false, terminal);
   }
-  return {
-    kind: 'read',
-    fromOffset: logStartOffset,
-    generation,
-    nextSeq: undefined,
-    clientHasEvents: false,
-  };
+  return read(logStartOffset, generation, undefined, false, terminal);
 }
 
-function readAfter<Payload>(claim: EventClaim, generation: Generation): ReplayPlan<Payload> {
-  return {
-    kind: 'read',
-    fromOffset: claim.offset + 1n,
-    generation,
-    nextSeq: claim.seq + 1,
-    clientHasEvents: true,
-  };
+/** Continue after the claim; the head's end applies when it is the claim's generation that ended. */
+function readAfter<Payload>(
+  claim: EventClaim,
+  generation: Generation,
+  head: StreamHead<Payload> | undefined,
+): ReplayPlan<Payload> {
+  const terminal =
+    head !== undefined && sameGeneration(head.generation, generation)
+      ? terminalOf(head)
+      : undefined;
+  return read(claim.offset + 1n, generation, claim.seq + 1, true, terminal);
+}
+
+function terminalOf<Payload>(head: StreamHead<Payload>): StreamEnd<Payload> | undefined {
+  return head.terminal === undefined
+    ? undefined
+    : { generation: head.generation, record: head.terminal };
+}
+
+function read<Payload>(
+  fromOffset: bigint,
+  generation: Generation | undefined,
+  nextSeq: number | undefined,
+  clientHasEvents: boolean,
+  terminal: StreamEnd<Payload> | undefined,
+): ReplayPlan<Payload> {
+  return { kind: 'read', fromOffset, generation, nextSeq, clientHasEvents, terminal };
 }
 
 function resume<Payload>(

@@ -1,5 +1,7 @@
 import { sameGeneration, type Generation } from './generation.js';
 import type { StampedRecord } from './record.js';
+import type { StreamId } from './ids.js';
+import type { TerminalRecord } from './stream-head.js';
 
 /** Why a client must discard what it has of a stream and start over. */
 export type ResetReason =
@@ -38,6 +40,13 @@ export interface StreamCursorOptions {
   clientHasEvents: boolean;
   /** Records below this offset are not part of this delivery. */
   fromOffset: bigint;
+  /**
+   * The stream's end when its head already knows it: the generation that finished, and its final
+   * record. Records of any other generation are skipped, even if the final record itself was
+   * compacted away; `complete()` then delivers the kept final record.
+   */
+  terminal?:
+    { readonly generation: Generation; readonly record: TerminalRecord<unknown> } | undefined;
 }
 
 /**
@@ -54,8 +63,10 @@ export class StreamCursor<Payload = unknown> {
   private hasEvents: boolean;
   private finished = false;
   private readonly fromOffset: bigint;
+  private readonly terminal: StreamCursorOptions['terminal'];
 
   constructor(options: StreamCursorOptions) {
+    this.terminal = options.terminal;
     this.generation = options.generation;
     this.nextSeq = options.nextSeq;
     this.hasEvents = options.clientHasEvents;
@@ -76,6 +87,18 @@ export class StreamCursor<Payload = unknown> {
     const { stamp } = record;
     if (record.offset < this.fromOffset) return { kind: 'skip', why: 'behind-start' };
     if (this.finished) return { kind: 'skip', why: 'after-terminal' };
+    if (
+      this.terminal !== undefined &&
+      !sameGeneration(stamp.generation, this.terminal.generation)
+    ) {
+      return {
+        kind: 'skip',
+        why:
+          stamp.generation.attempt > this.terminal.generation.attempt
+            ? 'after-terminal'
+            : 'superseded',
+      };
+    }
 
     let resetBefore: { reason: ResetReason; generation: Generation } | undefined;
     if (this.generation === undefined || stamp.generation.attempt > this.generation.attempt) {
@@ -111,5 +134,21 @@ export class StreamCursor<Payload = unknown> {
     return resetBefore === undefined
       ? { kind: 'deliver', record, final }
       : { kind: 'deliver', record, final, resetBefore };
+  }
+
+  /**
+   * Call when a read reached the tail without the final record the head knows of (compaction
+   * removed it): delivers the kept final record through the same rules, so a hole before it still
+   * becomes a reset. Undefined when there is nothing to do.
+   */
+  complete(stream: StreamId): CursorStep<Payload> | undefined {
+    if (this.finished || this.terminal === undefined) return undefined;
+    const { generation, record } = this.terminal;
+    const payload = record.payload as Payload | undefined;
+    return this.accept({
+      offset: record.offset,
+      stamp: { stream, generation, seq: record.seq, kind: 'terminal' },
+      ...(payload === undefined ? {} : { payload }),
+    });
   }
 }

@@ -128,4 +128,41 @@ describe('StreamCursor', () => {
       'b2:3',
     ]);
   });
+
+  it('follows nothing past a known end, and delivers the kept final record when the read never met it', () => {
+    const done = generationRecords(gen(epochA, 1), 0n, 3, true);
+    const late = generationRecords(gen(epochB, 2), 4n, 1);
+    const terminal = {
+      generation: gen(epochA, 1),
+      record: { seq: 3, offset: 3n, payload: 'a1:3' },
+    };
+    const cursor = new StreamCursor<string>({
+      generation: gen(epochA, 1),
+      nextSeq: 1,
+      clientHasEvents: false,
+      fromOffset: 0n,
+      terminal,
+    });
+    // The final record was compacted away: the read meets the start, 1, 2, then the later generation.
+    const steps = [done[0]!, done[1]!, done[2]!, ...late].map((record) => cursor.accept(record));
+    expect(kinds(steps)).toEqual([
+      'skip(control)',
+      'a1:1',
+      'a1:2',
+      'skip(after-terminal)',
+      'skip(after-terminal)',
+    ]);
+    expect(kinds([cursor.complete(stream)!])).toEqual(['a1:3!']);
+    expect(cursor.complete(stream)).toBeUndefined();
+    // With a hole before the final record, the kept final record comes after a reset.
+    const gappy = new StreamCursor<string>({
+      generation: gen(epochA, 1),
+      nextSeq: 1,
+      clientHasEvents: true,
+      fromOffset: 0n,
+      terminal,
+    });
+    gappy.accept(done[1]!);
+    expect(kinds([gappy.complete(stream)!])).toEqual(['reset(seq-gap)+a1:3!']);
+  });
 });

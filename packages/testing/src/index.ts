@@ -9,3 +9,5 @@ export type { KafkaBroker, KafkaSource, ResolveKafkaOptions } from './kafka-brok
 export { createTestTopic, uniqueTopicName } from './topics.js';
 export type { CleanupRegistrar, TestTopicOptions } from './topics.js';
 export type { ProvidedKafka } from './vitest-global-setup.js';
+export { describeLogPortContract } from './log-contract.js';
+export type { LogContractSubject } from './log-contract.js';

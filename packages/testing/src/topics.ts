@@ -3,7 +3,7 @@ import { Admin } from '@platformatic/kafka';
 
 /** The part of a test context this module needs: vitest's `TestContext` fits. */
 export interface CleanupRegistrar {
-  onTestFinished(fn: () => unknown): void;
+  onTestFinished(fn: () => Promise<void> | void): void;
 }
 
 export interface TestTopicOptions {

@@ -5,6 +5,11 @@ export interface ProvidedKafka {
   kafkaBrokers: string[];
 }
 
+declare module 'vitest' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging
+  export interface ProvidedContext extends ProvidedKafka {}
+}
+
 interface ProvideContext {
   provide<K extends keyof ProvidedKafka>(key: K, value: ProvidedKafka[K]): void;
 }

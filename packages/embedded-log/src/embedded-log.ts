@@ -1,0 +1,433 @@
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import {
+  ErrorCodes,
+  invalidOption,
+  TidemarkError,
+  type AppendRecord,
+  type FetchOptions,
+  type FetchResult,
+  type LogIdentity,
+  type LogPort,
+  type LogRecord,
+  type PartitionOffsets,
+} from '@tidemark/protocol';
+
+export type CleanupPolicy = 'delete' | 'compact';
+
+export interface EmbeddedTopicOptions {
+  name: string;
+  partitions: number;
+  /** `delete` drops old records by retention; `compact` keeps the latest record per key. Default `delete`. */
+  cleanup?: CleanupPolicy;
+  /** Records older than this are deleted by `enforceRetention` (delete topics). */
+  retentionMs?: number;
+  /** At most this many records are kept per partition (delete topics). */
+  retentionRecords?: number;
+}
+
+export interface EmbeddedLogOptions {
+  /** A SQLite file (created with its directory), or `':memory:'` for tests. */
+  path: string;
+  topics?: readonly EmbeddedTopicOptions[];
+  /** Run `enforceRetention` on this interval; unset: only when called. */
+  retentionCheckIntervalMs?: number;
+  /** Clock, for tests of time-based retention. Defaults to `Date.now`. */
+  now?: () => number;
+}
+
+interface TopicRow {
+  name: string;
+  topic_id: string;
+  partitions: number;
+  cleanup: CleanupPolicy;
+  retention_ms: number | null;
+  retention_records: number | null;
+}
+
+const DEFAULT_MAX_BYTES = 1 << 20;
+
+/**
+ * The log port in one process: the same semantics as Kafka (offsets that only grow, a log start
+ * offset that retention moves, offset gaps left by compaction, out-of-range reads refused), durable
+ * in a SQLite file so a restarted process forgets nothing. Single-process by definition: two
+ * processes must not share one file.
+ */
+export class EmbeddedLog implements LogPort {
+  readonly kind = 'embedded';
+  private readonly db: DatabaseSync;
+  private readonly clusterId: string;
+  private readonly now: () => number;
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly retentionTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private readonly statements: {
+    topic: StatementSync;
+    partition: StatementSync;
+    insert: StatementSync;
+    bumpNext: StatementSync;
+    read: StatementSync;
+    setStart: StatementSync;
+    deleteBelow: StatementSync;
+  };
+
+  constructor(options: EmbeddedLogOptions) {
+    if (typeof options.path !== 'string' || options.path === '')
+      throw invalidOption('path', 'a file path or ":memory:"', options.path);
+    if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+    this.now = options.now ?? Date.now;
+    this.db = new DatabaseSync(options.path);
+    this.db.exec(`
+      PRAGMA journal_mode = WAL;
+      PRAGMA synchronous = NORMAL;
+      CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS topics (
+        name TEXT PRIMARY KEY, topic_id TEXT NOT NULL, partitions INTEGER NOT NULL,
+        cleanup TEXT NOT NULL, retention_ms INTEGER, retention_records INTEGER);
+      CREATE TABLE IF NOT EXISTS partitions (
+        topic TEXT NOT NULL, partition INTEGER NOT NULL, log_start INTEGER NOT NULL, next_offset INTEGER NOT NULL,
+        PRIMARY KEY (topic, partition));
+      CREATE TABLE IF NOT EXISTS records (
+        topic TEXT NOT NULL, partition INTEGER NOT NULL, offset INTEGER NOT NULL, key TEXT, value BLOB,
+        headers TEXT NOT NULL, ts INTEGER NOT NULL, PRIMARY KEY (topic, partition, offset)) WITHOUT ROWID;
+    `);
+    this.db
+      .prepare('INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)')
+      .run('cluster_id', randomUUID());
+    this.clusterId = String(
+      (
+        this.db.prepare('SELECT value FROM meta WHERE key = ?').get('cluster_id') as {
+          value: string;
+        }
+      ).value,
+    );
+    this.statements = {
+      topic: this.db.prepare('SELECT * FROM topics WHERE name = ?'),
+      partition: this.db.prepare(
+        'SELECT log_start, next_offset FROM partitions WHERE topic = ? AND partition = ?',
+      ),
+      insert: this.db.prepare(
+        'INSERT INTO records (topic, partition, offset, key, value, headers, ts) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ),
+      bumpNext: this.db.prepare(
+        'UPDATE partitions SET next_offset = ? WHERE topic = ? AND partition = ?',
+      ),
+      read: this.db.prepare(
+        'SELECT offset, key, value, headers, ts FROM records WHERE topic = ? AND partition = ? AND offset >= ? ORDER BY offset LIMIT ?',
+      ),
+      setStart: this.db.prepare(
+        'UPDATE partitions SET log_start = ? WHERE topic = ? AND partition = ? AND log_start < ?',
+      ),
+      deleteBelow: this.db.prepare(
+        'DELETE FROM records WHERE topic = ? AND partition = ? AND offset < ?',
+      ),
+    };
+    for (const statement of [this.statements.partition, this.statements.read])
+      statement.setReadBigInts(true);
+    for (const topic of options.topics ?? []) this.createTopic(topic);
+    if (options.retentionCheckIntervalMs !== undefined) {
+      this.retentionTimer = setInterval(
+        () => this.enforceRetention(),
+        options.retentionCheckIntervalMs,
+      );
+      this.retentionTimer.unref();
+    }
+  }
+
+  /** Creates a topic, or checks that an existing one has the same partition count and cleanup policy. */
+  createTopic(options: EmbeddedTopicOptions): void {
+    if (!Number.isInteger(options.partitions) || options.partitions < 1)
+      throw invalidOption(
+        `topic ${options.name}: partitions`,
+        'a positive integer',
+        options.partitions,
+      );
+    const cleanup = options.cleanup ?? 'delete';
+    const existing = this.statements.topic.get(options.name) as TopicRow | undefined;
+    if (existing !== undefined) {
+      if (existing.partitions !== options.partitions || existing.cleanup !== cleanup) {
+        throw new TidemarkError(
+          ErrorCodes.topicMismatch,
+          `topic ${options.name} exists with ${existing.partitions} partitions and cleanup ${existing.cleanup}; wanted ${options.partitions} and ${cleanup}`,
+        );
+      }
+      return;
+    }
+    this.transaction(() => {
+      this.db
+        .prepare(
+          'INSERT INTO topics (name, topic_id, partitions, cleanup, retention_ms, retention_records) VALUES (?, ?, ?, ?, ?, ?)',
+        )
+        .run(
+          options.name,
+          randomUUID(),
+          options.partitions,
+          cleanup,
+          options.retentionMs ?? null,
+          options.retentionRecords ?? null,
+        );
+      const insert = this.db.prepare(
+        'INSERT INTO partitions (topic, partition, log_start, next_offset) VALUES (?, ?, 0, 0)',
+      );
+      for (let p = 0; p < options.partitions; p++) insert.run(options.name, p);
+    });
+  }
+
+  identity(topic: string): Promise<LogIdentity> {
+    return this.guard(() => ({
+      clusterId: this.clusterId,
+      topicId: this.topicRow(topic).topic_id,
+    }));
+  }
+
+  partitionCount(topic: string): Promise<number> {
+    return this.guard(() => this.topicRow(topic).partitions);
+  }
+
+  append(topic: string, records: readonly AppendRecord[]): Promise<bigint[]> {
+    return this.guard(() => {
+      const row = this.topicRow(topic);
+      const ts = this.now();
+      const touched = new Set<number>();
+      const offsets = this.transaction(() =>
+        records.map((record) => {
+          this.checkPartition(row, record.partition);
+          const next = this.offsetsOf(topic, record.partition).highWatermark;
+          this.statements.insert.run(
+            topic,
+            record.partition,
+            next,
+            record.key,
+            record.value === null ? null : Buffer.from(record.value),
+            JSON.stringify(record.headers ?? []),
+            ts,
+          );
+          this.statements.bumpNext.run(next + 1n, topic, record.partition);
+          touched.add(record.partition);
+          return next;
+        }),
+      );
+      for (const partition of touched) this.wake(topic, partition);
+      return offsets;
+    });
+  }
+
+  async fetch(
+    topic: string,
+    partition: number,
+    fromOffset: bigint,
+    options: FetchOptions = {},
+  ): Promise<FetchResult> {
+    const first = await this.guard(() => this.readNow(topic, partition, fromOffset, options));
+    const maxWaitMs = options.maxWaitMs ?? 0;
+    if (first.records.length > 0 || fromOffset < first.highWatermark || maxWaitMs <= 0)
+      return first;
+    await this.waitForAppend(topic, partition, maxWaitMs);
+    return this.guard(() => this.readNow(topic, partition, fromOffset, options));
+  }
+
+  offsets(topic: string, partition: number): Promise<PartitionOffsets> {
+    return this.guard(() => {
+      this.checkPartition(this.topicRow(topic), partition);
+      return this.offsetsOf(topic, partition);
+    });
+  }
+
+  deleteRecordsBefore(topic: string, partition: number, offset: bigint): Promise<bigint> {
+    return this.guard(() => {
+      this.checkPartition(this.topicRow(topic), partition);
+      const { highWatermark } = this.offsetsOf(topic, partition);
+      if (offset > highWatermark) {
+        throw new TidemarkError(
+          ErrorCodes.offsetOutOfRange,
+          `deleteRecordsBefore ${offset} is past the high watermark ${highWatermark}`,
+        );
+      }
+      this.transaction(() => this.moveLogStart(topic, partition, offset));
+      return this.offsetsOf(topic, partition).logStartOffset;
+    });
+  }
+
+  /**
+   * Keeps only the latest record of each key below the partition's last record (as Kafka's cleaner
+   * does), leaving offset gaps; tombstones are removed too. The log start offset does not move.
+   */
+  compact(topic: string, partition: number): Promise<number> {
+    return this.guard(() => {
+      const row = this.topicRow(topic);
+      this.checkPartition(row, partition);
+      if (row.cleanup !== 'compact')
+        throw new TidemarkError(ErrorCodes.topicMismatch, `topic ${topic} is not compacted`);
+      const { highWatermark } = this.offsetsOf(topic, partition);
+      const result = this.db
+        .prepare(
+          `DELETE FROM records WHERE topic = ?1 AND partition = ?2 AND offset < ?3 - 1 AND (
+             value IS NULL OR offset < (SELECT MAX(r.offset) FROM records r WHERE r.topic = ?1 AND r.partition = ?2 AND r.key IS records.key))`,
+        )
+        .run(topic, partition, highWatermark);
+      return Number(result.changes);
+    });
+  }
+
+  /** Applies time and count retention to every `delete` topic now. */
+  enforceRetention(): void {
+    if (this.closed) return;
+    const topics = this.db
+      .prepare("SELECT * FROM topics WHERE cleanup = 'delete'")
+      .all() as unknown as TopicRow[];
+    const oldestKept = this.db.prepare(
+      'SELECT MIN(offset) AS o FROM records WHERE topic = ? AND partition = ? AND ts >= ?',
+    );
+    oldestKept.setReadBigInts(true);
+    this.transaction(() => {
+      for (const row of topics) {
+        for (let p = 0; p < row.partitions; p++) {
+          const { highWatermark } = this.offsetsOf(row.name, p);
+          let start = 0n;
+          if (row.retention_records !== null) start = highWatermark - BigInt(row.retention_records);
+          if (row.retention_ms !== null) {
+            const kept = (
+              oldestKept.get(row.name, p, this.now() - row.retention_ms) as { o: bigint | null }
+            ).o;
+            const byTime = kept ?? highWatermark;
+            if (byTime > start) start = byTime;
+          }
+          if (start > 0n) this.moveLogStart(row.name, p, start);
+        }
+      }
+    });
+  }
+
+  close(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.closed = true;
+    if (this.retentionTimer !== undefined) clearInterval(this.retentionTimer);
+    for (const set of this.waiters.values()) for (const wake of set) wake();
+    this.waiters.clear();
+    this.db.close();
+    return Promise.resolve();
+  }
+
+  private readNow(
+    topic: string,
+    partition: number,
+    fromOffset: bigint,
+    options: FetchOptions,
+  ): FetchResult {
+    this.checkPartition(this.topicRow(topic), partition);
+    const { logStartOffset, highWatermark } = this.offsetsOf(topic, partition);
+    if (fromOffset < logStartOffset || fromOffset > highWatermark) {
+      throw new TidemarkError(
+        ErrorCodes.offsetOutOfRange,
+        `offset ${fromOffset} is outside ${topic}/${partition} [${logStartOffset}, ${highWatermark}]`,
+      );
+    }
+    const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    const rows = this.statements.read.all(topic, partition, fromOffset, 1000) as unknown as Array<{
+      offset: bigint;
+      key: string | null;
+      value: Uint8Array | null;
+      headers: string;
+      ts: bigint;
+    }>;
+    const records: LogRecord[] = [];
+    let bytes = 0;
+    for (const row of rows) {
+      const size = (row.value?.length ?? 0) + row.headers.length + (row.key?.length ?? 0);
+      if (records.length > 0 && bytes + size > maxBytes) break;
+      bytes += size;
+      records.push({
+        partition,
+        offset: row.offset,
+        key: row.key,
+        value: row.value === null ? null : Buffer.from(row.value),
+        headers: JSON.parse(row.headers) as Array<[string, string]>,
+        timestampMs: Number(row.ts),
+      });
+    }
+    const last = records.at(-1);
+    // Nothing left below the high watermark (compacted away): the next read starts at the tail.
+    const nextOffset = last !== undefined ? last.offset + 1n : highWatermark;
+    return {
+      records,
+      logStartOffset,
+      highWatermark,
+      nextOffset: nextOffset < fromOffset ? fromOffset : nextOffset,
+    };
+  }
+
+  private moveLogStart(topic: string, partition: number, offset: bigint): void {
+    this.statements.deleteBelow.run(topic, partition, offset);
+    this.statements.setStart.run(offset, topic, partition, offset);
+  }
+
+  private offsetsOf(topic: string, partition: number): PartitionOffsets {
+    const row = this.statements.partition.get(topic, partition) as {
+      log_start: bigint;
+      next_offset: bigint;
+    };
+    return { logStartOffset: row.log_start, highWatermark: row.next_offset };
+  }
+
+  private topicRow(topic: string): TopicRow {
+    const row = this.statements.topic.get(topic) as TopicRow | undefined;
+    if (row === undefined)
+      throw new TidemarkError(ErrorCodes.unknownTopic, `unknown topic ${topic}`);
+    return row;
+  }
+
+  private checkPartition(row: TopicRow, partition: number): void {
+    if (!Number.isInteger(partition) || partition < 0 || partition >= row.partitions) {
+      throw new TidemarkError(
+        ErrorCodes.unknownTopic,
+        `topic ${row.name} has no partition ${partition}`,
+      );
+    }
+  }
+
+  private waitForAppend(topic: string, partition: number, maxWaitMs: number): Promise<void> {
+    const key = `${topic}\u0000${partition}`;
+    if (this.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const set = this.waiters.get(key) ?? new Set();
+      this.waiters.set(key, set);
+      const wake = () => {
+        clearTimeout(timer);
+        set.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, maxWaitMs);
+      set.add(wake);
+    });
+  }
+
+  private wake(topic: string, partition: number): void {
+    const set = this.waiters.get(`${topic}\u0000${partition}`);
+    if (set !== undefined) for (const wake of [...set]) wake();
+  }
+
+  private transaction<T>(fn: () => T): T {
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = fn();
+      this.db.exec('COMMIT');
+      return result;
+    } catch (error) {
+      this.db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  /** Runs a synchronous operation as a promise: errors become rejections, a closed log says so. */
+  private guard<T>(fn: () => T): Promise<T> {
+    if (this.closed)
+      return Promise.reject(new TidemarkError(ErrorCodes.closed, 'the embedded log is closed'));
+    try {
+      return Promise.resolve(fn());
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+}

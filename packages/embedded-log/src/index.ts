@@ -1,0 +1,2 @@
+export { EmbeddedLog } from './embedded-log.js';
+export type { CleanupPolicy, EmbeddedLogOptions, EmbeddedTopicOptions } from './embedded-log.js';

@@ -1,0 +1,293 @@
+import {
+  Admin,
+  Consumer,
+  IS_CONTROL,
+  Producer,
+  type ClusterMetadata,
+  type ConnectionOptions,
+  type ProduceResult,
+} from '@platformatic/kafka';
+import {
+  ErrorCodes,
+  invalidOption,
+  TidemarkError,
+  type AppendRecord,
+  type FetchOptions,
+  type FetchResult,
+  type LogIdentity,
+  type LogPort,
+  type LogRecord,
+  type PartitionOffsets,
+} from '@tidemark/protocol';
+import { isStaleMetadata, toTidemarkError } from './errors.js';
+
+export interface KafkaLogOptions {
+  /** Bootstrap brokers, `host:port`. */
+  brokers: readonly string[];
+  /** Client id prefix seen by the brokers. Default `tidemark`. */
+  clientId?: string;
+  /** TLS and SASL for managed clusters, passed to the client's connections. */
+  connection?: Pick<
+    ConnectionOptions,
+    'tls' | 'sasl' | 'tlsServerName' | 'connectTimeout' | 'requestTimeout'
+  >;
+  /** Bytes one fetch may return per partition. Default 1 MiB. */
+  fetchMaxBytes?: number;
+}
+
+export const KAFKA_LOG_DEFAULTS = {
+  clientId: 'tidemark',
+  fetchMaxBytes: 1 << 20,
+} as const;
+
+interface TopicMetadata {
+  readonly id: string;
+  readonly leaders: readonly number[];
+}
+
+/**
+ * The log port on Apache Kafka. Reads are raw partition fetches from an offset (no consumer
+ * group, no auto-reset: `OFFSET_OUT_OF_RANGE` is surfaced); writes go through one idempotent
+ * producer with `acks=all`.
+ */
+export class KafkaLog implements LogPort {
+  readonly kind = 'kafka';
+  private readonly producer: Producer<Buffer, Buffer, Buffer, Buffer>;
+  private readonly reader: Consumer;
+  private readonly admin: Admin;
+  private readonly fetchMaxBytes: number;
+  private readonly topics = new Map<string, Promise<TopicMetadata>>();
+  private clusterId: string | undefined;
+  private closed = false;
+
+  constructor(options: KafkaLogOptions) {
+    if (options.brokers === undefined || options.brokers.length === 0) {
+      throw invalidOption('brokers', 'a non-empty list of host:port', options.brokers);
+    }
+    const fetchMaxBytes = options.fetchMaxBytes ?? KAFKA_LOG_DEFAULTS.fetchMaxBytes;
+    if (!Number.isInteger(fetchMaxBytes) || fetchMaxBytes < 1024)
+      throw invalidOption('fetchMaxBytes', 'an integer >= 1024', fetchMaxBytes);
+    this.fetchMaxBytes = fetchMaxBytes;
+    const clientId = options.clientId ?? KAFKA_LOG_DEFAULTS.clientId;
+    const base = { bootstrapBrokers: [...options.brokers], ...options.connection };
+    this.producer = new Producer({
+      ...base,
+      clientId: `${clientId}-producer`,
+      idempotent: true,
+      acks: -1,
+    });
+    // A consumer that never joins its group: only its fetch and metadata calls are used.
+    this.reader = new Consumer({
+      ...base,
+      clientId: `${clientId}-reader`,
+      groupId: `${clientId}-unused-reader-group`,
+    });
+    this.admin = new Admin({ ...base, clientId: `${clientId}-admin` });
+  }
+
+  async identity(topic: string): Promise<LogIdentity> {
+    const metadata = await this.topicMetadata(topic);
+    return { clusterId: this.clusterId ?? '', topicId: metadata.id };
+  }
+
+  async partitionCount(topic: string): Promise<number> {
+    return (await this.topicMetadata(topic)).leaders.length;
+  }
+
+  async append(topic: string, records: readonly AppendRecord[]): Promise<bigint[]> {
+    this.assertOpen();
+    if (records.length === 0) return [];
+    const metadata = await this.topicMetadata(topic);
+    for (const record of records) this.checkPartition(topic, metadata, record.partition);
+    let result: ProduceResult;
+    try {
+      result = await this.producer.send({
+        messages: records.map((record) => ({
+          topic,
+          partition: record.partition,
+          ...(record.key === null ? {} : { key: Buffer.from(record.key) }),
+          // A null value is a tombstone on a compacted topic; the client passes it through.
+          value: (record.value === null ? null : Buffer.from(record.value)) as Buffer,
+          headers: new Map(
+            (record.headers ?? []).map(([name, value]) => [Buffer.from(name), Buffer.from(value)]),
+          ),
+        })),
+      });
+    } catch (error) {
+      if (isStaleMetadata(error)) this.topics.delete(topic);
+      throw toTidemarkError(error, `append to ${topic}`);
+    }
+    // One send makes one batch per partition, in input order: offsets are the base plus the index.
+    const bases = new Map<number, bigint>();
+    for (const offset of result.offsets ?? [])
+      if (offset.topic === topic) bases.set(offset.partition, BigInt(offset.offset));
+    const next = new Map<number, bigint>();
+    return records.map((record) => {
+      const base = bases.get(record.partition);
+      if (base === undefined)
+        throw new TidemarkError(
+          ErrorCodes.logUnavailable,
+          `append to ${topic}/${record.partition}: no offset in the answer`,
+        );
+      const offset = next.get(record.partition) ?? base;
+      next.set(record.partition, offset + 1n);
+      return offset;
+    });
+  }
+
+  async fetch(
+    topic: string,
+    partition: number,
+    fromOffset: bigint,
+    options: FetchOptions = {},
+  ): Promise<FetchResult> {
+    this.assertOpen();
+    const metadata = await this.topicMetadata(topic);
+    this.checkPartition(topic, metadata, partition);
+    const maxBytes = options.maxBytes ?? this.fetchMaxBytes;
+    let response;
+    try {
+      response = await this.reader.fetch({
+        node: metadata.leaders[partition] as number,
+        maxWaitTime: options.maxWaitMs ?? 0,
+        maxBytes,
+        topics: [
+          {
+            topicId: metadata.id,
+            partitions: [
+              {
+                partition,
+                currentLeaderEpoch: -1,
+                fetchOffset: fromOffset,
+                lastFetchedEpoch: -1,
+                partitionMaxBytes: maxBytes,
+              },
+            ],
+          },
+        ],
+      });
+    } catch (error) {
+      if (isStaleMetadata(error)) this.topics.delete(topic);
+      throw toTidemarkError(error, `fetch ${topic}/${partition} at ${fromOffset}`);
+    }
+    const answer = response.responses[0]?.partitions.find((p) => p.partitionIndex === partition);
+    if (answer === undefined)
+      throw new TidemarkError(
+        ErrorCodes.logUnavailable,
+        `fetch ${topic}/${partition}: no answer for the partition`,
+        { retryable: true },
+      );
+    const records: LogRecord[] = [];
+    let nextOffset = fromOffset;
+    for (const batch of answer.records ?? []) {
+      // Past the batch, whatever it held: control batches (transaction markers) and compacted
+      // records leave offsets nobody reads.
+      const batchEnd = batch.firstOffset + BigInt(batch.lastOffsetDelta) + 1n;
+      if (batchEnd > nextOffset) nextOffset = batchEnd;
+      if ((batch.attributes & IS_CONTROL) !== 0) continue;
+      for (const record of batch.records) {
+        const offset = batch.firstOffset + BigInt(record.offsetDelta);
+        if (offset < fromOffset) continue;
+        records.push({
+          partition,
+          offset,
+          key: record.key === null || record.key.length === 0 ? null : record.key.toString(),
+          value: record.value,
+          headers: record.headers.map(
+            ([name, value]) => [name?.toString() ?? '', value?.toString() ?? ''] as const,
+          ),
+          timestampMs: Number(batch.firstTimestamp + record.timestampDelta),
+        });
+      }
+    }
+    return {
+      records,
+      logStartOffset: answer.logStartOffset,
+      highWatermark: answer.highWatermark,
+      nextOffset,
+    };
+  }
+
+  async offsets(topic: string, partition: number): Promise<PartitionOffsets> {
+    this.assertOpen();
+    const metadata = await this.topicMetadata(topic);
+    this.checkPartition(topic, metadata, partition);
+    try {
+      const [earliest, latest] = await Promise.all(
+        [-2n, -1n].map((timestamp) =>
+          this.admin.listOffsets({
+            topics: [{ name: topic, partitions: [{ partitionIndex: partition, timestamp }] }],
+          }),
+        ),
+      );
+      const offsetOf = (answer: typeof earliest) =>
+        answer?.[0]?.partitions.find((p) => p.partitionIndex === partition)?.offset;
+      const logStartOffset = offsetOf(earliest);
+      const highWatermark = offsetOf(latest);
+      if (logStartOffset === undefined || highWatermark === undefined)
+        throw new Error('no offsets in the answer');
+      return { logStartOffset, highWatermark };
+    } catch (error) {
+      throw toTidemarkError(error, `offsets of ${topic}/${partition}`);
+    }
+  }
+
+  async deleteRecordsBefore(topic: string, partition: number, offset: bigint): Promise<bigint> {
+    this.assertOpen();
+    try {
+      const deleted = await this.admin.deleteRecords({
+        topics: [{ name: topic, partitions: [{ partition, offset }] }],
+      });
+      const low = deleted[0]?.partitions.find((p) => p.partition === partition)?.lowWatermark;
+      if (low === undefined) throw new Error('no low watermark in the answer');
+      return low;
+    } catch (error) {
+      throw toTidemarkError(error, `deleteRecords ${topic}/${partition} before ${offset}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.allSettled([this.producer.close(), this.reader.close(true), this.admin.close()]);
+  }
+
+  /** The cached metadata of a topic: its id and each partition's leader. Dropped on stale-metadata errors. */
+  private topicMetadata(topic: string): Promise<TopicMetadata> {
+    this.assertOpen();
+    let cached = this.topics.get(topic);
+    if (cached === undefined) {
+      cached = this.loadMetadata(topic);
+      this.topics.set(topic, cached);
+      cached.catch(() => this.topics.delete(topic));
+    }
+    return cached;
+  }
+
+  private async loadMetadata(topic: string): Promise<TopicMetadata> {
+    let metadata: ClusterMetadata;
+    try {
+      metadata = await this.reader.metadata({ topics: [topic], forceUpdate: true });
+    } catch (error) {
+      throw toTidemarkError(error, `metadata of ${topic}`);
+    }
+    this.clusterId = metadata.id;
+    const found = metadata.topics.get(topic);
+    if (found === undefined)
+      throw new TidemarkError(ErrorCodes.unknownTopic, `unknown topic ${topic}`);
+    return { id: found.id, leaders: found.partitions.map((p) => p.leader) };
+  }
+
+  private checkPartition(topic: string, metadata: TopicMetadata, partition: number): void {
+    if (!Number.isInteger(partition) || partition < 0 || partition >= metadata.leaders.length) {
+      throw new TidemarkError(
+        ErrorCodes.unknownTopic,
+        `topic ${topic} has no partition ${partition}`,
+      );
+    }
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new TidemarkError(ErrorCodes.closed, 'the Kafka log is closed');
+  }
+}

@@ -1,0 +1,236 @@
+import { Admin, type ConnectionOptions } from '@platformatic/kafka';
+import {
+  ErrorCodes,
+  invalidOption,
+  TidemarkError,
+  TOPIC_CLEANUP,
+  TOPIC_ROLES,
+  topicNames,
+  type TopicNames,
+  type TopicRole,
+} from '@tidemark/protocol';
+import { kafkaApiIds, toTidemarkError } from './errors.js';
+
+export interface TopicLayoutOptions {
+  /** Prefix of the four topic names. Default `tidemark.`. */
+  prefix?: string;
+  /** Partitions of every topic (the same index serves a session in all four). Default 12. */
+  partitions?: number;
+  /** Default 3; 1 for a single-broker development cluster. */
+  replicationFactor?: number;
+  /** How long a dropped client can come back and resume: the retention of `events`. Default 1 h. */
+  resumeWindowMs?: number;
+  /** Retention of `requests`. Default 1 h. */
+  requestsRetentionMs?: number;
+  /** Segment roll of the delete topics, so retention acts at this granularity. Default 10 min. */
+  segmentMs?: number;
+  /** How long a compacted record is kept before the cleaner may replace it. Default 1 min. */
+  minCompactionLagMs?: number;
+  /** Extra or overriding configs per topic. */
+  overrides?: Partial<Record<TopicRole, Record<string, string>>>;
+}
+
+export const TOPIC_LAYOUT_DEFAULTS = {
+  prefix: 'tidemark.',
+  partitions: 12,
+  replicationFactor: 3,
+  resumeWindowMs: 60 * 60 * 1000,
+  requestsRetentionMs: 60 * 60 * 1000,
+  segmentMs: 10 * 60 * 1000,
+  minCompactionLagMs: 60 * 1000,
+} as const;
+
+export interface TopicPlan {
+  readonly role: TopicRole;
+  readonly name: string;
+  readonly partitions: number;
+  readonly replicationFactor: number;
+  readonly configs: Readonly<Record<string, string>>;
+}
+
+/** The four topics with their configs: what `provisionTopics` creates and `checkTopics` expects. */
+export function planTopics(options: TopicLayoutOptions = {}): TopicPlan[] {
+  const o = { ...TOPIC_LAYOUT_DEFAULTS, ...options };
+  for (const key of ['partitions', 'replicationFactor'] as const) {
+    if (!Number.isInteger(o[key]) || o[key] < 1)
+      throw invalidOption(key, 'a positive integer', o[key]);
+  }
+  for (const key of [
+    'resumeWindowMs',
+    'requestsRetentionMs',
+    'segmentMs',
+    'minCompactionLagMs',
+  ] as const) {
+    if (!Number.isInteger(o[key]) || o[key] < 0)
+      throw invalidOption(key, 'a non-negative integer of milliseconds', o[key]);
+  }
+  const names = topicNames(o.prefix);
+  const base: Record<TopicRole, Record<string, string>> = {
+    requests: { 'retention.ms': String(o.requestsRetentionMs), 'segment.ms': String(o.segmentMs) },
+    events: { 'retention.ms': String(o.resumeWindowMs), 'segment.ms': String(o.segmentMs) },
+    streams: {
+      'min.compaction.lag.ms': String(o.minCompactionLagMs),
+      'segment.ms': String(o.segmentMs),
+    },
+    sessions: {
+      'min.compaction.lag.ms': String(o.minCompactionLagMs),
+      'segment.ms': String(o.segmentMs),
+    },
+  };
+  return TOPIC_ROLES.map((role) => ({
+    role,
+    name: names[role],
+    partitions: o.partitions,
+    replicationFactor: o.replicationFactor,
+    configs: { 'cleanup.policy': TOPIC_CLEANUP[role], ...base[role], ...o.overrides?.[role] },
+  }));
+}
+
+export interface AdminConnection {
+  brokers: readonly string[];
+  clientId?: string;
+  connection?: Pick<
+    ConnectionOptions,
+    'tls' | 'sasl' | 'tlsServerName' | 'connectTimeout' | 'requestTimeout'
+  >;
+}
+
+export interface ProvisionReport {
+  readonly names: TopicNames;
+  readonly created: readonly string[];
+  readonly existing: readonly string[];
+}
+
+/**
+ * Creates the four topics with explicit configs (never broker auto-creation). Idempotent: topics
+ * that exist are checked instead, and a contradiction fails with `TIDEMARK_TOPIC_MISMATCH`.
+ */
+export async function provisionTopics(
+  admin: AdminConnection,
+  options: TopicLayoutOptions = {},
+): Promise<ProvisionReport> {
+  const plan = planTopics(options);
+  return withAdmin(admin, async (client) => {
+    const existing = new Set(await client.listTopics());
+    const created: string[] = [];
+    for (const topic of plan) {
+      if (existing.has(topic.name)) continue;
+      try {
+        await client.createTopics({
+          topics: [topic.name],
+          partitions: topic.partitions,
+          replicas: topic.replicationFactor,
+          configs: Object.entries(topic.configs).map(([name, value]) => ({ name, value })),
+        });
+        created.push(topic.name);
+      } catch (error) {
+        // Another process created it between our list and create: check it like any existing one.
+        if (!kafkaApiIds(error).includes('TOPIC_ALREADY_EXISTS'))
+          throw toTidemarkError(error, `create topic ${topic.name}`);
+      }
+    }
+    await checkWith(client, plan);
+    return {
+      names: topicNames(options.prefix ?? TOPIC_LAYOUT_DEFAULTS.prefix),
+      created,
+      existing: plan.map((t) => t.name).filter((n) => !created.includes(n)),
+    };
+  });
+}
+
+/**
+ * Verifies that the four topics exist and nothing in them contradicts the design: cleanup policies,
+ * equal partition counts (a session maps to the same index in all four). Retention and other
+ * tunables may differ from the defaults. Throws `TIDEMARK_TOPIC_MISMATCH` listing every problem.
+ */
+export async function checkTopics(
+  admin: AdminConnection,
+  options: TopicLayoutOptions = {},
+): Promise<TopicNames> {
+  const plan = planTopics(options);
+  await withAdmin(admin, (client) => checkWith(client, plan));
+  return topicNames(options.prefix ?? TOPIC_LAYOUT_DEFAULTS.prefix);
+}
+
+async function checkWith(client: Admin, plan: readonly TopicPlan[]): Promise<void> {
+  const problems: string[] = [];
+  let metadata;
+  try {
+    metadata = await client.metadata({ topics: plan.map((t) => t.name), forceUpdate: true });
+  } catch (error) {
+    const missing = kafkaApiIds(error).includes('UNKNOWN_TOPIC_OR_PARTITION');
+    if (!missing) throw toTidemarkError(error, 'describe topics');
+    metadata = undefined;
+  }
+  const counts = new Map<TopicRole, number>();
+  for (const topic of plan) {
+    const found = metadata?.topics.get(topic.name);
+    if (found === undefined) {
+      problems.push(`${topic.name} does not exist (run \`tidemark topics create\`)`);
+      continue;
+    }
+    counts.set(topic.role, found.partitionsCount);
+  }
+  const eventsCount = counts.get('events');
+  for (const [role, count] of counts) {
+    if (eventsCount !== undefined && count !== eventsCount) {
+      problems.push(
+        `${plan.find((t) => t.role === role)?.name} has ${count} partitions but events has ${eventsCount}: a session must map to the same index in every topic`,
+      );
+    }
+  }
+  const present = plan.filter((t) => counts.has(t.role));
+  if (present.length > 0) {
+    let described;
+    try {
+      described = await client.describeConfigs({
+        resources: present.map((t) => ({
+          resourceType: 2,
+          resourceName: t.name,
+          configurationKeys: ['cleanup.policy'],
+        })),
+      });
+    } catch (error) {
+      throw toTidemarkError(error, 'describe topic configs');
+    }
+    for (const topic of present) {
+      const policy =
+        described
+          .find((d) => d.resourceName === topic.name)
+          ?.configs.find((c) => c.name === 'cleanup.policy')?.value ?? 'delete';
+      const wanted = TOPIC_CLEANUP[topic.role];
+      const policies = policy.split(',').map((p) => p.trim());
+      if (wanted === 'delete' && policies.includes('compact')) {
+        problems.push(
+          `${topic.name} is compacted (cleanup.policy=${policy}); ${topic.role} must be cleanup.policy=delete, or compaction would silently drop events`,
+        );
+      }
+      if (wanted === 'compact' && !policies.includes('compact')) {
+        problems.push(
+          `${topic.name} has cleanup.policy=${policy}; ${topic.role} must be compacted, or stream heads and sessions expire with retention`,
+        );
+      }
+    }
+  }
+  if (problems.length > 0) {
+    throw new TidemarkError(
+      ErrorCodes.topicMismatch,
+      `Tidemark topics do not match what they must be:\n  - ${problems.join('\n  - ')}`,
+    );
+  }
+}
+
+async function withAdmin<T>(admin: AdminConnection, fn: (client: Admin) => Promise<T>): Promise<T> {
+  if (admin.brokers === undefined || admin.brokers.length === 0)
+    throw invalidOption('brokers', 'a non-empty list of host:port', admin.brokers);
+  const client = new Admin({
+    clientId: admin.clientId ?? 'tidemark-admin',
+    bootstrapBrokers: [...admin.brokers],
+    ...admin.connection,
+  });
+  try {
+    return await fn(client);
+  } finally {
+    await client.close();
+  }
+}
