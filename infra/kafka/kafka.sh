@@ -5,6 +5,8 @@
 #   infra/kafka/kafka.sh start    fetch if needed, format storage, start, wait until ready
 #   infra/kafka/kafka.sh stop     stop the broker this script started (by its pid file)
 #   infra/kafka/kafka.sh status   print the bootstrap address if running, exit 1 otherwise
+#   infra/kafka/kafka.sh reset    stop, and delete the broker's data
+# A restart (stop, start) keeps the data: that is how tests restart a broker mid-stream.
 #
 # Environment: TIDEMARK_KAFKA_PORT (default 19092), TIDEMARK_KAFKA_DIR (state: data, pid, log;
 # default infra/kafka/.run), TIDEMARK_KAFKA_HEAP (default 512m).
@@ -44,21 +46,22 @@ start() {
     echo "127.0.0.1:$port"; return 0
   fi
   fetch
-  mkdir -p "$run_dir"
-  rm -rf "$run_dir/data"
   mkdir -p "$run_dir/data"
   sed -e "s|@PORT@|$port|g" -e "s|@CONTROLLER_PORT@|$controller_port|g" \
       -e "s|@DATA_DIR@|$run_dir/data|g" "$here/broker.properties.template" > "$run_dir/broker.properties"
   local cp="$libs/*"
   local jvm=(-Xms"$heap" -Xmx"$heap" -XX:+UseG1GC -Djava.awt.headless=true
              -Dlog4j2.configurationFile="$here/log4j2.properties")
-  # A fresh cluster id per start: tests never depend on state from an earlier run.
-  local cluster_id
-  cluster_id=$(java -cp "$cp" "${jvm[@]}" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1)
-  java -cp "$cp" "${jvm[@]}" kafka.tools.StorageTool format -t "$cluster_id" \
-    -c "$run_dir/broker.properties" > "$run_dir/format.log" 2>&1 \
-    || { grep -vE "^\s" "$run_dir/format.log" | tail -n 20 >&2; die "storage format failed"; }
-  nohup java -cp "$cp" "${jvm[@]}" kafka.Kafka "$run_dir/broker.properties" > "$log_file" 2>&1 &
+  if [ ! -f "$run_dir/data/logs/meta.properties" ]; then
+    # A new cluster id for new storage; a restart keeps both.
+    local cluster_id
+    cluster_id=$(java -cp "$cp" "${jvm[@]}" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1)
+    java -cp "$cp" "${jvm[@]}" kafka.tools.StorageTool format -t "$cluster_id" \
+      -c "$run_dir/broker.properties" > "$run_dir/format.log" 2>&1 \
+      || { grep -vE "^\s" "$run_dir/format.log" | tail -n 20 >&2; die "storage format failed"; }
+  fi
+  : > "$log_file"
+  nohup java -cp "$cp" "${jvm[@]}" kafka.Kafka "$run_dir/broker.properties" >> "$log_file" 2>&1 &
   echo $! > "$pid_file"
   local pid; pid=$(cat "$pid_file")
   for _ in $(seq 1 120); do
@@ -83,6 +86,11 @@ stop() {
   rm -f "$pid_file"
 }
 
+reset() {
+  stop
+  rm -rf "$run_dir/data"
+}
+
 status() {
   running_pid >/dev/null || { echo "not running" >&2; return 1; }
   echo "127.0.0.1:$port"
@@ -93,5 +101,6 @@ case "${1:-}" in
   start) start ;;
   stop) stop ;;
   status) status ;;
-  *) echo "usage: $0 fetch|start|stop|status" >&2; exit 2 ;;
+  reset) reset ;;
+  *) echo "usage: $0 fetch|start|stop|status|reset" >&2; exit 2 ;;
 esac

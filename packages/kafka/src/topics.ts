@@ -156,11 +156,14 @@ async function checkWith(client: Admin, plan: readonly TopicPlan[]): Promise<voi
   const problems: string[] = [];
   let metadata;
   try {
-    metadata = await client.metadata({ topics: plan.map((t) => t.name), forceUpdate: true });
+    const existing = new Set(await client.listTopics());
+    const present = plan.filter((t) => existing.has(t.name)).map((t) => t.name);
+    metadata =
+      present.length === 0
+        ? undefined
+        : await client.metadata({ topics: present, forceUpdate: true });
   } catch (error) {
-    const missing = kafkaApiIds(error).includes('UNKNOWN_TOPIC_OR_PARTITION');
-    if (!missing) throw toTidemarkError(error, 'describe topics');
-    metadata = undefined;
+    throw toTidemarkError(error, 'describe topics');
   }
   const counts = new Map<TopicRole, number>();
   for (const topic of plan) {

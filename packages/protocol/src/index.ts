@@ -72,3 +72,9 @@ export type {
   TopicNames,
   TopicRole,
 } from './log-port.js';
+export {
+  HEAD_FORMAT_VERSION,
+  decodeStreamHead,
+  encodeStreamHead,
+  streamHeadKey,
+} from './head-codec.js';

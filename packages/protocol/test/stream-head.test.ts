@@ -99,3 +99,22 @@ describe('foldStreamHead', () => {
     });
   });
 });
+
+describe('stored heads', () => {
+  it('round-trip through the streams topic format, final payload included', async () => {
+    const { decodeStreamHead, encodeStreamHead } = await import('../src/index.js');
+    const { head } = fold(generationRecords(gen(epochA, 2), 10n, 3, true));
+    expect(decodeStreamHead(encodeStreamHead(head!))).toEqual(head);
+    const open = fold(generationRecords(gen(epochA, 1), 0n, 1)).head!;
+    expect(decodeStreamHead(encodeStreamHead(open))).toEqual(open);
+    for (const bad of [
+      '',
+      '{',
+      'null',
+      '{"v":2}',
+      JSON.stringify({ ...JSON.parse(encodeStreamHead(open)), startOffset: 'x' }),
+    ]) {
+      expect(decodeStreamHead(bad)).toBeUndefined();
+    }
+  });
+});

@@ -11,3 +11,5 @@ export type { CleanupRegistrar, TestTopicOptions } from './topics.js';
 export type { ProvidedKafka } from './vitest-global-setup.js';
 export { describeLogPortContract } from './log-contract.js';
 export type { LogContractSubject } from './log-contract.js';
+export { startDedicatedBroker } from './dedicated-broker.js';
+export type { DedicatedBroker } from './dedicated-broker.js';

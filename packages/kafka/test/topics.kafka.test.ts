@@ -1,0 +1,102 @@
+import { Admin } from '@platformatic/kafka';
+import { ErrorCodes, TOPIC_ROLES } from '@tidemark/protocol';
+import { uniqueTopicName } from '@tidemark/testing';
+import { describe, expect, inject, it, type TestContext } from 'vitest';
+import { checkTopics, planTopics, provisionTopics } from '../src/index.js';
+
+const brokers = inject('kafkaBrokers');
+
+function cleanupPrefix(ctx: TestContext, prefix: string) {
+  ctx.onTestFinished(async () => {
+    const admin = new Admin({ clientId: 'tidemark-test-cleanup', bootstrapBrokers: brokers });
+    try {
+      const mine = (await admin.listTopics()).filter((t) => t.startsWith(prefix));
+      if (mine.length > 0) await admin.deleteTopics({ topics: mine });
+    } finally {
+      await admin.close();
+    }
+  });
+}
+
+async function withAdmin<T>(fn: (admin: Admin) => Promise<T>): Promise<T> {
+  const admin = new Admin({ clientId: 'tidemark-test-admin', bootstrapBrokers: brokers });
+  try {
+    return await fn(admin);
+  } finally {
+    await admin.close();
+  }
+}
+
+describe('topic provisioning', () => {
+  it('creates the four topics with explicit configs, and is idempotent', async (ctx) => {
+    const prefix = `${uniqueTopicName('prov')}.`;
+    cleanupPrefix(ctx, prefix);
+    const first = await provisionTopics(
+      { brokers },
+      { prefix, partitions: 3, replicationFactor: 1, resumeWindowMs: 120_000 },
+    );
+    expect(first.created).toHaveLength(4);
+    const again = await provisionTopics(
+      { brokers },
+      { prefix, partitions: 3, replicationFactor: 1 },
+    );
+    expect(again.created).toEqual([]);
+    expect(again.existing).toHaveLength(4);
+    const configs = await withAdmin((admin) =>
+      admin.describeConfigs({
+        resources: [
+          {
+            resourceType: 2,
+            resourceName: `${prefix}events`,
+            configurationKeys: ['cleanup.policy', 'retention.ms'],
+          },
+        ],
+      }),
+    );
+    const events = Object.fromEntries(configs[0]!.configs.map((c) => [c.name, c.value]));
+    expect(events).toEqual({ 'cleanup.policy': 'delete', 'retention.ms': '120000' });
+    expect(await checkTopics({ brokers }, { prefix })).toMatchObject({ events: `${prefix}events` });
+  });
+
+  it('refuses a compacted events topic and unequal partition counts, naming each problem', async (ctx) => {
+    const prefix = `${uniqueTopicName('bad')}.`;
+    cleanupPrefix(ctx, prefix);
+    await withAdmin(async (admin) => {
+      for (const plan of planTopics({ prefix, partitions: 2, replicationFactor: 1 })) {
+        const configs =
+          plan.role === 'events' ? { ...plan.configs, 'cleanup.policy': 'compact' } : plan.configs;
+        await admin.createTopics({
+          topics: [plan.name],
+          partitions: plan.role === 'requests' ? 3 : plan.partitions,
+          replicas: 1,
+          configs: Object.entries(configs).map(([name, value]) => ({ name, value })),
+        });
+      }
+    });
+    const error = await checkTopics({ brokers }, { prefix }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: ErrorCodes.topicMismatch });
+    const message = (error as Error).message;
+    expect(message).toMatch(/events is compacted/);
+    expect(message).toMatch(/requests has 3 partitions but events has 2/);
+    await expect(
+      provisionTopics({ brokers }, { prefix, partitions: 2, replicationFactor: 1 }),
+    ).rejects.toMatchObject({ code: ErrorCodes.topicMismatch });
+  });
+
+  it('says which topics are missing', async () => {
+    const prefix = `${uniqueTopicName('missing')}.`;
+    const error = await checkTopics({ brokers }, { prefix }).catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(
+      new RegExp(`${prefix.replaceAll('.', '\\.')}requests does not exist`),
+    );
+  });
+
+  it('validates layout options before touching the cluster', () => {
+    expect(() => planTopics({ partitions: 0 })).toThrow(/partitions: expected a positive integer/);
+    expect(() => planTopics({ prefix: 'bad prefix' })).toThrow(/topic prefix/);
+    expect(planTopics().map((t) => t.role)).toEqual(TOPIC_ROLES);
+    expect(planTopics().find((t) => t.role === 'streams')?.configs['cleanup.policy']).toBe(
+      'compact',
+    );
+  });
+});

@@ -1,0 +1,9 @@
+export { PARTITION_TAIL_DEFAULTS, PartitionTail } from './partition-tail.js';
+export type { PartitionTailOptions, Subscription, TailListener } from './partition-tail.js';
+export { AppendQueue } from './append-queue.js';
+export { GenerationWriter, StreamWriter } from './stream-writer.js';
+export type { BeginOptions, StreamWriterOptions } from './stream-writer.js';
+export { CompactedTable } from './compacted-table.js';
+export type { CompactedTableOptions } from './compacted-table.js';
+export { SessionStore, StreamHeadStore } from './stores.js';
+export type { SessionRecord, StoreOptions } from './stores.js';

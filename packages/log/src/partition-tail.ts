@@ -1,0 +1,249 @@
+import {
+  ErrorCodes,
+  invalidOption,
+  isTidemarkError,
+  TidemarkError,
+  type LogPort,
+  type LogRecord,
+} from '@tidemark/protocol';
+
+export interface TailListener {
+  /** Records in offset order; every offset from the subscription's start exactly once. */
+  onRecords(records: readonly LogRecord[]): void;
+  /** The subscription ended: the records it needed are gone (`TIDEMARK_OFFSET_OUT_OF_RANGE`) or the tail closed. */
+  onError(error: TidemarkError): void;
+}
+
+export interface Subscription {
+  close(): void;
+}
+
+export interface PartitionTailOptions {
+  port: LogPort;
+  topic: string;
+  partition: number;
+  /** Long-poll wait of one fetch at the tail. Default 500 ms. */
+  maxWaitMs?: number;
+  /** Wait before retrying a retryable failure (broker down, leader moving). Default 200 ms, doubling to 5 s. */
+  retryBackoffMs?: number;
+}
+
+export const PARTITION_TAIL_DEFAULTS = { maxWaitMs: 500, retryBackoffMs: 200 } as const;
+const MAX_BACKOFF_MS = 5_000;
+
+interface Subscriber {
+  readonly listener: TailListener;
+  /** Live subscribers get records from here on; catching-up ones read the log themselves first. */
+  from: bigint;
+  live: boolean;
+  closed: boolean;
+}
+
+/**
+ * One shared reader of one partition: it fetches from an offset (no consumer group), starts when
+ * the first subscriber arrives and stops when the last leaves. A subscriber may start anywhere: it
+ * catches up with its own reads and joins the shared tail at the exact offset the tail had reached,
+ * so it sees every record once, with no gap and no duplicate at the seam. The partition's log start
+ * offset and high watermark are tracked from fetch answers. Out-of-range is reported, never reset.
+ */
+export class PartitionTail {
+  private readonly port: LogPort;
+  readonly topic: string;
+  readonly partition: number;
+  private readonly maxWaitMs: number;
+  private readonly retryBackoffMs: number;
+  private readonly subscribers = new Set<Subscriber>();
+  private running = false;
+  private stopped = false;
+  /** Where the shared tail reads next; meaningful while running. */
+  private next = 0n;
+  private offsets = { logStartOffset: -1n, highWatermark: -1n };
+
+  constructor(options: PartitionTailOptions) {
+    this.port = options.port;
+    this.topic = options.topic;
+    this.partition = options.partition;
+    this.maxWaitMs = options.maxWaitMs ?? PARTITION_TAIL_DEFAULTS.maxWaitMs;
+    this.retryBackoffMs = options.retryBackoffMs ?? PARTITION_TAIL_DEFAULTS.retryBackoffMs;
+    if (!Number.isInteger(this.maxWaitMs) || this.maxWaitMs < 0)
+      throw invalidOption('maxWaitMs', 'a non-negative integer', this.maxWaitMs);
+    if (!Number.isInteger(this.retryBackoffMs) || this.retryBackoffMs < 1)
+      throw invalidOption('retryBackoffMs', 'a positive integer', this.retryBackoffMs);
+  }
+
+  /** The last log start offset and high watermark seen (-1 before the first fetch). */
+  get logStartOffset(): bigint {
+    return this.offsets.logStartOffset;
+  }
+
+  get highWatermark(): bigint {
+    return this.offsets.highWatermark;
+  }
+
+  /** Where the shared tail will read next, or undefined when it is not running. */
+  get position(): bigint | undefined {
+    return this.running ? this.next : undefined;
+  }
+
+  get subscriberCount(): number {
+    return this.subscribers.size;
+  }
+
+  /** Delivers every record from `fromOffset` on, then live records as they arrive. */
+  subscribe(fromOffset: bigint, listener: TailListener): Subscription {
+    if (this.stopped)
+      throw new TidemarkError(
+        ErrorCodes.closed,
+        `tail of ${this.topic}/${this.partition} is closed`,
+      );
+    const subscriber: Subscriber = { listener, from: fromOffset, live: false, closed: false };
+    this.subscribers.add(subscriber);
+    if (!this.running) {
+      this.next = fromOffset;
+      subscriber.live = true;
+      this.start();
+    } else if (fromOffset >= this.next) {
+      subscriber.live = true;
+    } else {
+      void this.catchUp(subscriber);
+    }
+    return { close: () => this.remove(subscriber) };
+  }
+
+  /** Ends every subscription and stops reading. */
+  close(): void {
+    this.stopped = true;
+    for (const subscriber of [...this.subscribers])
+      this.fail(subscriber, new TidemarkError(ErrorCodes.closed, 'the tail was closed'));
+  }
+
+  private start(): void {
+    this.running = true;
+    void this.loop();
+  }
+
+  private async loop(): Promise<void> {
+    let backoff = this.retryBackoffMs;
+    while (this.subscribers.size > 0 && !this.stopped) {
+      try {
+        const result = await this.port.fetch(this.topic, this.partition, this.next, {
+          maxWaitMs: this.maxWaitMs,
+        });
+        backoff = this.retryBackoffMs;
+        this.offsets = {
+          logStartOffset: result.logStartOffset,
+          highWatermark: result.highWatermark,
+        };
+        // Advancing the position and dispatching happen in one synchronous step: a catching-up
+        // subscriber that compares with `next` sees either both or neither.
+        const from = this.next;
+        this.next = result.nextOffset;
+        if (result.records.length > 0) {
+          for (const subscriber of [...this.subscribers]) {
+            if (subscriber.live) this.deliver(subscriber, result.records, from);
+          }
+        }
+      } catch (error) {
+        const failure = asTidemarkError(error);
+        if (failure.code === ErrorCodes.offsetOutOfRange || !failure.retryable) {
+          // The tail's own position was evicted (or the log is gone): every reader has a hole,
+          // catching-up ones too, since they read below the tail's position.
+          for (const subscriber of [...this.subscribers]) this.fail(subscriber, failure);
+          break;
+        }
+        await sleep(backoff);
+        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+      }
+    }
+    this.running = false;
+  }
+
+  private async catchUp(subscriber: Subscriber): Promise<void> {
+    let cursor = subscriber.from;
+    let backoff = this.retryBackoffMs;
+    while (!subscriber.closed) {
+      let result;
+      try {
+        result = await this.port.fetch(this.topic, this.partition, cursor, { maxWaitMs: 0 });
+      } catch (error) {
+        const failure = asTidemarkError(error);
+        if (failure.code === ErrorCodes.offsetOutOfRange || !failure.retryable)
+          return this.fail(subscriber, failure);
+        await sleep(backoff);
+        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+        continue;
+      }
+      if (subscriber.closed) return;
+      if (!this.running) {
+        // The shared tail stopped meanwhile: continue as its first subscriber from here.
+        this.deliver(subscriber, result.records, cursor);
+        this.next = result.nextOffset;
+        subscriber.from = result.nextOffset;
+        subscriber.live = true;
+        this.start();
+        return;
+      }
+      const seam = this.next;
+      this.deliver(
+        subscriber,
+        result.records.filter((r) => r.offset < seam),
+        cursor,
+      );
+      if (result.nextOffset >= seam || result.records.length === 0) {
+        // Everything below the seam is delivered; the tail delivers from the seam on.
+        subscriber.from = seam > cursor ? seam : cursor;
+        subscriber.live = true;
+        return;
+      }
+      cursor = result.nextOffset;
+    }
+  }
+
+  private deliver(subscriber: Subscriber, records: readonly LogRecord[], from: bigint): void {
+    if (subscriber.closed) return;
+    const start = subscriber.from > from ? subscriber.from : from;
+    const wanted =
+      records[0] !== undefined && records[0].offset >= start
+        ? records
+        : records.filter((r) => r.offset >= start);
+    if (wanted.length === 0) return;
+    try {
+      subscriber.listener.onRecords(wanted);
+    } catch (error) {
+      this.fail(
+        subscriber,
+        new TidemarkError(ErrorCodes.invalidArgument, `a tail listener threw: ${String(error)}`, {
+          cause: error,
+        }),
+      );
+    }
+  }
+
+  private fail(subscriber: Subscriber, error: TidemarkError): void {
+    if (subscriber.closed) return;
+    this.remove(subscriber);
+    try {
+      subscriber.listener.onError(error);
+    } catch {
+      // A listener failing to take its own error has nowhere else to report it.
+    }
+  }
+
+  private remove(subscriber: Subscriber): void {
+    subscriber.closed = true;
+    this.subscribers.delete(subscriber);
+  }
+}
+
+function asTidemarkError(error: unknown): TidemarkError {
+  if (isTidemarkError(error) && error instanceof TidemarkError) return error;
+  return new TidemarkError(
+    ErrorCodes.logUnavailable,
+    error instanceof Error ? error.message : String(error),
+    { cause: error, retryable: true },
+  );
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,186 @@
+import {
+  encodeStamp,
+  encodeStreamHead,
+  ErrorCodes,
+  nextGeneration,
+  partitionForSession,
+  streamHeadKey,
+  TidemarkError,
+  type Generation,
+  type GenerationCause,
+  type LogPort,
+  type SessionId,
+  type StreamHead,
+  type StreamId,
+  type TopicNames,
+  type WorkerEpoch,
+} from '@tidemark/protocol';
+import { AppendQueue } from './append-queue.js';
+
+export interface StreamWriterOptions {
+  port: LogPort;
+  topics: TopicNames;
+  /** This worker process's epoch: every generation it starts carries it. */
+  epoch: WorkerEpoch;
+  /** Partitions of the topics (equal for all four). */
+  partitionCount: number;
+}
+
+export interface BeginOptions {
+  /** The stream's head as last known (from the `streams` table); undefined for a new stream. */
+  previous: StreamHead | undefined;
+  /** Why this execution starts; default `first` without a previous head, else `takeover`. */
+  cause?: GenerationCause;
+}
+
+/**
+ * The worker's side of the log: starts generations and writes their stamped records to `events`,
+ * keeping each stream's head in `streams` — at generation start and at the end, the final message
+ * included, so a finished result outlives the retention of `events`. Per partition one append is
+ * in flight at a time, so records of a stream land in the order they were written.
+ */
+export class StreamWriter {
+  private readonly events: AppendQueue;
+  private readonly streams: AppendQueue;
+
+  constructor(private readonly options: StreamWriterOptions) {
+    this.events = new AppendQueue(options.port, options.topics.events);
+    this.streams = new AppendQueue(options.port, options.topics.streams);
+  }
+
+  /** Starts a new generation of a stream: writes its start record, then its head. */
+  async begin(
+    session: SessionId,
+    stream: StreamId,
+    begin: BeginOptions,
+  ): Promise<GenerationWriter> {
+    const generation = nextGeneration(this.options.epoch, begin.previous?.generation);
+    const cause: GenerationCause =
+      begin.cause ?? (begin.previous === undefined ? 'first' : 'takeover');
+    const partition = partitionForSession(session, this.options.partitionCount);
+    const offset = await this.events.append({
+      partition,
+      key: session,
+      value: null,
+      headers: encodeStamp({ stream, generation, seq: 0, kind: 'generation-start', cause }),
+    });
+    const head: StreamHead = {
+      stream,
+      generation,
+      cause,
+      startOffset: offset,
+      lastSeq: 0,
+      lastOffset: offset,
+      contiguousFromSeq: 1,
+      contiguousFromOffset: offset,
+      terminal: undefined,
+      position: offset + 1n,
+    };
+    // Events first, then the head: a head never names a generation whose start is not in the log.
+    await this.writeHead(session, partition, head);
+    return new GenerationWriter(this, session, partition, head);
+  }
+
+  /** @internal */
+  appendEvent(
+    partition: number,
+    session: SessionId,
+    headers: Array<[string, string]>,
+    message: unknown,
+  ): Promise<bigint> {
+    const value = message === undefined ? null : Buffer.from(JSON.stringify(message));
+    return this.events.append({ partition, key: session, value, headers });
+  }
+
+  /** @internal */
+  async writeHead(session: SessionId, partition: number, head: StreamHead): Promise<void> {
+    await this.streams.append({
+      partition,
+      key: streamHeadKey(session, head.stream),
+      value: Buffer.from(encodeStreamHead(head)),
+    });
+  }
+
+  /** Removes a stream's head (its session ended or the head outlived its horizon). */
+  async forget(session: SessionId, stream: StreamId): Promise<void> {
+    const partition = partitionForSession(session, this.options.partitionCount);
+    await this.streams.append({ partition, key: streamHeadKey(session, stream), value: null });
+  }
+}
+
+/**
+ * One execution of one stream. `send` writes messages (seq 1, 2, …), `finish` the terminal record
+ * with the final message. After a failed write the generation is poisoned: its later writes are
+ * refused, so the log never holds a silent hole; the worker retries as a new generation.
+ */
+export class GenerationWriter {
+  private seq = 0;
+  private failed: unknown;
+  private done = false;
+  private last: bigint;
+
+  constructor(
+    private readonly writer: StreamWriter,
+    readonly session: SessionId,
+    readonly partition: number,
+    private head: StreamHead,
+  ) {
+    this.last = head.startOffset;
+  }
+
+  get generation(): Generation {
+    return this.head.generation;
+  }
+
+  get stream(): StreamId {
+    return this.head.stream;
+  }
+
+  /** Writes one message; resolves with its offset once durable. */
+  send(message: unknown): Promise<bigint> {
+    return this.write('message', message);
+  }
+
+  /** Writes the terminal record (with the final message, if any) and the finished head. */
+  async finish(message?: unknown): Promise<bigint> {
+    const offset = await this.write('terminal', message);
+    this.head = {
+      ...this.head,
+      lastSeq: this.seq,
+      lastOffset: offset,
+      terminal: { seq: this.seq, offset, payload: message },
+      position: offset + 1n,
+    };
+    await this.writer.writeHead(this.session, this.partition, this.head);
+    return offset;
+  }
+
+  private async write(kind: 'message' | 'terminal', message: unknown): Promise<bigint> {
+    if (this.failed !== undefined) {
+      throw new TidemarkError(
+        ErrorCodes.logUnavailable,
+        `generation ${this.head.generation.attempt} of ${this.head.stream} failed to write earlier`,
+        { cause: this.failed },
+      );
+    }
+    if (this.done)
+      throw new TidemarkError(
+        ErrorCodes.invalidArgument,
+        `stream ${this.head.stream} already finished`,
+      );
+    if (kind === 'terminal') this.done = true;
+    const seq = ++this.seq;
+    try {
+      this.last = await this.writer.appendEvent(
+        this.partition,
+        this.session,
+        encodeStamp({ stream: this.head.stream, generation: this.head.generation, seq, kind }),
+        message,
+      );
+      return this.last;
+    } catch (error) {
+      this.failed = error;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,324 @@
+import {
+  decideResume,
+  decodeStamp,
+  encodeEventId,
+  ErrorCodes,
+  createKeyring,
+  foldStreamHead,
+  newSessionId,
+  newWorkerEpoch,
+  partitionForSession,
+  requestStreamId,
+  verifyEventId,
+  type LogPort,
+  type LogRecord,
+  type StampedRecord,
+  type StreamHead,
+  type TidemarkError,
+  type TopicNames,
+} from '@tidemark/protocol';
+import { describe, expect, it } from 'vitest';
+import { PartitionTail, SessionStore, StreamHeadStore, StreamWriter } from '../src/index.js';
+
+export interface LogSubject {
+  port: LogPort;
+  /** Fresh topics for one test, all with `partitions` partitions (`streams`, `sessions` compacted). */
+  readonly topics: (partitions: number) => Promise<TopicNames>;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+function collector() {
+  const offsets: bigint[] = [];
+  let error: TidemarkError | undefined;
+  return {
+    offsets,
+    get error() {
+      return error;
+    },
+    listener: {
+      onRecords: (records: readonly LogRecord[]) => offsets.push(...records.map((r) => r.offset)),
+      onError: (e: TidemarkError) => {
+        error = e;
+      },
+    },
+  };
+}
+
+function stamped(records: readonly LogRecord[]): StampedRecord<unknown>[] {
+  return records.flatMap((record) => {
+    const decoded = decodeStamp(record.headers);
+    if (!decoded.ok) return [];
+    const payload: unknown =
+      record.value === null ? undefined : JSON.parse(Buffer.from(record.value).toString());
+    return [
+      {
+        offset: record.offset,
+        stamp: decoded.stamp,
+        ...(payload === undefined ? {} : { payload }),
+      },
+    ];
+  });
+}
+
+async function readAll(port: LogPort, topic: string, partition: number): Promise<LogRecord[]> {
+  const { logStartOffset, highWatermark } = await port.offsets(topic, partition);
+  const records: LogRecord[] = [];
+  let next = logStartOffset;
+  while (next < highWatermark) {
+    const result = await port.fetch(topic, partition, next);
+    records.push(...result.records);
+    next = result.nextOffset;
+  }
+  return records;
+}
+
+/** The log building blocks, run unchanged over each log port implementation. */
+export function describeLogComponents(name: string, subject: () => Promise<LogSubject>): void {
+  describe(`log components on ${name}`, () => {
+    it('hands catch-up readers over to the live tail with no gap and no duplicate while producing (3,000 records)', async () => {
+      const { port, topics } = await subject();
+      const { events } = await topics(1);
+      const tail = new PartitionTail({ port, topic: events, partition: 0, maxWaitMs: 100 });
+      const first = collector();
+      const firstSub = tail.subscribe(0n, first.listener);
+      const total = 3000;
+      const readers: Array<{ from: bigint; c: ReturnType<typeof collector> }> = [];
+      let produced = 0;
+      while (produced < total) {
+        const batch = Array.from({ length: 50 }, (_, i) => ({
+          partition: 0,
+          key: 's',
+          value: Buffer.from(String(produced + i)),
+        }));
+        const appending = port.append(events, batch);
+        if (produced % 300 === 0) {
+          // Join from anywhere already written, while the tail and the producer are moving.
+          const from = BigInt(Math.floor(Math.random() * (produced + 1)));
+          const c = collector();
+          tail.subscribe(from, c.listener);
+          readers.push({ from, c });
+        }
+        await appending;
+        produced += batch.length;
+      }
+      const all = Array.from({ length: total }, (_, i) => BigInt(i));
+      await until(
+        () =>
+          [first, ...readers.map((r) => r.c)].every(
+            (c) => c.offsets.length > 0 && c.offsets.at(-1) === BigInt(total - 1),
+          ),
+        30_000,
+        'every reader to reach the end',
+      );
+      expect(first.offsets).toEqual(all);
+      for (const { from, c } of readers) {
+        expect(c.error).toBeUndefined();
+        expect(c.offsets).toEqual(all.slice(Number(from)));
+      }
+      firstSub.close();
+      tail.close();
+    });
+
+    it('reports an eviction hole to a reader, never skipping it', async () => {
+      const { port, topics } = await subject();
+      const { events } = await topics(1);
+      await port.append(
+        events,
+        Array.from({ length: 20 }, () => ({ partition: 0, key: 's', value: Buffer.from('x') })),
+      );
+      await port.deleteRecordsBefore(events, 0, 10n);
+      const tail = new PartitionTail({ port, topic: events, partition: 0, maxWaitMs: 50 });
+      // A reader starting the tail below the log start, and a catch-up reader below it.
+      const starter = collector();
+      tail.subscribe(5n, starter.listener);
+      await until(() => starter.error !== undefined, 10_000, 'the starter to hear of the hole');
+      expect(starter.error?.code).toBe(ErrorCodes.offsetOutOfRange);
+      expect(starter.offsets).toEqual([]);
+      const live = collector();
+      tail.subscribe(20n, live.listener);
+      const late = collector();
+      tail.subscribe(3n, late.listener);
+      await until(
+        () => late.error !== undefined,
+        10_000,
+        'the catch-up reader to hear of the hole',
+      );
+      expect(late.error?.code).toBe(ErrorCodes.offsetOutOfRange);
+      await port.append(events, [{ partition: 0, key: 's', value: Buffer.from('y') }]);
+      await until(() => live.offsets.length === 1, 10_000, 'the live reader to go on');
+      expect(tail.logStartOffset).toBe(10n);
+      tail.close();
+    });
+
+    it('writes stamped generations and heads; a finished stream outlives its events with its final response', async () => {
+      const { port, topics } = await subject();
+      const names = await topics(2);
+      const session = newSessionId();
+      const stream = requestStreamId(1);
+      const partition = partitionForSession(session, 2);
+      const writer = new StreamWriter({
+        port,
+        topics: names,
+        epoch: newWorkerEpoch(),
+        partitionCount: 2,
+      });
+      const heads = new StreamHeadStore({ port, topics: names, partitionCount: 2 });
+      const execution = await writer.begin(session, stream, { previous: undefined });
+      expect(await heads.get(session, stream)).toMatchObject({
+        generation: execution.generation,
+        lastSeq: 0,
+        terminal: undefined,
+      });
+      await Promise.all(
+        [1, 2, 3].map((i) =>
+          execution.send({
+            jsonrpc: '2.0',
+            method: 'notifications/progress',
+            params: { progress: i },
+          }),
+        ),
+      );
+      const final = {
+        jsonrpc: '2.0',
+        id: 1,
+        result: { content: [{ type: 'text', text: 'done' }] },
+      };
+      await execution.finish(final);
+
+      const records = stamped(await readAll(port, names.events, partition));
+      expect(records.map((r) => [r.stamp.kind, r.stamp.seq])).toEqual([
+        ['generation-start', 0],
+        ['message', 1],
+        ['message', 2],
+        ['message', 3],
+        ['terminal', 4],
+      ]);
+      expect(
+        records
+          .slice(1, 4)
+          .map((r) => (r.payload as { params: { progress: number } }).params.progress),
+      ).toEqual([1, 2, 3]);
+      let folded: StreamHead | undefined;
+      for (const record of records) folded = foldStreamHead(folded, record).head;
+      const stored = await heads.get(session, stream);
+      expect(stored).toMatchObject({
+        generation: execution.generation,
+        terminal: { seq: 4, payload: final },
+      });
+      expect(stored?.terminal?.offset).toBe(folded?.terminal?.offset);
+
+      // The events expire; the head still knows the stream finished, and how.
+      const { highWatermark } = await port.offsets(names.events, partition);
+      await port.deleteRecordsBefore(names.events, partition, highWatermark);
+      const later = await new StreamHeadStore({ port, topics: names, partitionCount: 2 }).get(
+        session,
+        stream,
+      );
+      const keyring = createKeyring({ current: { id: 1, secret: new Uint8Array(32).fill(1) } });
+      const log = await port.identity(names.events);
+      const claim = encodeEventId(
+        {
+          log,
+          partition,
+          offset: records[1]!.offset,
+          generation: execution.generation,
+          seq: 1,
+          stream,
+        },
+        session,
+        keyring,
+      );
+      const decision = decideResume({
+        claim: verifyEventId(claim, { session, keyring, nowMs: 0 }),
+        log,
+        partition,
+        logStartOffset: highWatermark,
+        highWatermark,
+        head: later,
+      });
+      expect(decision).toMatchObject({
+        outcome: 'reset',
+        reason: 'terminal-evicted',
+        plan: { kind: 'final', terminal: { seq: 4, payload: final } },
+      });
+    });
+
+    it('fences a zombie by log order: the old generation’s late records are dropped by the head reducer', async () => {
+      const { port, topics } = await subject();
+      const names = await topics(1);
+      const session = newSessionId();
+      const stream = requestStreamId('call-7');
+      const workerA = new StreamWriter({
+        port,
+        topics: names,
+        epoch: newWorkerEpoch(),
+        partitionCount: 1,
+      });
+      const workerB = new StreamWriter({
+        port,
+        topics: names,
+        epoch: newWorkerEpoch(),
+        partitionCount: 1,
+      });
+      const heads = new StreamHeadStore({ port, topics: names, partitionCount: 1 });
+      const a = await workerA.begin(session, stream, { previous: undefined });
+      await a.send({ n: 'a1' });
+      const b = await workerB.begin(session, stream, {
+        previous: await heads.get(session, stream),
+      });
+      expect(b.generation.attempt).toBe(2);
+      await b.send({ n: 'b1' });
+      await a.send({ n: 'a2' }); // the zombie did not hear it lost the partition
+      await a.finish({ n: 'a-final' });
+      await b.finish({ n: 'b-final' });
+      const effects: string[] = [];
+      let head: StreamHead | undefined;
+      for (const record of stamped(await readAll(port, names.events, 0))) {
+        const result = foldStreamHead(head, record);
+        head = result.head;
+        effects.push(result.effect);
+      }
+      expect(effects).toEqual([
+        'started',
+        'appended',
+        'superseded',
+        'appended',
+        'dropped-superseded',
+        'dropped-superseded',
+        'terminal',
+      ]);
+      expect(head).toMatchObject({
+        generation: b.generation,
+        terminal: { payload: { n: 'b-final' } },
+      });
+    });
+
+    it('keeps sessions any replica can read, and ends them everywhere', async () => {
+      const { port, topics } = await subject();
+      const names = await topics(3);
+      const replicaA = new SessionStore({ port, topics: names, partitionCount: 3 });
+      const replicaB = new SessionStore({ port, topics: names, partitionCount: 3 });
+      const id = newSessionId();
+      expect(await replicaB.get(id)).toBeUndefined();
+      await replicaA.create({
+        id,
+        protocolVersion: '2025-11-25',
+        initialize: { method: 'initialize' },
+        createdAtMs: 1,
+      });
+      expect(await replicaB.get(id)).toMatchObject({ id, protocolVersion: '2025-11-25' });
+      await replicaA.end(id);
+      expect(await replicaB.get(id)).toBeUndefined();
+      expect(await replicaA.get(id)).toBeUndefined();
+    });
+  });
+}

@@ -1,0 +1,100 @@
+import { formatGeneration, parseGeneration, type GenerationCause } from './generation.js';
+import { parseStreamId, type SessionId, type StreamId } from './ids.js';
+import type { StreamHead } from './stream-head.js';
+
+/** Version of the stored head format in the `streams` topic. */
+export const HEAD_FORMAT_VERSION = 1;
+
+/** The key of a stream's head in the compacted `streams` topic. */
+export function streamHeadKey(session: SessionId, stream: StreamId): string {
+  return `${session}/${stream}`;
+}
+
+interface StoredHead {
+  v: number;
+  stream: string;
+  generation: string;
+  cause: GenerationCause;
+  startOffset: string;
+  lastSeq: number;
+  lastOffset: string;
+  contiguousFromSeq: number;
+  contiguousFromOffset: string;
+  terminal: { seq: number; offset: string; payload?: unknown } | null;
+  position: string;
+}
+
+/** JSON of a head for the `streams` topic; the final payload must be JSON-serialisable. */
+export function encodeStreamHead(head: StreamHead): string {
+  const stored: StoredHead = {
+    v: HEAD_FORMAT_VERSION,
+    stream: head.stream,
+    generation: formatGeneration(head.generation),
+    cause: head.cause,
+    startOffset: String(head.startOffset),
+    lastSeq: head.lastSeq,
+    lastOffset: String(head.lastOffset),
+    contiguousFromSeq: head.contiguousFromSeq,
+    contiguousFromOffset: String(head.contiguousFromOffset),
+    terminal:
+      head.terminal === undefined
+        ? null
+        : {
+            seq: head.terminal.seq,
+            offset: String(head.terminal.offset),
+            ...(head.terminal.payload === undefined ? {} : { payload: head.terminal.payload }),
+          },
+    position: String(head.position),
+  };
+  return JSON.stringify(stored);
+}
+
+/** Reads a stored head; undefined for anything that is not a head of a known version. Never throws. */
+export function decodeStreamHead(text: string): StreamHead | undefined {
+  let stored: StoredHead;
+  try {
+    stored = JSON.parse(text) as StoredHead;
+  } catch {
+    return undefined;
+  }
+  if (typeof stored !== 'object' || stored === null || stored.v !== HEAD_FORMAT_VERSION)
+    return undefined;
+  const stream = parseStreamId(String(stored.stream));
+  const generation = parseGeneration(String(stored.generation));
+  const big = (value: unknown) =>
+    typeof value === 'string' && /^\d+$/.test(value) ? BigInt(value) : undefined;
+  const startOffset = big(stored.startOffset);
+  const lastOffset = big(stored.lastOffset);
+  const contiguousFromOffset = big(stored.contiguousFromOffset);
+  const position = big(stored.position);
+  const terminalOffset = stored.terminal === null ? null : big(stored.terminal?.offset);
+  if (
+    stream === undefined ||
+    generation === undefined ||
+    startOffset === undefined ||
+    lastOffset === undefined ||
+    contiguousFromOffset === undefined ||
+    position === undefined ||
+    terminalOffset === undefined ||
+    !['first', 'retry', 'takeover'].includes(stored.cause) ||
+    !Number.isSafeInteger(stored.lastSeq) ||
+    !Number.isSafeInteger(stored.contiguousFromSeq)
+  ) {
+    return undefined;
+  }
+  return {
+    stream,
+    generation,
+    cause: stored.cause,
+    startOffset,
+    lastSeq: stored.lastSeq,
+    lastOffset,
+    contiguousFromSeq: stored.contiguousFromSeq,
+    contiguousFromOffset,
+    terminal:
+      stored.terminal === null || terminalOffset === null
+        ? undefined
+        : { seq: stored.terminal.seq, offset: terminalOffset, payload: stored.terminal.payload },
+    position,
+  };
+}
