@@ -1,8 +1,11 @@
 import {
   Admin,
+  ConnectionPool,
   Consumer,
+  fetchV13,
   IS_CONTROL,
   Producer,
+  type Broker,
   type ClusterMetadata,
   type ConnectionOptions,
   type ProduceResult,
@@ -42,8 +45,13 @@ export const KAFKA_LOG_DEFAULTS = {
 
 interface TopicMetadata {
   readonly id: string;
-  readonly leaders: readonly number[];
+  /** The leader broker of each partition. */
+  readonly leaders: readonly Broker[];
 }
+
+/** Fetch session epoch -1: a sessionless fetch, so concurrent reads of one broker never interfere. */
+const NO_FETCH_SESSION = -1;
+const READ_UNCOMMITTED = 0;
 
 /**
  * The log port on Apache Kafka. Reads are raw partition fetches from an offset (no consumer
@@ -54,6 +62,11 @@ export class KafkaLog implements LogPort {
   readonly kind = 'kafka';
   private readonly producer: Producer<Buffer, Buffer, Buffer, Buffer>;
   private readonly reader: Consumer;
+  private readonly fetchConnections: ConnectionPool;
+  /** One connection per partition for long polls: a broker answers one connection's requests in order. */
+  private readonly pollConnections = new Map<string, ConnectionPool>();
+  private readonly connectionOptions: KafkaLogOptions['connection'];
+  private readonly clientId: string;
   private readonly admin: Admin;
   private readonly fetchMaxBytes: number;
   private readonly topics = new Map<string, Promise<TopicMetadata>>();
@@ -76,12 +89,17 @@ export class KafkaLog implements LogPort {
       idempotent: true,
       acks: -1,
     });
-    // A consumer that never joins its group: only its fetch and metadata calls are used.
+    // A consumer that never joins its group, for metadata only.
     this.reader = new Consumer({
       ...base,
       clientId: `${clientId}-reader`,
       groupId: `${clientId}-unused-reader-group`,
     });
+    // Fetches go straight to the partition leader without a fetch session: KIP-227 sessions assume
+    // one fetch loop per broker, and tails and catch-up readers fetch concurrently.
+    this.fetchConnections = new ConnectionPool(`${clientId}-fetch`, options.connection);
+    this.connectionOptions = options.connection;
+    this.clientId = clientId;
     this.admin = new Admin({ ...base, clientId: `${clientId}-admin` });
   }
 
@@ -147,11 +165,18 @@ export class KafkaLog implements LogPort {
     const maxBytes = options.maxBytes ?? this.fetchMaxBytes;
     let response;
     try {
-      response = await this.reader.fetch({
-        node: metadata.leaders[partition] as number,
-        maxWaitTime: options.maxWaitMs ?? 0,
+      const connection = await this.connectionsFor(topic, partition, options.maxWaitMs ?? 0).get(
+        metadata.leaders[partition] as Broker,
+      );
+      response = await fetchV13.api.async(
+        connection,
+        options.maxWaitMs ?? 0,
+        1,
         maxBytes,
-        topics: [
+        READ_UNCOMMITTED,
+        0,
+        NO_FETCH_SESSION,
+        [
           {
             topicId: metadata.id,
             partitions: [
@@ -165,7 +190,9 @@ export class KafkaLog implements LogPort {
             ],
           },
         ],
-      });
+        [],
+        '',
+      );
     } catch (error) {
       if (isStaleMetadata(error)) this.topics.delete(topic);
       throw toTidemarkError(error, `fetch ${topic}/${partition} at ${fromOffset}`);
@@ -249,7 +276,28 @@ export class KafkaLog implements LogPort {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.allSettled([this.producer.close(), this.reader.close(true), this.admin.close()]);
+    await Promise.allSettled([
+      this.producer.close(),
+      this.reader.close(true),
+      this.fetchConnections.close(),
+      ...[...this.pollConnections.values()].map((pool) => pool.close()),
+      this.admin.close(),
+    ]);
+  }
+
+  /**
+   * Immediate reads share one connection; a long poll waits on the broker and would hold up every
+   * request behind it on its connection, so each partition's long polls get their own.
+   */
+  private connectionsFor(topic: string, partition: number, maxWaitMs: number): ConnectionPool {
+    if (maxWaitMs <= 0) return this.fetchConnections;
+    const key = `${topic}\u0000${partition}`;
+    let pool = this.pollConnections.get(key);
+    if (pool === undefined) {
+      pool = new ConnectionPool(`${this.clientId}-tail`, this.connectionOptions);
+      this.pollConnections.set(key, pool);
+    }
+    return pool;
   }
 
   /** The cached metadata of a topic: its id and each partition's leader. Dropped on stale-metadata errors. */
@@ -275,7 +323,15 @@ export class KafkaLog implements LogPort {
     const found = metadata.topics.get(topic);
     if (found === undefined)
       throw new TidemarkError(ErrorCodes.unknownTopic, `unknown topic ${topic}`);
-    return { id: found.id, leaders: found.partitions.map((p) => p.leader) };
+    const leaders = found.partitions.map((p) => {
+      const broker = metadata.brokers.get(p.leader);
+      if (broker === undefined)
+        throw new TidemarkError(ErrorCodes.logUnavailable, `${topic}: no leader for a partition`, {
+          retryable: true,
+        });
+      return broker;
+    });
+    return { id: found.id, leaders };
   }
 
   private checkPartition(topic: string, metadata: TopicMetadata, partition: number): void {

@@ -189,11 +189,17 @@ export class PartitionTail {
         result.records.filter((r) => r.offset < seam),
         cursor,
       );
-      if (result.nextOffset >= seam || result.records.length === 0) {
+      if (result.nextOffset >= seam) {
         // Everything below the seam is delivered; the tail delivers from the seam on.
         subscriber.from = seam > cursor ? seam : cursor;
         subscriber.live = true;
         return;
+      }
+      if (result.nextOffset <= cursor) {
+        // No progress below the seam (a transient empty answer): never skip ahead, read again.
+        await sleep(backoff);
+        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+        continue;
       }
       cursor = result.nextOffset;
     }

@@ -81,6 +81,24 @@ export function describeLogPortContract(
       expect(arrived.records.map((r) => text(r.value))).toEqual(['late']);
     });
 
+    it('answers concurrent fetches of one partition at different offsets, each on its own', async () => {
+      const { port, createTopic } = await subject();
+      const topic = await createTopic({ partitions: 1 });
+      await port.append(
+        topic,
+        Array.from({ length: 30 }, (_, i) => ({ partition: 0, key: 'k', value: bytes(`v${i}`) })),
+      );
+      // A long poll at the tail in flight while readers fetch lower offsets (tails and catch-ups do).
+      const polling = port.fetch(topic, 0, 30n, { maxWaitMs: 2_000 });
+      const answers = await Promise.all(
+        [0, 5, 10, 15, 20, 25, 29].map((from) => port.fetch(topic, 0, BigInt(from))),
+      );
+      expect(answers.map((a) => a.records[0]?.offset)).toEqual([0n, 5n, 10n, 15n, 20n, 25n, 29n]);
+      expect(answers.map((a) => a.records.at(-1)?.offset)).toEqual(Array(7).fill(29n));
+      await port.append(topic, [{ partition: 0, key: 'k', value: bytes('v30') }]);
+      expect((await polling).records.map((r) => text(r.value))).toEqual(['v30']);
+    });
+
     it('moves the log start with deleteRecordsBefore and refuses reads outside [log start, high watermark]', async () => {
       const { port, createTopic } = await subject();
       const topic = await createTopic({ partitions: 1 });
