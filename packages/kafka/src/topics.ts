@@ -129,6 +129,7 @@ export async function provisionTopics(
           throw toTidemarkError(error, `create topic ${topic.name}`);
       }
     }
+    await waitUntilListed(client, created);
     await checkWith(client, plan);
     return {
       names: topicNames(options.prefix ?? TOPIC_LAYOUT_DEFAULTS.prefix),
@@ -220,6 +221,16 @@ async function checkWith(client: Admin, plan: readonly TopicPlan[]): Promise<voi
       ErrorCodes.topicMismatch,
       `Tidemark topics do not match what they must be:\n  - ${problems.join('\n  - ')}`,
     );
+  }
+}
+
+/** A created topic reaches every broker's metadata a moment later; wait for it (at most 15 s). */
+async function waitUntilListed(client: Admin, names: readonly string[]): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const listed = new Set(await client.listTopics());
+    if (names.every((name) => listed.has(name)) || Date.now() > deadline) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
