@@ -29,7 +29,7 @@ export default defineConfig({
         ssr,
         test: {
           name: 'unit',
-          include: ['packages/*/test/**/*.test.ts'],
+          include: ['packages/*/test/**/*.test.ts', 'test/worker/**/*.test.ts'],
           exclude: ['**/*.kafka.test.ts', '**/node_modules/**'],
         },
       },
@@ -39,7 +39,11 @@ export default defineConfig({
         test: {
           // Suites against a real broker: one broker for the whole run (packages/testing).
           name: 'kafka',
-          include: ['packages/*/test/**/*.kafka.test.ts', 'test/integration/**/*.test.ts'],
+          include: [
+            'packages/*/test/**/*.kafka.test.ts',
+            'test/integration/**/*.test.ts',
+            'test/**/*.kafka.test.ts',
+          ],
           globalSetup: ['./packages/testing/src/vitest-global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,

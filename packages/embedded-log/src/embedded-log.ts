@@ -9,6 +9,9 @@ import {
   type AppendRecord,
   type FetchOptions,
   type FetchResult,
+  type GroupMembership,
+  type GroupPort,
+  type JoinGroupOptions,
   type LogIdentity,
   type LogPort,
   type LogRecord,
@@ -55,12 +58,16 @@ const DEFAULT_MAX_BYTES = 1 << 20;
  * in a SQLite file so a restarted process forgets nothing. Single-process by definition: two
  * processes must not share one file.
  */
-export class EmbeddedLog implements LogPort {
+export class EmbeddedLog implements LogPort, GroupPort {
   readonly kind = 'embedded';
   private readonly db: DatabaseSync;
   private readonly clusterId: string;
   private readonly now: () => number;
   private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly groupMembers = new Map<
+    string,
+    Array<{ options: JoinGroupOptions; partitions: number[] }>
+  >();
   private readonly retentionTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly statements: {
@@ -92,6 +99,9 @@ export class EmbeddedLog implements LogPort {
       CREATE TABLE IF NOT EXISTS records (
         topic TEXT NOT NULL, partition INTEGER NOT NULL, offset INTEGER NOT NULL, key TEXT, value BLOB,
         headers TEXT NOT NULL, ts INTEGER NOT NULL, PRIMARY KEY (topic, partition, offset)) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS group_offsets (
+        grp TEXT NOT NULL, topic TEXT NOT NULL, partition INTEGER NOT NULL, offset INTEGER NOT NULL,
+        PRIMARY KEY (grp, topic, partition));
     `);
     this.db
       .prepare('INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)')
@@ -268,6 +278,60 @@ export class EmbeddedLog implements LogPort {
         )
         .run(topic, partition, highWatermark);
       return Number(result.changes);
+    });
+  }
+
+  /**
+   * Group membership in one process: the first member of a group gets every partition; later
+   * members of the same group get none until it leaves. Commits are durable in the file.
+   */
+  joinGroup(options: JoinGroupOptions): Promise<GroupMembership> {
+    return this.guard(() => {
+      const row = this.topicRow(options.topic);
+      const key = `${options.group}\u0000${options.topic}`;
+      const members = this.groupMembers.get(key) ?? [];
+      this.groupMembers.set(key, members);
+      const member = { options, partitions: [] as number[] };
+      members.push(member);
+      if (members.length === 1) {
+        member.partitions = Array.from({ length: row.partitions }, (_, p) => p);
+        const assigned = member.partitions;
+        queueMicrotask(() => options.onAssigned(assigned));
+      }
+      const committed = this.db.prepare(
+        'SELECT offset FROM group_offsets WHERE grp = ? AND topic = ? AND partition = ?',
+      );
+      committed.setReadBigInts(true);
+      const commit = this.db.prepare(
+        'INSERT INTO group_offsets (grp, topic, partition, offset) VALUES (?, ?, ?, ?) ON CONFLICT (grp, topic, partition) DO UPDATE SET offset = excluded.offset',
+      );
+      return {
+        committed: (partition) =>
+          this.guard(
+            () =>
+              (
+                committed.get(options.group, options.topic, partition) as
+                  { offset: bigint } | undefined
+              )?.offset,
+          ),
+        commit: (partition, offset) =>
+          this.guard(() => {
+            commit.run(options.group, options.topic, partition, offset);
+          }),
+        leave: async () => {
+          const index = members.indexOf(member);
+          if (index < 0) return;
+          members.splice(index, 1);
+          if (member.partitions.length > 0) {
+            await options.onRevoked(member.partitions);
+            const next = members[0];
+            if (next !== undefined) {
+              next.partitions = member.partitions;
+              next.options.onAssigned(member.partitions);
+            }
+          }
+        },
+      };
     });
   }
 

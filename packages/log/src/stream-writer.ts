@@ -132,6 +132,11 @@ export class GenerationWriter {
     return this.head.generation;
   }
 
+  /** The head as this writer last wrote it: `previous` for the next generation of the stream. */
+  get currentHead(): StreamHead {
+    return this.head;
+  }
+
   get stream(): StreamId {
     return this.head.stream;
   }

@@ -115,3 +115,27 @@ export function topicNames(prefix = 'tidemark.'): TopicNames {
     sessions: `${prefix}sessions`,
   };
 }
+
+/**
+ * Consumer-group membership over a topic: the log decides which partitions this member reads, and
+ * keeps the offsets it commits. Reading itself goes through `LogPort.fetch`.
+ */
+export interface GroupPort {
+  joinGroup(options: JoinGroupOptions): Promise<GroupMembership>;
+}
+
+export interface JoinGroupOptions {
+  readonly topic: string;
+  readonly group: string;
+  /** Partitions this member now reads (in addition to those it had). */
+  readonly onAssigned: (partitions: readonly number[]) => void;
+  /** Partitions taken away: stop their work before resolving, another member continues them. */
+  readonly onRevoked: (partitions: readonly number[]) => Promise<void> | void;
+}
+
+export interface GroupMembership {
+  /** The committed offset of a partition (the next record to process), if any. */
+  committed(partition: number): Promise<bigint | undefined>;
+  commit(partition: number, offset: bigint): Promise<void>;
+  leave(): Promise<void>;
+}

@@ -1,0 +1,262 @@
+import {
+  McpServer,
+  type JSONRPCMessage,
+  type Transport,
+  type TransportSendOptions,
+} from '@modelcontextprotocol/server';
+import type { GenerationWriter, SessionRecord, StreamHeadStore, StreamWriter } from '@tidemark/log';
+import {
+  requestStreamId,
+  STANDALONE_STREAM,
+  type RequestId,
+  type SessionId,
+  type StreamId,
+} from '@tidemark/protocol';
+import { currentExecution, type Execution } from './execution.js';
+import { withRetries } from './retries.js';
+import type { ToolModule } from './tool-module.js';
+
+/** Called when a request's stream is terminal, so its offset may be committed. */
+export type StreamDone = (requestOffset: bigint) => void;
+
+export interface SessionRuntimeOptions {
+  session: SessionId;
+  modules: readonly ToolModule[];
+  serverInfo: { name: string; version: string };
+  writer: StreamWriter;
+  heads: StreamHeadStore;
+  onDone: StreamDone;
+  /** Observability hooks: executions started (per generation) and skipped. */
+  onExecution?: (event: { stream: StreamId; attempt: number; cause: string }) => void;
+}
+
+interface InFlight {
+  writer: GenerationWriter;
+  readonly offset: bigint;
+  closed: boolean;
+}
+
+const RESTORE_ID = '__tidemark_restore__';
+
+/**
+ * One session on this worker: the SDK's `McpServer` with the session's tool modules, connected to
+ * a transport that writes everything the server sends to the log, stamped with the generation of
+ * the stream it belongs to.
+ */
+export class SessionRuntime {
+  readonly session: SessionId;
+  private readonly server: McpServer;
+  private readonly transport: LogTransport;
+  private readonly inflight = new Map<StreamId, InFlight>();
+  private standalone: Promise<GenerationWriter> | undefined;
+  private lastActivityMs = Date.now();
+  private closed = false;
+
+  constructor(private readonly options: SessionRuntimeOptions) {
+    this.session = options.session;
+    this.server = new McpServer(options.serverInfo, { capabilities: { logging: {} } });
+    this.transport = new LogTransport(this);
+  }
+
+  get idleSinceMs(): number {
+    return this.inflight.size > 0 ? Date.now() : this.lastActivityMs;
+  }
+
+  get inflightCount(): number {
+    return this.inflight.size;
+  }
+
+  /** Registers the modules and connects; replays the stored initialize when the session is restored. */
+  async start(restoreFrom: SessionRecord | undefined): Promise<void> {
+    for (const module of this.options.modules) {
+      await module.register(this.withRetries(module), { sessionId: this.session });
+    }
+    await this.server.connect(this.transport);
+    if (restoreFrom !== undefined) await this.restore(restoreFrom);
+  }
+
+  /** A request from the client: starts (or skips) its stream, then hands it to the SDK. */
+  async request(
+    offset: bigint,
+    message: JSONRPCMessage & { id: RequestId; method: string },
+  ): Promise<void> {
+    this.lastActivityMs = Date.now();
+    const stream = requestStreamId(message.id);
+    if (this.inflight.has(stream)) return this.options.onDone(offset); // delivered twice to this process
+    const head = await this.options.heads.get(this.session, stream);
+    if (head?.terminal !== undefined) {
+      // Redelivered after it finished (a crash before the commit): never run a call twice.
+      return this.options.onDone(offset);
+    }
+    const writer = await this.options.writer.begin(this.session, stream, {
+      previous: head,
+      cause: head === undefined ? 'first' : 'takeover',
+    });
+    this.options.onExecution?.({
+      stream,
+      attempt: writer.generation.attempt,
+      cause: head === undefined ? 'first' : 'takeover',
+    });
+    this.inflight.set(stream, { writer, offset, closed: false });
+    this.transport.deliver(message);
+  }
+
+  /** A notification or a response from the client. Cancellation ends the stream at once. */
+  async other(message: JSONRPCMessage): Promise<void> {
+    this.lastActivityMs = Date.now();
+    if ('method' in message && message.method === 'notifications/cancelled') {
+      const params = (message as { params?: { requestId?: RequestId } }).params;
+      if (params?.requestId !== undefined)
+        await this.finish(requestStreamId(params.requestId), undefined);
+    }
+    this.transport.deliver(message);
+  }
+
+  /** Stops every execution of this session (partition revoked, worker stopping). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const entry of this.inflight.values()) entry.closed = true;
+    this.inflight.clear();
+    await this.server.close();
+  }
+
+  /** Where the SDK's outbound messages go. */
+  async route(message: JSONRPCMessage, options: TransportSendOptions | undefined): Promise<void> {
+    if (this.closed) return;
+    if (isResponse(message)) {
+      await this.finish(requestStreamId(message.id), message);
+      return;
+    }
+    // A message a tool sends without naming its request (e.g. `ctx.mcpReq.elicitInput` in SDK v2)
+    // still belongs to the call it runs in: the execution context says which.
+    const execution = currentExecution();
+    const related =
+      options?.relatedRequestId !== undefined
+        ? requestStreamId(options.relatedRequestId)
+        : execution?.sessionId === this.session
+          ? (execution.stream as StreamId)
+          : undefined;
+    if (related !== undefined) {
+      const entry = this.inflight.get(related);
+      // Nothing of a finished or cancelled request goes out after its end.
+      if (entry !== undefined && !entry.closed) await entry.writer.send(message);
+      return;
+    }
+    this.standalone ??= this.options.heads
+      .get(this.session, STANDALONE_STREAM)
+      .then((previous) => this.options.writer.begin(this.session, STANDALONE_STREAM, { previous }));
+    await (await this.standalone).send(message);
+  }
+
+  /** @internal The execution a tool callback runs in. */
+  execution(requestId: RequestId): Execution | undefined {
+    const stream = requestStreamId(requestId);
+    const entry = this.inflight.get(stream);
+    if (entry === undefined) return undefined;
+    const generation = entry.writer.generation;
+    return { sessionId: this.session, stream, generation, attempt: generation.attempt };
+  }
+
+  /** @internal A retryable failure: the call runs again as a new generation of its stream. */
+  async retry(requestId: RequestId): Promise<void> {
+    const stream = requestStreamId(requestId);
+    const entry = this.inflight.get(stream);
+    if (entry === undefined || entry.closed) return;
+    entry.writer = await this.options.writer.begin(this.session, stream, {
+      previous: entry.writer.currentHead,
+      cause: 'retry',
+    });
+    this.options.onExecution?.({
+      stream,
+      attempt: entry.writer.generation.attempt,
+      cause: 'retry',
+    });
+  }
+
+  private async finish(stream: StreamId, message: JSONRPCMessage | undefined): Promise<void> {
+    const entry = this.inflight.get(stream);
+    if (entry === undefined || entry.closed) return;
+    entry.closed = true;
+    this.inflight.delete(stream);
+    await entry.writer.finish(message);
+    this.options.onDone(entry.offset);
+  }
+
+  private async restore(record: SessionRecord): Promise<void> {
+    const initialize = record.initialize as { params?: unknown } | undefined;
+    this.transport.muted = true;
+    try {
+      await this.transport.exchange(RESTORE_ID, {
+        jsonrpc: '2.0',
+        id: RESTORE_ID,
+        method: 'initialize',
+        params: initialize?.params ?? {},
+      } as JSONRPCMessage);
+      this.transport.deliver({
+        jsonrpc: '2.0',
+        method: 'notifications/initialized',
+      });
+    } finally {
+      this.transport.muted = false;
+    }
+  }
+
+  /** The module sees the standard server; tool callbacks are wrapped to retry as new generations. */
+  private withRetries(module: ToolModule): McpServer {
+    return withRetries(this.server, module, this);
+  }
+}
+
+function isResponse(message: JSONRPCMessage): message is JSONRPCMessage & { id: RequestId } {
+  return 'id' in message && !('method' in message) && ('result' in message || 'error' in message);
+}
+
+/** The SDK's transport for one session: inbound from the `requests` topic, outbound to the log. */
+class LogTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  sessionId?: string;
+  /** While restoring: outbound messages are answers to the replay, not for the client. */
+  muted = false;
+  private readonly waiting = new Map<RequestId, (message: JSONRPCMessage) => void>();
+
+  constructor(private readonly runtime: SessionRuntime) {
+    this.sessionId = runtime.session;
+  }
+
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  deliver(message: JSONRPCMessage): void {
+    this.onmessage?.(message);
+  }
+
+  /** Delivers a request and resolves with the server's answer (used muted, for the restore). */
+  exchange(id: RequestId, message: JSONRPCMessage): Promise<JSONRPCMessage> {
+    return new Promise((resolve) => {
+      this.waiting.set(id, resolve);
+      this.deliver(message);
+    });
+  }
+
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (this.muted) {
+      const id = 'id' in message ? message.id : undefined;
+      const resolve = id === undefined ? undefined : this.waiting.get(id);
+      if (id !== undefined && resolve !== undefined) {
+        this.waiting.delete(id);
+        resolve(message);
+      }
+      return;
+    }
+    await this.runtime.route(message, options);
+  }
+
+  close(): Promise<void> {
+    this.onclose?.();
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,99 @@
+import type { McpServer } from '@modelcontextprotocol/server';
+
+/** How a tool call is retried when it fails with a retryable error. Each retry is a new generation. */
+export interface RetryPolicy {
+  /** Executions in all, the first included. Default 3. */
+  maxAttempts?: number;
+  /** Wait before the first retry; doubles each time. Default 100 ms. */
+  backoffMs?: number;
+  /** Upper bound of the wait. Default 10 s. */
+  maxBackoffMs?: number;
+}
+
+export const RETRY_DEFAULTS = { maxAttempts: 3, backoffMs: 100, maxBackoffMs: 10_000 } as const;
+
+export interface ToolModuleContext {
+  /** The session the server serves: one `McpServer` per session. */
+  readonly sessionId: string;
+}
+
+/**
+ * A tool module: registers tools, resources and prompts on the official SDK's `McpServer` with its
+ * standard API. A plain function `(server) => void` is a module too; this shape adds metadata.
+ */
+export interface ToolModule {
+  readonly name: string;
+  register(server: McpServer, context: ToolModuleContext): void | Promise<void>;
+  /** Retries for this module's tools; per tool in `toolRetry`. */
+  readonly retry?: RetryPolicy;
+  readonly toolRetry?: Readonly<Record<string, RetryPolicy>>;
+}
+
+/** Types a tool module and validates its metadata early. */
+export function defineToolModule(module: ToolModule): ToolModule {
+  if (typeof module.name !== 'string' || module.name === '')
+    throw new TypeError('defineToolModule: name must be a non-empty string');
+  if (typeof module.register !== 'function')
+    throw new TypeError(`defineToolModule(${module.name}): register must be a function`);
+  for (const policy of [module.retry, ...Object.values(module.toolRetry ?? {})])
+    if (policy !== undefined) compileRetryPolicy(policy);
+  return module;
+}
+
+/** Throw this (or any error with `retryable: true`) from a tool to have the call run again. */
+export class RetryableToolError extends Error {
+  readonly retryable = true;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'RetryableToolError';
+  }
+}
+
+export function isRetryableError(error: unknown): boolean {
+  return (
+    typeof error === 'object' && error !== null && 'retryable' in error && error.retryable === true
+  );
+}
+
+export type CompiledRetryPolicy = Required<RetryPolicy>;
+
+export function compileRetryPolicy(policy: RetryPolicy = {}): CompiledRetryPolicy {
+  const compiled = { ...RETRY_DEFAULTS, ...policy };
+  if (!Number.isInteger(compiled.maxAttempts) || compiled.maxAttempts < 1)
+    throw new TypeError(`retry.maxAttempts: expected an integer >= 1, got ${compiled.maxAttempts}`);
+  for (const key of ['backoffMs', 'maxBackoffMs'] as const) {
+    if (!Number.isInteger(compiled[key]) || compiled[key] < 0)
+      throw new TypeError(`retry.${key}: expected an integer >= 0, got ${compiled[key]}`);
+  }
+  return compiled;
+}
+
+/** Accepts what a module file exports: a `ToolModule`, or a function that registers on the server. */
+export function toToolModule(exported: unknown, name: string): ToolModule {
+  if (typeof exported === 'function') {
+    return { name, register: exported as ToolModule['register'] };
+  }
+  if (
+    typeof exported === 'object' &&
+    exported !== null &&
+    typeof (exported as ToolModule).register === 'function'
+  ) {
+    return defineToolModule({
+      ...(exported as ToolModule),
+      name: (exported as ToolModule).name ?? name,
+    });
+  }
+  throw new TypeError(
+    `${name}: the default export must be defineToolModule({...}) or a function (server) => void`,
+  );
+}
+
+/** Imports tool modules from files or package names (their default export). */
+export async function loadToolModules(specifiers: readonly string[]): Promise<ToolModule[]> {
+  return Promise.all(
+    specifiers.map(async (specifier) => {
+      const imported = (await import(specifier)) as { default?: unknown };
+      return toToolModule(imported.default, specifier);
+    }),
+  );
+}

@@ -1,0 +1,341 @@
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import { SessionStore, StreamHeadStore, StreamWriter } from '@tidemark/log';
+import {
+  ErrorCodes,
+  invalidOption,
+  isTidemarkError,
+  newWorkerEpoch,
+  parseSessionId,
+  type GroupMembership,
+  type GroupPort,
+  type LogPort,
+  type LogRecord,
+  type RequestId,
+  type SessionId,
+  type StreamId,
+  type TopicNames,
+  type WorkerEpoch,
+} from '@tidemark/protocol';
+import { OffsetTracker } from './offset-tracker.js';
+import { SessionRuntime } from './session-runtime.js';
+import type { ToolModule } from './tool-module.js';
+
+export interface WorkerOptions {
+  /** The log: Kafka or the embedded one. It must also manage consumer groups. */
+  log: LogPort & GroupPort;
+  topics: TopicNames;
+  modules: readonly ToolModule[];
+  /** Consumer group of the workers. Default `tidemark-workers`. */
+  group?: string;
+  /** Name and version the MCP server reports. */
+  serverInfo?: { name: string; version: string };
+  /** Sessions held in memory at most; idle ones beyond are dropped (restored on their next request). Default 1,000. */
+  maxSessions?: number;
+  /** Calls running at once on this worker; reading waits beyond it. Default 64. */
+  maxConcurrentCalls?: number;
+  /** How often committable offsets are committed. Default 1,000 ms. */
+  commitIntervalMs?: number;
+  /** Long-poll wait on `requests`. Default 500 ms. */
+  pollMs?: number;
+  /** Sees every execution start: for metrics and tests. */
+  onExecution?: (event: {
+    session: SessionId;
+    stream: StreamId;
+    attempt: number;
+    cause: string;
+  }) => void;
+  /** Problems that do not stop the worker (a malformed record, a failed write). Default: stderr. */
+  onProblem?: (problem: string, error?: unknown) => void;
+}
+
+export const WORKER_DEFAULTS = {
+  group: 'tidemark-workers',
+  serverInfo: { name: 'tidemark', version: '0.1.0' },
+  maxSessions: 1_000,
+  maxConcurrentCalls: 64,
+  commitIntervalMs: 1_000,
+  pollMs: 500,
+} as const;
+
+interface PartitionState {
+  /** Set once the committed offset is known: nothing is committed before. */
+  tracker: OffsetTracker | undefined;
+  readonly stop: AbortController;
+  done: Promise<void>;
+  lastCommitted: bigint | undefined;
+}
+
+/**
+ * The tool worker: a member of the workers' consumer group on `requests`. For each session of its
+ * partitions it holds an `McpServer` with the tool modules, restored from `sessions` on first
+ * sight; every message the server sends is written to `events` stamped with its generation. A
+ * request's offset is committed only once its stream is terminal.
+ */
+export class Worker {
+  readonly epoch: WorkerEpoch = newWorkerEpoch();
+  private readonly options: Required<Omit<WorkerOptions, 'onExecution' | 'onProblem'>> &
+    Pick<WorkerOptions, 'onExecution'>;
+  private readonly onProblem: (problem: string, error?: unknown) => void;
+  private writer!: StreamWriter;
+  private heads!: StreamHeadStore;
+  private sessions!: SessionStore;
+  private partitionCount = 0;
+  private membership: GroupMembership | undefined;
+  private readonly partitions = new Map<number, PartitionState>();
+  private readonly runtimes = new Map<SessionId, SessionRuntime>();
+  private readonly runtimePartition = new Map<SessionId, number>();
+  private commitTimer: NodeJS.Timeout | undefined;
+  private running = 0;
+  private readonly slotWaiters: Array<() => void> = [];
+  private stopped = false;
+
+  constructor(options: WorkerOptions) {
+    if (options.modules.length === 0)
+      throw invalidOption('modules', 'at least one tool module', '[]');
+    this.options = { ...WORKER_DEFAULTS, ...options };
+    for (const key of [
+      'maxSessions',
+      'maxConcurrentCalls',
+      'commitIntervalMs',
+      'pollMs',
+    ] as const) {
+      const value = this.options[key];
+      if (!Number.isInteger(value) || value < 1)
+        throw invalidOption(key, 'a positive integer', value);
+    }
+    this.onProblem =
+      options.onProblem ??
+      ((problem, error) =>
+        process.stderr.write(
+          `tidemark worker: ${problem}${error === undefined ? '' : `: ${error instanceof Error ? error.message : JSON.stringify(error)}`}\n`,
+        ));
+  }
+
+  /** Joins the group and starts reading the partitions it is given. */
+  async start(): Promise<void> {
+    const { log, topics } = this.options;
+    this.partitionCount = await log.partitionCount(topics.requests);
+    const eventsCount = await log.partitionCount(topics.events);
+    if (eventsCount !== this.partitionCount) {
+      throw invalidOption(
+        'topics',
+        `requests and events with equal partition counts`,
+        `${this.partitionCount} and ${eventsCount}`,
+      );
+    }
+    const stores = { port: log, topics, partitionCount: this.partitionCount };
+    this.writer = new StreamWriter({ ...stores, epoch: this.epoch });
+    this.heads = new StreamHeadStore(stores);
+    this.sessions = new SessionStore(stores);
+    this.membership = await log.joinGroup({
+      topic: topics.requests,
+      group: this.options.group,
+      onAssigned: (assigned) => assigned.forEach((p) => this.assign(p)),
+      onRevoked: (revoked) => this.revoke(revoked),
+    });
+    this.commitTimer = setInterval(() => void this.commitAll(), this.options.commitIntervalMs);
+    this.commitTimer.unref();
+  }
+
+  /** Partitions this worker reads now. */
+  get assignedPartitions(): number[] {
+    return [...this.partitions.keys()].sort((a, b) => a - b);
+  }
+
+  /** Stops reading, ends running calls (their streams stay unfinished and are re-run elsewhere), commits and leaves. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.commitTimer !== undefined) clearInterval(this.commitTimer);
+    await this.revoke([...this.partitions.keys()]);
+    await this.membership?.leave();
+  }
+
+  private assign(partition: number): void {
+    if (this.partitions.has(partition) || this.stopped) return;
+    const state: PartitionState = {
+      tracker: undefined,
+      stop: new AbortController(),
+      done: Promise.resolve(),
+      lastCommitted: undefined,
+    };
+    this.partitions.set(partition, state);
+    state.done = this.readPartition(partition, state).catch((error: unknown) =>
+      this.onProblem(`partition ${partition} stopped`, error),
+    );
+  }
+
+  private async revoke(partitions: readonly number[]): Promise<void> {
+    const states = partitions.flatMap((p) => {
+      const state = this.partitions.get(p);
+      return state === undefined ? [] : [[p, state] as const];
+    });
+    for (const [, state] of states) state.stop.abort();
+    await Promise.all(states.map(([, state]) => state.done));
+    for (const [session, partition] of this.runtimePartition) {
+      if (!partitions.includes(partition)) continue;
+      await this.runtimes.get(session)?.close();
+      this.runtimes.delete(session);
+      this.runtimePartition.delete(session);
+    }
+    for (const [partition, state] of states) {
+      await this.commit(partition, state);
+      this.partitions.delete(partition);
+    }
+  }
+
+  private async readPartition(partition: number, state: PartitionState): Promise<void> {
+    const { log, topics } = this.options;
+    const committed = await this.membership?.committed(partition);
+    let next = committed ?? (await log.offsets(topics.requests, partition)).logStartOffset;
+    const tracker = new OffsetTracker(next);
+    state.tracker = tracker;
+    state.lastCommitted = committed;
+    while (!state.stop.signal.aborted) {
+      let result;
+      try {
+        result = await log.fetch(topics.requests, partition, next, {
+          maxWaitMs: this.options.pollMs,
+        });
+      } catch (error) {
+        if (isTidemarkError(error) && error.code === ErrorCodes.offsetOutOfRange) {
+          // Requests expired before any worker read them: go on from what is left, and say so.
+          const start = (await log.offsets(topics.requests, partition)).logStartOffset;
+          this.onProblem(`requests ${partition}: offsets ${next}..${start - 1n} expired unread`);
+          next = start;
+          tracker.skipTo(next);
+          continue;
+        }
+        if (isTidemarkError(error) && error.code === ErrorCodes.closed) return;
+        this.onProblem(`reading requests ${partition}`, error);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        continue;
+      }
+      for (const record of result.records) {
+        if (state.stop.signal.aborted) return;
+        tracker.read(record.offset, record.offset + 1n);
+        await this.dispatch(partition, tracker, record);
+      }
+      next = result.nextOffset;
+      tracker.skipTo(next);
+    }
+  }
+
+  private async dispatch(
+    partition: number,
+    tracker: OffsetTracker,
+    record: LogRecord,
+  ): Promise<void> {
+    const done = () => tracker.done(record.offset);
+    const session = record.key === null ? undefined : parseSessionId(record.key);
+    let message: JSONRPCMessage | undefined;
+    try {
+      message =
+        record.value === null
+          ? undefined
+          : (JSON.parse(Buffer.from(record.value).toString()) as JSONRPCMessage);
+    } catch {
+      message = undefined;
+    }
+    if (session === undefined || message === undefined || typeof message !== 'object') {
+      this.onProblem(
+        `requests ${partition}@${record.offset}: not a session's JSON-RPC message; skipped`,
+      );
+      return done();
+    }
+    try {
+      const runtime = await this.runtimeFor(session, partition, message);
+      if (runtime === undefined) {
+        this.onProblem(
+          `requests ${partition}@${record.offset}: session ${session} is unknown or ended; skipped`,
+        );
+        return done();
+      }
+      if ('method' in message && 'id' in message && message.id !== undefined) {
+        await this.slot();
+        await runtime.request(
+          record.offset,
+          message as JSONRPCMessage & { id: RequestId; method: string },
+        );
+      } else {
+        await runtime.other(message);
+        done();
+      }
+    } catch (error) {
+      this.onProblem(`requests ${partition}@${record.offset}: failed`, error);
+      done();
+    }
+  }
+
+  private async runtimeFor(
+    session: SessionId,
+    partition: number,
+    message: JSONRPCMessage,
+  ): Promise<SessionRuntime | undefined> {
+    const existing = this.runtimes.get(session);
+    if (existing !== undefined) {
+      // Least recently used last: re-insert.
+      this.runtimes.delete(session);
+      this.runtimes.set(session, existing);
+      return existing;
+    }
+    const isInitialize = 'method' in message && message.method === 'initialize';
+    const record = isInitialize ? undefined : await this.sessions.get(session);
+    if (!isInitialize && record === undefined) return undefined;
+    const runtime = new SessionRuntime({
+      session,
+      modules: this.options.modules,
+      serverInfo: this.options.serverInfo,
+      writer: this.writer,
+      heads: this.heads,
+      onDone: (offset) => {
+        this.partitions.get(partition)?.tracker?.done(offset);
+        this.release();
+      },
+      onExecution: (event) => this.options.onExecution?.({ session, ...event }),
+    });
+    await runtime.start(record);
+    this.runtimes.set(session, runtime);
+    this.runtimePartition.set(session, partition);
+    await this.evictIdle();
+    return runtime;
+  }
+
+  private async evictIdle(): Promise<void> {
+    for (const [session, runtime] of this.runtimes) {
+      if (this.runtimes.size <= this.options.maxSessions) return;
+      if (runtime.inflightCount > 0) continue;
+      this.runtimes.delete(session);
+      this.runtimePartition.delete(session);
+      await runtime.close();
+    }
+  }
+
+  private async slot(): Promise<void> {
+    while (this.running >= this.options.maxConcurrentCalls) {
+      await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
+    }
+    this.running++;
+  }
+
+  private release(): void {
+    this.running = Math.max(0, this.running - 1);
+    this.slotWaiters.shift()?.();
+  }
+
+  private async commitAll(): Promise<void> {
+    for (const [partition, state] of this.partitions) await this.commit(partition, state);
+  }
+
+  private async commit(partition: number, state: PartitionState): Promise<void> {
+    const offset = state.tracker?.committable();
+    if (offset === undefined || state.lastCommitted === offset || this.membership === undefined)
+      return;
+    try {
+      await this.membership.commit(partition, offset);
+      state.lastCommitted = offset;
+    } catch (error) {
+      this.onProblem(`commit requests ${partition}@${offset}`, error);
+    }
+  }
+}

@@ -1,0 +1,76 @@
+import counting from '@tidemark/examples/counting';
+import interactive from '@tidemark/examples/interactive';
+import { describe, expect, it } from 'vitest';
+import { runTool } from '@tidemark/worker/testing';
+
+describe('the tool test harness, on the example modules', () => {
+  it('runs count with one progress notification per number and the exact result', async () => {
+    const run = await runTool(counting, 'count', { to: 5, delayMs: 0 });
+    expect(run.progress.map((p) => [p.progress, p.total, p.message])).toEqual(
+      [1, 2, 3, 4, 5].map((i) => [i, 5, String(i)]),
+    );
+    expect(run.result.content).toEqual([{ type: 'text', text: '1,2,3,4,5' }]);
+    expect(run.result.structuredContent).toEqual({ numbers: [1, 2, 3, 4, 5] });
+    expect(run.attempts).toBe(1);
+  });
+
+  it('retries flaky_count as new executions until it succeeds', async () => {
+    const run = await runTool(counting, 'flaky_count', {
+      to: 4,
+      delayMs: 0,
+      failAt: 3,
+      failAttempts: 2,
+    });
+    expect(run.attempts).toBe(3);
+    expect(run.result.isError).not.toBe(true);
+    expect(run.result.content).toEqual([{ type: 'text', text: '1,2,3,4' }]);
+    // Each failed attempt got as far as 2 before failing at 3.
+    expect(run.progress.map((p) => p.progress)).toEqual([1, 2, 1, 2, 1, 2, 3, 4]);
+  });
+
+  it('gives up after the policy’s attempts and reports the error as a tool error', async () => {
+    const run = await runTool(counting, 'flaky_count', {
+      to: 3,
+      delayMs: 0,
+      failAt: 2,
+      failAttempts: 9,
+    });
+    expect(run.attempts).toBe(5);
+    expect(run.result.isError).toBe(true);
+  });
+
+  it('cancels a running tool through its signal', async () => {
+    const controller = new AbortController();
+    const started = Date.now();
+    const running = runTool(
+      counting,
+      'count',
+      { to: 1000, delayMs: 20 },
+      { signal: controller.signal },
+    );
+    setTimeout(() => controller.abort(), 100);
+    await expect(running).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('answers elicitation from the test, accepting or declining', async () => {
+    const accepted = await runTool(
+      interactive,
+      'confirm_delete',
+      { path: '/tmp/a' },
+      { elicit: () => ({ action: 'accept', content: { confirm: true } }) },
+    );
+    expect(accepted.result.content).toEqual([{ type: 'text', text: 'deleted /tmp/a' }]);
+    const declined = await runTool(interactive, 'confirm_delete', { path: '/tmp/a' });
+    expect(declined.result.content).toEqual([{ type: 'text', text: 'kept /tmp/a' }]);
+  });
+
+  it('reports the progress of a long job', async () => {
+    const run = await runTool(interactive, 'export_report', { steps: 3, stepMs: 1 });
+    expect(run.progress.map((p) => p.message)).toEqual([
+      'exported part 1 of 3',
+      'exported part 2 of 3',
+      'exported part 3 of 3',
+    ]);
+  });
+});

@@ -1,0 +1,176 @@
+import { EmbeddedLog } from '@tidemark/embedded-log';
+import counting from '@tidemark/examples/counting';
+import interactive from '@tidemark/examples/interactive';
+import { TOPIC_CLEANUP, TOPIC_ROLES, topicNames, type TopicNames } from '@tidemark/protocol';
+import { Worker, type WorkerOptions } from '@tidemark/worker';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { LogClient, outcome } from '../support/log-client.js';
+
+const PARTITIONS = 2;
+
+function setup() {
+  const log = new EmbeddedLog({ path: ':memory:' });
+  const topics: TopicNames = topicNames('t.');
+  for (const role of TOPIC_ROLES)
+    log.createTopic({ name: topics[role], partitions: PARTITIONS, cleanup: TOPIC_CLEANUP[role] });
+  const executions: Array<{ stream: string; attempt: number; cause: string }> = [];
+  const workers: Worker[] = [];
+  const startWorker = async (extra: Partial<WorkerOptions> = {}) => {
+    const worker = new Worker({
+      log,
+      topics,
+      modules: [counting, interactive],
+      pollMs: 50,
+      commitIntervalMs: 50,
+      onExecution: (e) => executions.push(e),
+      onProblem: () => {},
+      ...extra,
+    });
+    await worker.start();
+    workers.push(worker);
+    return worker;
+  };
+  const client = () => {
+    const c = new LogClient(log, topics, PARTITIONS);
+    onTestFinished(() => c.close());
+    return c;
+  };
+  onTestFinished(async () => {
+    for (const worker of workers) await worker.stop();
+    await log.close();
+  });
+  return { log, topics, startWorker, client, executions };
+}
+
+describe('the worker on the embedded log', () => {
+  it('runs a tool call: stamped progress 1..n, then the exact result, the stream terminal', async () => {
+    const { startWorker, client } = setup();
+    await startWorker();
+    const c = client();
+    await c.initialize();
+    const seen = await c.call(1, 'count', { to: 20, delayMs: 0 }).done;
+    expect(outcome(seen)).toEqual({
+      resets: [],
+      progress: Array.from({ length: 20 }, (_, i) => i + 1),
+      text: Array.from({ length: 20 }, (_, i) => i + 1).join(','),
+      isError: false,
+    });
+  });
+
+  it('retries flaky_count as new generations: one reset per failed attempt, then the exact result', async () => {
+    const { startWorker, client, executions } = setup();
+    await startWorker();
+    const c = client();
+    await c.initialize();
+    const seen = await c.call('f', 'flaky_count', { to: 5, delayMs: 0, failAt: 3, failAttempts: 2 })
+      .done;
+    expect(outcome(seen)).toEqual({
+      resets: ['generation-superseded', 'generation-superseded'],
+      progress: [1, 2, 3, 4, 5],
+      text: '1,2,3,4,5',
+      isError: false,
+    });
+    expect(executions.filter((e) => e.stream === 'rf').map((e) => [e.attempt, e.cause])).toEqual([
+      [1, 'first'],
+      [2, 'retry'],
+      [3, 'retry'],
+    ]);
+  });
+
+  it('a worker taking over re-runs an unfinished call as a new generation: the client is reset, then gets the exact result', async () => {
+    const { startWorker, client, executions } = setup();
+    const first = await startWorker();
+    const c = client();
+    await c.initialize();
+    let progressSeen = 0;
+    const watching = c.watch(7, (s) => {
+      if (s.kind === 'message' && s.message['method'] === 'notifications/progress') progressSeen++;
+    });
+    const call = c.call(7, 'count', { to: 30, delayMs: 20 });
+    await call.sent;
+    while (progressSeen < 5) await new Promise((resolve) => setTimeout(resolve, 10));
+    await first.stop(); // its calls end unfinished; the group hands the partitions on
+    await startWorker();
+    const seen = await watching.done;
+    const result = outcome(seen);
+    expect(result.resets).toEqual(['generation-superseded']);
+    expect(result.progress).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    expect(result.text).toBe(Array.from({ length: 30 }, (_, i) => i + 1).join(','));
+    expect(executions.filter((e) => e.stream === 'n7').map((e) => e.cause)).toEqual([
+      'first',
+      'takeover',
+    ]);
+  });
+
+  it('never runs a finished call again when its request is delivered again', async () => {
+    const { startWorker, client, executions } = setup();
+    await startWorker();
+    const c = client();
+    await c.initialize();
+    await c.call(1, 'count', { to: 3, delayMs: 0 }).done;
+    // Another group reads every request from the start, as after a crash before any commit.
+    await startWorker({ group: 'another-group' });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(executions.filter((e) => e.stream === 'n1')).toHaveLength(1);
+  });
+
+  it('cancellation stops the tool and ends the stream with a terminal record', async () => {
+    const { startWorker, client } = setup();
+    await startWorker();
+    const c = client();
+    await c.initialize();
+    let progressSeen = 0;
+    const call = c.call(9, 'count', { to: 1000, delayMs: 10 });
+    const watching = c.watch(9, (s) => {
+      if (s.kind === 'message' && s.message['method'] === 'notifications/progress') progressSeen++;
+    });
+    while (progressSeen < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+    await c.send({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: 9, reason: 'user' },
+    });
+    const seen = await watching.done;
+    await call.done;
+    const final = seen.at(-1);
+    expect(final).toMatchObject({ kind: 'message', final: true });
+    expect(outcome(seen).progress.length).toBeLessThan(100);
+  });
+
+  it('carries an elicitation to the client through events and its answer back through requests', async () => {
+    const { startWorker, client } = setup();
+    await startWorker();
+    const c = client();
+    await c.initialize();
+    const answered = new Set<unknown>();
+    const watching = c.watch('del', (s) => {
+      if (
+        s.kind === 'message' &&
+        s.message['method'] === 'elicitation/create' &&
+        !answered.has(s.message['id'])
+      ) {
+        answered.add(s.message['id']);
+        void c.send({
+          jsonrpc: '2.0',
+          id: s.message['id'],
+          result: { action: 'accept', content: { confirm: true } },
+        });
+      }
+    });
+    const call = c.call('del', 'confirm_delete', { path: '/data/old.csv' });
+    const seen = await watching.done;
+    await call.done;
+    expect(outcome(seen).text).toBe('deleted /data/old.csv');
+  });
+
+  it('restores a session it never saw from the sessions topic (another worker initialized it)', async () => {
+    const { startWorker, client } = setup();
+    const first = await startWorker();
+    const c = client();
+    await c.initialize();
+    await first.stop();
+    await startWorker();
+    const seen = await c.call(2, 'count', { to: 3, delayMs: 0 }).done;
+    expect(outcome(seen).text).toBe('1,2,3');
+  });
+});
