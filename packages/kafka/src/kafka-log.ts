@@ -17,12 +17,16 @@ import {
   type AppendRecord,
   type FetchOptions,
   type FetchResult,
+  type GroupMembership,
+  type GroupPort,
+  type JoinGroupOptions,
   type LogIdentity,
   type LogPort,
   type LogRecord,
   type PartitionOffsets,
 } from '@tidemark/protocol';
 import { isStaleMetadata, toTidemarkError } from './errors.js';
+import { joinKafkaGroup } from './kafka-group.js';
 
 export interface KafkaLogOptions {
   /** Bootstrap brokers, `host:port`. */
@@ -36,11 +40,14 @@ export interface KafkaLogOptions {
   >;
   /** Bytes one fetch may return per partition. Default 1 MiB. */
   fetchMaxBytes?: number;
+  /** Consumer-group session timeout: how soon a dead member's partitions move. Default 10 s. */
+  groupSessionTimeoutMs?: number;
 }
 
 export const KAFKA_LOG_DEFAULTS = {
   clientId: 'tidemark',
   fetchMaxBytes: 1 << 20,
+  groupSessionTimeoutMs: 10_000,
 } as const;
 
 interface TopicMetadata {
@@ -58,7 +65,7 @@ const READ_UNCOMMITTED = 0;
  * group, no auto-reset: `OFFSET_OUT_OF_RANGE` is surfaced); writes go through one idempotent
  * producer with `acks=all`.
  */
-export class KafkaLog implements LogPort {
+export class KafkaLog implements LogPort, GroupPort {
   readonly kind = 'kafka';
   private readonly producer: Producer<Buffer, Buffer, Buffer, Buffer>;
   private readonly reader: Consumer;
@@ -67,6 +74,8 @@ export class KafkaLog implements LogPort {
   private readonly pollConnections = new Map<string, ConnectionPool>();
   private readonly connectionOptions: KafkaLogOptions['connection'];
   private readonly clientId: string;
+  private readonly brokers: string[];
+  private readonly groupSessionTimeoutMs: number;
   private readonly admin: Admin;
   private readonly fetchMaxBytes: number;
   private readonly topics = new Map<string, Promise<TopicMetadata>>();
@@ -100,6 +109,16 @@ export class KafkaLog implements LogPort {
     this.fetchConnections = new ConnectionPool(`${clientId}-fetch`, options.connection);
     this.connectionOptions = options.connection;
     this.clientId = clientId;
+    this.brokers = [...options.brokers];
+    this.groupSessionTimeoutMs =
+      options.groupSessionTimeoutMs ?? KAFKA_LOG_DEFAULTS.groupSessionTimeoutMs;
+    if (!Number.isInteger(this.groupSessionTimeoutMs) || this.groupSessionTimeoutMs < 1000) {
+      throw invalidOption(
+        'groupSessionTimeoutMs',
+        'an integer >= 1000',
+        this.groupSessionTimeoutMs,
+      );
+    }
     this.admin = new Admin({ ...base, clientId: `${clientId}-admin` });
   }
 
@@ -271,6 +290,21 @@ export class KafkaLog implements LogPort {
     } catch (error) {
       throw toTidemarkError(error, `deleteRecords ${topic}/${partition} before ${offset}`);
     }
+  }
+
+  /** Joins a consumer group on `topic`, for its assignments and committed offsets (see `GroupPort`). */
+  joinGroup(options: JoinGroupOptions): Promise<GroupMembership> {
+    this.assertOpen();
+    return joinKafkaGroup(
+      {
+        brokers: this.brokers,
+        clientId: `${this.clientId}-group`,
+        connection: this.connectionOptions,
+        sessionTimeoutMs: this.groupSessionTimeoutMs,
+        heartbeatIntervalMs: Math.max(500, Math.floor(this.groupSessionTimeoutMs / 5)),
+      },
+      options,
+    );
   }
 
   async close(): Promise<void> {

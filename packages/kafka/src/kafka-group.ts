@@ -1,0 +1,95 @@
+import { Consumer, type ConnectionOptions } from '@platformatic/kafka';
+import type { GroupMembership, JoinGroupOptions } from '@tidemark/protocol';
+import { toTidemarkError } from './errors.js';
+
+export interface KafkaGroupOptions {
+  brokers: readonly string[];
+  clientId: string;
+  connection?:
+    | Pick<
+        ConnectionOptions,
+        'tls' | 'sasl' | 'tlsServerName' | 'connectTimeout' | 'requestTimeout'
+      >
+    | undefined;
+  /** The broker removes a member it has not heard from for this long. Default 10 s. */
+  sessionTimeoutMs: number;
+  heartbeatIntervalMs: number;
+}
+
+/**
+ * Membership in a Kafka consumer group, used only for its assignments and committed offsets: the
+ * member reads its partitions itself (raw fetches from the committed offset). Assignments are
+ * diffed on every join; a partition another member now owns is revoked.
+ */
+export async function joinKafkaGroup(
+  options: KafkaGroupOptions,
+  join: JoinGroupOptions,
+): Promise<GroupMembership> {
+  const consumer = new Consumer({
+    clientId: options.clientId,
+    groupId: join.group,
+    bootstrapBrokers: [...options.brokers],
+    ...options.connection,
+    sessionTimeout: options.sessionTimeoutMs,
+    heartbeatInterval: options.heartbeatIntervalMs,
+    rebalanceTimeout: options.sessionTimeoutMs,
+  });
+  consumer.topics.trackAll(join.topic);
+  let owned = new Set<number>();
+  let changes = Promise.resolve();
+  const sync = (assignments: ReadonlyArray<{ topic: string; partitions: number[] }> | null) => {
+    const now = new Set(
+      (assignments ?? []).filter((a) => a.topic === join.topic).flatMap((a) => a.partitions),
+    );
+    const revoked = [...owned].filter((p) => !now.has(p));
+    const added = [...now].filter((p) => !owned.has(p));
+    owned = now;
+    // Changes apply in order: a revocation finishes before a later assignment starts.
+    changes = changes.then(async () => {
+      if (revoked.length > 0) await join.onRevoked(revoked);
+      if (added.length > 0) join.onAssigned(added);
+    });
+  };
+  consumer.on('consumer:group:join', (payload) =>
+    sync(payload.assignments ?? consumer.assignments),
+  );
+  consumer.on('consumer:group:leave', () => sync([]));
+  try {
+    await consumer.joinGroup({
+      sessionTimeout: options.sessionTimeoutMs,
+      heartbeatInterval: options.heartbeatIntervalMs,
+      rebalanceTimeout: options.sessionTimeoutMs,
+    });
+  } catch (error) {
+    await consumer.close(true);
+    throw toTidemarkError(error, `join group ${join.group}`);
+  }
+  sync(consumer.assignments);
+  return {
+    committed: async (partition) => {
+      try {
+        const offsets = await consumer.listCommittedOffsets({
+          topics: [{ topic: join.topic, partitions: [partition] }],
+        });
+        const offset = offsets.get(join.topic)?.[partition];
+        return offset === undefined || offset < 0n ? undefined : offset;
+      } catch (error) {
+        throw toTidemarkError(error, `committed offset of ${join.topic}/${partition}`);
+      }
+    },
+    commit: async (partition, offset) => {
+      try {
+        await consumer.commit({
+          offsets: [{ topic: join.topic, partition, offset, leaderEpoch: -1 }],
+        });
+      } catch (error) {
+        throw toTidemarkError(error, `commit ${join.topic}/${partition}@${offset}`);
+      }
+    },
+    leave: async () => {
+      sync([]);
+      await changes;
+      await consumer.close(true).catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,33 @@
+// A worker process for tests that kill workers: `node worker-process.ts <brokers> <prefix> <group>`.
+// Prints JSON lines: {"assigned":[...]} when its partitions change, {"execution":{...}} per execution.
+import counting from '@tidemark/examples/counting';
+import interactive from '@tidemark/examples/interactive';
+import { KafkaLog } from '@tidemark/kafka';
+import { topicNames } from '@tidemark/protocol';
+import { Worker } from '@tidemark/worker';
+
+const [brokers = '', prefix = '', group = ''] = process.argv.slice(2);
+const log = new KafkaLog({ brokers: brokers.split(','), groupSessionTimeoutMs: 6_000 });
+const worker = new Worker({
+  log,
+  topics: topicNames(prefix),
+  modules: [counting, interactive],
+  group,
+  commitIntervalMs: 200,
+  pollMs: 200,
+  onExecution: (execution) => console.log(JSON.stringify({ execution })),
+  onProblem: (problem) => console.error(problem),
+});
+await worker.start();
+let last = '';
+setInterval(() => {
+  const assigned = JSON.stringify(worker.assignedPartitions);
+  if (assigned !== last) console.log(JSON.stringify({ assigned: worker.assignedPartitions }));
+  last = assigned;
+}, 100);
+process.on('SIGTERM', () => {
+  void worker
+    .stop()
+    .then(() => log.close())
+    .finally(() => process.exit(0));
+});

@@ -1,0 +1,104 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Admin } from '@platformatic/kafka';
+import { KafkaLog, provisionTopics } from '@tidemark/kafka';
+import { uniqueTopicName } from '@tidemark/testing';
+import { describe, expect, inject, it, type TestContext } from 'vitest';
+import { LogClient, outcome } from '../support/log-client.js';
+
+const brokers = inject('kafkaBrokers');
+const script = fileURLToPath(new URL('../support/worker-process.ts', import.meta.url));
+
+interface WorkerProcess {
+  readonly child: ChildProcess;
+  assigned: number[];
+  readonly executions: Array<{ stream: string; attempt: number; cause: string }>;
+}
+
+function startWorker(ctx: TestContext, prefix: string, group: string): WorkerProcess {
+  const child = spawn(process.execPath, [script, brokers.join(','), prefix, group], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const worker: WorkerProcess = { child, assigned: [], executions: [] };
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    const event = JSON.parse(line) as {
+      assigned?: number[];
+      execution?: WorkerProcess['executions'][number];
+    };
+    if (event.assigned !== undefined) worker.assigned = event.assigned;
+    if (event.execution !== undefined) worker.executions.push(event.execution);
+  });
+  child.stderr.on('data', () => {});
+  ctx.onTestFinished(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  return worker;
+}
+
+async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('worker processes on the real broker', () => {
+  it('kill -9 of the worker running a call: the other worker re-runs it as a new generation; the client is reset and gets the exact result', async (ctx) => {
+    const prefix = `${uniqueTopicName('workers')}.`;
+    const { names } = await provisionTopics(
+      { brokers },
+      { prefix, partitions: 2, replicationFactor: 1 },
+    );
+    ctx.onTestFinished(async () => {
+      const admin = new Admin({ clientId: 'tidemark-test-cleanup', bootstrapBrokers: brokers });
+      try {
+        await admin.deleteTopics({ topics: Object.values(names) });
+      } finally {
+        await admin.close();
+      }
+    });
+    const group = `${prefix}workers`;
+    const a = startWorker(ctx, prefix, group);
+    await until(() => a.assigned.length === 2, 30_000, 'the first worker to own both partitions');
+    const log = new KafkaLog({ brokers });
+    ctx.onTestFinished(() => log.close());
+    const client = new LogClient(log, names, 2);
+    ctx.onTestFinished(() => client.close());
+    await client.initialize();
+
+    const b = startWorker(ctx, prefix, group);
+    await until(
+      () => a.assigned.length === 1 && b.assigned.length === 1,
+      30_000,
+      'the two workers to share the partitions',
+    );
+    const owner = a.assigned.includes(client.partition) ? a : b;
+    const survivor = owner === a ? b : a;
+
+    let progress = 0;
+    const watching = client.watch(5, (seen) => {
+      if (seen.kind === 'message' && seen.message['method'] === 'notifications/progress')
+        progress++;
+    });
+    const call = client.call(5, 'count', { to: 40, delayMs: 100 });
+    await call.sent;
+    await until(() => progress >= 5, 30_000, 'the call to be under way');
+    owner.child.kill('SIGKILL');
+
+    const seen = await watching.done;
+    const result = outcome(seen);
+    const numbers = Array.from({ length: 40 }, (_, i) => i + 1);
+    expect(result.resets).toEqual(['generation-superseded']);
+    expect(result.progress).toEqual(numbers);
+    expect(result.text).toBe(numbers.join(','));
+    expect(owner.executions.filter((e) => e.stream === 'n5').map((e) => e.cause)).toEqual([
+      'first',
+    ]);
+    expect(
+      survivor.executions.filter((e) => e.stream === 'n5').map((e) => [e.attempt, e.cause]),
+    ).toEqual([[2, 'takeover']]);
+  });
+});
