@@ -45,7 +45,64 @@ async function until(condition: () => boolean, timeoutMs: number, what: string):
   }
 }
 
+async function provision(ctx: TestContext, label: string) {
+  const prefix = `${uniqueTopicName(label)}.`;
+  const { names } = await provisionTopics(
+    { brokers },
+    { prefix, partitions: 2, replicationFactor: 1 },
+  );
+  ctx.onTestFinished(async () => {
+    const admin = new Admin({ clientId: 'tidemark-test-cleanup', bootstrapBrokers: brokers });
+    try {
+      await admin.deleteTopics({ topics: Object.values(names) });
+    } finally {
+      await admin.close();
+    }
+  });
+  const log = new KafkaLog({ brokers });
+  ctx.onTestFinished(() => log.close());
+  return { prefix, names, log };
+}
+
 describe('worker processes on the real broker', () => {
+  it('retries flaky_count as new generations (one reset per failed attempt), and never re-runs a finished call', async (ctx) => {
+    const { prefix, names, log } = await provision(ctx, 'flaky');
+    const worker = startWorker(ctx, prefix, `${prefix}workers`);
+    await until(() => worker.assigned.length === 2, 30_000, 'the worker to own both partitions');
+    const client = new LogClient(log, names, 2);
+    ctx.onTestFinished(() => client.close());
+    await client.initialize();
+    const seen = await client.call('f', 'flaky_count', {
+      to: 6,
+      delayMs: 0,
+      failAt: 4,
+      failAttempts: 2,
+    }).done;
+    expect(outcome(seen)).toEqual({
+      resets: ['generation-superseded', 'generation-superseded'],
+      progress: [1, 2, 3, 4, 5, 6],
+      text: '1,2,3,4,5,6',
+      isError: false,
+    });
+    expect(
+      worker.executions.filter((e) => e.stream === 'rf').map((e) => [e.attempt, e.cause]),
+    ).toEqual([
+      [1, 'first'],
+      [2, 'retry'],
+      [3, 'retry'],
+    ]);
+    // A worker of another group reads every request again from the start, as after a crash before
+    // any commit: the finished calls are not run again.
+    const again = startWorker(ctx, prefix, `${prefix}other-group`);
+    await until(
+      () => again.assigned.length === 2,
+      30_000,
+      'the second group to own both partitions',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(again.executions).toEqual([]);
+  });
+
   it('kill -9 of the worker running a call: the other worker re-runs it as a new generation; the client is reset and gets the exact result', async (ctx) => {
     const prefix = `${uniqueTopicName('workers')}.`;
     const { names } = await provisionTopics(

@@ -166,6 +166,27 @@ describe('the worker on the embedded log', () => {
     expect(outcome(seen).text).toBe('deleted /data/old.csv');
   });
 
+  it('answers a call beyond the per-session limit with an error, and keeps serving other sessions', async () => {
+    const { startWorker, client } = setup();
+    await startWorker({ maxConcurrentCallsPerSession: 1 });
+    const busy = client();
+    await busy.initialize();
+    const long = busy.call('long', 'count', { to: 50, delayMs: 20 });
+    await long.sent;
+    const refused = await busy.call('second', 'count', { to: 2, delayMs: 0 }).done;
+    expect(refused.at(-1)).toMatchObject({
+      kind: 'message',
+      final: true,
+      message: { error: { code: -32000 } },
+    });
+    const other = client();
+    await other.initialize();
+    expect(outcome(await other.call(1, 'count', { to: 2, delayMs: 0 }).done).text).toBe('1,2');
+    expect(outcome(await long.done).text).toBe(
+      Array.from({ length: 50 }, (_, i) => i + 1).join(','),
+    );
+  });
+
   it('restores a session it never saw from the sessions topic (another worker initialized it)', async () => {
     const { startWorker, client } = setup();
     const first = await startWorker();

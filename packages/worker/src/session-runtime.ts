@@ -26,6 +26,8 @@ export interface SessionRuntimeOptions {
   writer: StreamWriter;
   heads: StreamHeadStore;
   onDone: StreamDone;
+  /** Calls of this session running at once; more are answered with an error at once. */
+  maxConcurrentCalls: number;
   /** Observability hooks: executions started (per generation) and skipped. */
   onExecution?: (event: { stream: StreamId; attempt: number; cause: string }) => void;
 }
@@ -92,6 +94,18 @@ export class SessionRuntime {
       previous: head,
       cause: head === undefined ? 'first' : 'takeover',
     });
+    if (this.inflight.size >= this.options.maxConcurrentCalls) {
+      // One busy session must not hold the partition (and every other session on it) back.
+      await writer.finish({
+        jsonrpc: '2.0',
+        id: message.id,
+        error: {
+          code: -32000,
+          message: `Too many concurrent requests in this session (limit ${this.options.maxConcurrentCalls}); retry later`,
+        },
+      });
+      return this.options.onDone(offset);
+    }
     this.options.onExecution?.({
       stream,
       attempt: writer.generation.attempt,
@@ -112,13 +126,18 @@ export class SessionRuntime {
     this.transport.deliver(message);
   }
 
-  /** Stops every execution of this session (partition revoked, worker stopping). */
-  async close(): Promise<void> {
-    if (this.closed) return;
+  /**
+   * Stops every execution of this session (partition revoked, worker stopping). Their streams stay
+   * unfinished, so the next owner runs them again. Resolves with how many calls were stopped.
+   */
+  async close(): Promise<number> {
+    if (this.closed) return 0;
     this.closed = true;
+    const stopped = this.inflight.size;
     for (const entry of this.inflight.values()) entry.closed = true;
     this.inflight.clear();
     await this.server.close();
+    return stopped;
   }
 
   /** Where the SDK's outbound messages go. */

@@ -33,6 +33,8 @@ export interface WorkerOptions {
   maxSessions?: number;
   /** Calls running at once on this worker; reading waits beyond it. Default 64. */
   maxConcurrentCalls?: number;
+  /** Calls of one session running at once; more are answered with an error. Default 16. */
+  maxConcurrentCallsPerSession?: number;
   /** How often committable offsets are committed. Default 1,000 ms. */
   commitIntervalMs?: number;
   /** Long-poll wait on `requests`. Default 500 ms. */
@@ -53,6 +55,7 @@ export const WORKER_DEFAULTS = {
   serverInfo: { name: 'tidemark', version: '0.1.0' },
   maxSessions: 1_000,
   maxConcurrentCalls: 64,
+  maxConcurrentCallsPerSession: 16,
   commitIntervalMs: 1_000,
   pollMs: 500,
 } as const;
@@ -174,7 +177,8 @@ export class Worker {
     await Promise.all(states.map(([, state]) => state.done));
     for (const [session, partition] of this.runtimePartition) {
       if (!partitions.includes(partition)) continue;
-      await this.runtimes.get(session)?.close();
+      const stopped = (await this.runtimes.get(session)?.close()) ?? 0;
+      for (let i = 0; i < stopped; i++) this.release();
       this.runtimes.delete(session);
       this.runtimePartition.delete(session);
     }
@@ -253,10 +257,15 @@ export class Worker {
       }
       if ('method' in message && 'id' in message && message.id !== undefined) {
         await this.slot();
-        await runtime.request(
-          record.offset,
-          message as JSONRPCMessage & { id: RequestId; method: string },
-        );
+        try {
+          await runtime.request(
+            record.offset,
+            message as JSONRPCMessage & { id: RequestId; method: string },
+          );
+        } catch (error) {
+          this.release(); // the call never started: its slot is free again
+          throw error;
+        }
       } else {
         await runtime.other(message);
         done();
@@ -288,6 +297,7 @@ export class Worker {
       serverInfo: this.options.serverInfo,
       writer: this.writer,
       heads: this.heads,
+      maxConcurrentCalls: this.options.maxConcurrentCallsPerSession,
       onDone: (offset) => {
         this.partitions.get(partition)?.tracker?.done(offset);
         this.release();
