@@ -1,9 +1,11 @@
+import { defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
 
-// Workspace packages resolve to their TypeScript sources, so tests need no build step.
-const conditions = ['@tidemark/source', 'node', 'import', 'module', 'default'];
+// Workspace packages resolve to their TypeScript sources, so tests need no build step. Only for
+// code Vite transforms: dependencies loaded by Node keep Node's own conditions.
+const conditions = ['@tidemark/source', ...defaultServerConditions];
 const resolve = { conditions };
-const ssr = { resolve: { conditions, externalConditions: conditions } };
+const ssr = { resolve: { conditions } };
 
 export default defineConfig({
   test: {
@@ -29,7 +31,11 @@ export default defineConfig({
         ssr,
         test: {
           name: 'unit',
-          include: ['packages/*/test/**/*.test.ts', 'test/worker/**/*.test.ts'],
+          include: [
+            'packages/*/test/**/*.test.ts',
+            'test/worker/**/*.test.ts',
+            'test/gateway/**/*.test.ts',
+          ],
           exclude: ['**/*.kafka.test.ts', '**/node_modules/**'],
         },
       },

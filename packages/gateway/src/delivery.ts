@@ -1,0 +1,149 @@
+import { PartitionTail, type Subscription } from '@tidemark/log';
+import {
+  decodeStamp,
+  encodeEventId,
+  resetNotification,
+  type StreamCursor,
+  type CursorStep,
+  type Keyring,
+  type LogIdentity,
+  type LogPort,
+  type SessionId,
+  type StreamEnd,
+  type StreamId,
+} from '@tidemark/protocol';
+import type { SseStream } from './sse.js';
+
+/** One shared tail per partition of `events` in this gateway, started and stopped with their streams. */
+export class EventTails {
+  private readonly tails = new Map<number, PartitionTail>();
+
+  constructor(
+    private readonly port: LogPort,
+    private readonly topic: string,
+    private readonly maxWaitMs: number,
+  ) {}
+
+  tail(partition: number): PartitionTail {
+    let tail = this.tails.get(partition);
+    if (tail === undefined) {
+      tail = new PartitionTail({
+        port: this.port,
+        topic: this.topic,
+        partition,
+        maxWaitMs: this.maxWaitMs,
+      });
+      this.tails.set(partition, tail);
+    }
+    return tail;
+  }
+
+  /** Live streams per partition, for metrics and tests. */
+  get subscriberCounts(): Map<number, number> {
+    return new Map([...this.tails].map(([p, t]) => [p, t.subscriberCount]));
+  }
+
+  close(): void {
+    for (const tail of this.tails.values()) tail.close();
+  }
+}
+
+export interface DeliveryOptions {
+  session: SessionId;
+  stream: StreamId;
+  partition: number;
+  log: LogIdentity;
+  keyring: Keyring;
+  tails: EventTails;
+  sse: SseStream;
+  fromOffset: bigint;
+  cursor: StreamCursor<unknown>;
+  /** The high watermark when the delivery was decided: reaching it means caught up. */
+  caughtUpAt: bigint;
+  /** A finished stream's end, when its head knows it (to deliver a compacted-away final record). */
+  terminal: StreamEnd | undefined;
+  /** Called when the stream ended (final record written, or the log refused). */
+  onEnd?: (reason: 'final' | 'closed' | 'error') => void;
+}
+
+/**
+ * Streams one MCP stream from the log to one SSE response, through the shared partition tail and
+ * the protocol's delivery rules: each message gets its event id, a new generation or a hole
+ * becomes a reset notification, superseded records are dropped, and the final record ends it.
+ */
+export function deliver(options: DeliveryOptions): Subscription {
+  const { sse, cursor, session, stream } = options;
+  const holder: { subscription?: Subscription } = {};
+  let finished = false;
+  const finish = (reason: 'final' | 'closed' | 'error') => {
+    if (finished) return;
+    finished = true;
+    holder.subscription?.close();
+    if (reason !== 'closed') sse.end();
+    options.onEnd?.(reason);
+  };
+  const idFor = (
+    offset: bigint,
+    generation: Parameters<typeof encodeEventId>[0]['generation'],
+    seq: number,
+  ) =>
+    encodeEventId(
+      { log: options.log, partition: options.partition, offset, generation, seq, stream },
+      session,
+      options.keyring,
+    );
+
+  const apply = (step: CursorStep<unknown>) => {
+    if (step.kind === 'skip') return;
+    if (step.kind === 'reset-only') {
+      sse.event(
+        idFor(step.record.offset, step.generation, 0),
+        resetNotification(step.reason, step.generation),
+      );
+      return;
+    }
+    if (step.resetBefore !== undefined)
+      sse.event(undefined, resetNotification(step.resetBefore.reason, step.resetBefore.generation));
+    const { stamp } = step.record;
+    if (step.record.payload !== undefined)
+      sse.event(idFor(step.record.offset, stamp.generation, stamp.seq), step.record.payload);
+    if (step.final) finish('final');
+  };
+
+  const completeIfCaughtUp = (lastOffset: bigint) => {
+    if (finished || options.terminal === undefined || lastOffset + 1n < options.caughtUpAt) return;
+    const step = cursor.complete(stream);
+    if (step !== undefined) apply(step);
+  };
+
+  holder.subscription = options.tails.tail(options.partition).subscribe(options.fromOffset, {
+    onRecords: (records) => {
+      for (const record of records) {
+        if (finished) return;
+        if (record.key !== session) continue;
+        const decoded = decodeStamp(record.headers);
+        if (!decoded.ok || decoded.stamp.stream !== stream) continue;
+        let payload: unknown;
+        try {
+          payload =
+            record.value === null ? undefined : JSON.parse(Buffer.from(record.value).toString());
+        } catch {
+          continue;
+        }
+        apply(
+          cursor.accept({
+            offset: record.offset,
+            stamp: decoded.stamp,
+            ...(payload === undefined ? {} : { payload }),
+          }),
+        );
+      }
+      const last = records.at(-1);
+      if (last !== undefined) completeIfCaughtUp(last.offset);
+    },
+    onError: () => finish('error'),
+  });
+  if (options.fromOffset >= options.caughtUpAt) completeIfCaughtUp(options.fromOffset);
+  void sse.closed.then(() => finish('closed'));
+  return { close: () => finish('closed') };
+}

@@ -1,0 +1,615 @@
+import type { Server } from 'node:http';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { SessionStore, StreamHeadStore } from '@tidemark/log';
+import {
+  decideResume,
+  decodeStamp,
+  encodeEventId,
+  invalidOption,
+  invalidResumeBody,
+  newSessionId,
+  parseSessionId,
+  partitionForSession,
+  requestStreamId,
+  resetNotification,
+  STANDALONE_STREAM,
+  StreamCursor,
+  verifyEventId,
+  WireAnswers,
+  type Keyring,
+  type LogIdentity,
+  type LogPort,
+  type RequestId,
+  type SessionId,
+  type StreamId,
+  type TopicNames,
+} from '@tidemark/protocol';
+import { deliver, EventTails } from './delivery.js';
+import { SseStream } from './sse.js';
+
+/** The legacy-lane protocol revisions this gateway speaks (sessions, SSE ids, resume). */
+export const LEGACY_PROTOCOL_VERSIONS = ['2025-03-26', '2025-06-18', '2025-11-25'] as const;
+
+export interface AuthResult {
+  /** The authenticated subject a session is bound to. */
+  subject: string;
+}
+
+export interface GatewayOptions {
+  log: LogPort;
+  topics: TopicNames;
+  /** Signs and verifies event ids. Every replica must share it. */
+  keyring: Keyring;
+  /** Path of the MCP endpoint. Default `/mcp`. */
+  path?: string;
+  /** Allowed `Origin` values; requests with another Origin get 403. Default: loopback origins only. */
+  allowedOrigins?: readonly string[] | 'any';
+  /** Allowed `Host` values (DNS-rebinding protection). Default: any. */
+  allowedHosts?: readonly string[];
+  /** Largest request body, bytes. Default 4 MiB. */
+  maxBodyBytes?: number;
+  /** Keep-alive comment interval on SSE streams. Default 15 s. */
+  keepAliveMs?: number;
+  /** `retry:` hint sent to clients (priming, drain). Default 1,000 ms. */
+  retryMs?: number;
+  /** Bytes buffered for a slow SSE reader before its stream is closed for it to resume. Default 1 MiB. */
+  maxBufferedBytes?: number;
+  /** Long-poll wait of the shared tails. Default 500 ms. */
+  tailWaitMs?: number;
+  /**
+   * Bearer-token hook: resolves the subject of a request, or undefined to answer 401. When set,
+   * sessions are bound to their subject; another subject presenting the session id gets 404.
+   */
+  authenticate?: (req: Request) => Promise<AuthResult | undefined>;
+  /** Unexpected failures answered with 5xx. Default: stderr. */
+  onError?: (error: unknown) => void;
+  now?: () => number;
+}
+
+export const GATEWAY_DEFAULTS = {
+  path: '/mcp',
+  maxBodyBytes: 4 * 1024 * 1024,
+  keepAliveMs: 15_000,
+  retryMs: 1_000,
+  maxBufferedBytes: 1024 * 1024,
+  tailWaitMs: 500,
+} as const;
+
+const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/;
+
+interface JsonRpcMessage {
+  jsonrpc?: unknown;
+  id?: RequestId | null;
+  method?: unknown;
+  params?: unknown;
+  result?: unknown;
+  error?: unknown;
+}
+
+export interface Gateway {
+  readonly app: express.Express;
+  /** Listens on `host:port` (port 0: any free one); resolves with the server. */
+  listen(port: number, host: string): Promise<Server>;
+  /** SIGTERM: stop accepting, end open streams with a retry hint so clients resume elsewhere. */
+  drain(): Promise<void>;
+  /** Live SSE streams now. */
+  readonly openStreams: number;
+}
+
+/**
+ * The stateless gateway: MCP Streamable HTTP for the legacy lane (2025-03-26 … 2025-11-25).
+ * Everything that matters lives in the log — sessions, requests, events, stream heads — so any
+ * replica serves any session and a client may change replica on every request.
+ */
+export async function createGateway(options: GatewayOptions): Promise<Gateway> {
+  const o = { ...GATEWAY_DEFAULTS, ...options };
+  for (const key of [
+    'maxBodyBytes',
+    'keepAliveMs',
+    'retryMs',
+    'maxBufferedBytes',
+    'tailWaitMs',
+  ] as const) {
+    if (!Number.isInteger(o[key]) || o[key] < 1)
+      throw invalidOption(key, 'a positive integer', o[key]);
+  }
+  const now = options.now ?? Date.now;
+  const onError =
+    options.onError ??
+    ((error: unknown) =>
+      process.stderr.write(
+        `tidemark gateway: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      ));
+  const { log: port, topics, keyring } = options;
+  const partitionCount = await port.partitionCount(topics.events);
+  const logIdentity: LogIdentity = await port.identity(topics.events);
+  const stores = { port, topics, partitionCount };
+  const sessions = new SessionStore(stores);
+  const heads = new StreamHeadStore(stores);
+  const tails = new EventTails(port, topics.events, o.tailWaitMs);
+  const open = new Set<SseStream>();
+  const servers = new Set<Server>();
+  let draining = false;
+  const sseOptions = {
+    keepAliveMs: o.keepAliveMs,
+    maxBufferedBytes: o.maxBufferedBytes,
+    retryMs: o.retryMs,
+  };
+
+  const app = express();
+  app.disable('x-powered-by');
+
+  app.use(o.path, (req, res, next) => {
+    if (draining)
+      return void jsonError(res, 503, -32000, 'Service draining: retry on another replica');
+    const origin = req.headers.origin;
+    if (origin !== undefined && o.allowedOrigins !== 'any') {
+      const allowed =
+        o.allowedOrigins === undefined
+          ? LOOPBACK_ORIGIN.test(origin)
+          : o.allowedOrigins.includes(origin);
+      if (!allowed) return void jsonError(res, 403, -32000, 'Forbidden: Origin not allowed');
+    }
+    if (o.allowedHosts !== undefined && !o.allowedHosts.includes(req.headers.host ?? '')) {
+      return void jsonError(res, 403, -32000, 'Forbidden: Host not allowed');
+    }
+    next();
+  });
+
+  app.post(o.path, express.json({ limit: o.maxBodyBytes, type: () => true }), (req, res, next) => {
+    void handlePost(req, res).catch(next);
+  });
+  app.get(o.path, (req, res, next) => {
+    void handleGet(req, res).catch(next);
+  });
+  app.delete(o.path, (req, res, next) => {
+    void handleDelete(req, res).catch(next);
+  });
+  app.all(o.path, (_req, res) => {
+    res.setHeader('Allow', 'GET, POST, DELETE');
+    jsonError(res, 405, -32000, 'Method not allowed');
+  });
+  // One place that turns anything thrown into an answer: bad JSON, oversize bodies, log failures.
+  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const status =
+      typeof error === 'object' && error !== null && 'status' in error ? Number(error.status) : 500;
+    if (res.headersSent) return void res.end();
+    if (status === 413)
+      return void jsonError(res, 413, -32000, `Request body larger than ${o.maxBodyBytes} bytes`);
+    if (status === 400)
+      return void jsonError(res, 400, -32700, 'Parse error: the body is not JSON');
+    onError(error);
+    jsonError(res, 503, -32000, 'The log is unavailable; retry');
+  });
+
+  async function handlePost(req: Request, res: Response): Promise<void> {
+    if (!isJson(req.headers['content-type']))
+      return jsonError(
+        res,
+        415,
+        -32000,
+        'Unsupported Media Type: Content-Type must be application/json',
+      );
+    const accept = String(req.headers.accept ?? '');
+    if (
+      !accept.includes('application/json') &&
+      !accept.includes('text/event-stream') &&
+      !accept.includes('*/*')
+    ) {
+      return jsonError(
+        res,
+        406,
+        -32000,
+        'Not Acceptable: Accept must include application/json and text/event-stream',
+      );
+    }
+    const body = req.body as unknown;
+    const messages = (Array.isArray(body) ? body : [body]) as JsonRpcMessage[];
+    if (messages.length === 0 || !messages.every(isMessage))
+      return jsonError(res, 400, -32600, 'Invalid Request: not JSON-RPC 2.0');
+    const auth = await authenticate(req, res);
+    if (auth === null) return;
+
+    const initialize = messages.find((m) => m.method === 'initialize');
+    if (initialize !== undefined) {
+      if (messages.length > 1)
+        return jsonError(res, 400, -32600, 'Invalid Request: initialize must be sent alone');
+      const session = newSessionId();
+      const requested = (initialize.params as { protocolVersion?: unknown } | undefined)
+        ?.protocolVersion;
+      const version = typeof requested === 'string' ? requested : '';
+      await sessions.create({
+        id: session,
+        protocolVersion: version,
+        initialize,
+        ...(auth === undefined ? {} : { subject: auth.subject }),
+        createdAtMs: now(),
+      });
+      return streamRequest(
+        req,
+        res,
+        session,
+        version,
+        initialize as JsonRpcMessage & { id: RequestId },
+      );
+    }
+
+    const found = await findSession(req, res, auth);
+    if (found === undefined) return;
+    const version = protocolVersionOf(req, res, found.protocolVersion);
+    if (version === undefined) return;
+    if (Array.isArray(body) && version !== '2025-03-26')
+      return jsonError(
+        res,
+        400,
+        -32600,
+        'Invalid Request: JSON-RPC batches are not allowed in this protocol version',
+      );
+    const requests = messages.filter(isRequest);
+    if (requests.length === 0) {
+      await produce(found.id, messages);
+      res.status(202).end();
+      return;
+    }
+    if (messages.length > 1)
+      return jsonError(
+        res,
+        400,
+        -32600,
+        'Invalid Request: batches with requests are not supported; send requests one per POST',
+      );
+    return streamRequest(req, res, found.id, version, requests[0]!);
+  }
+
+  async function streamRequest(
+    req: Request,
+    res: Response,
+    session: SessionId,
+    version: string,
+    request: JsonRpcMessage & { id: RequestId },
+  ): Promise<void> {
+    const partition = partitionForSession(session, partitionCount);
+    const stream = requestStreamId(request.id);
+    // Every record of the new stream comes after this offset: the stream is read from here.
+    const { highWatermark } = await port.offsets(topics.events, partition);
+    const cursor = new StreamCursor<unknown>({
+      generation: undefined,
+      nextSeq: 1,
+      clientHasEvents: false,
+      fromOffset: highWatermark,
+    });
+    const accept = String(req.headers.accept ?? '');
+    if (!accept.includes('text/event-stream'))
+      return respondJson(res, session, partition, stream, cursor, highWatermark, request);
+
+    const sse = openSse(res, { 'Mcp-Session-Id': session });
+    if (version >= '2025-11-25')
+      sse.prime(
+        encodeEventId(
+          {
+            log: logIdentity,
+            partition,
+            offset: highWatermark,
+            generation: undefined,
+            seq: 0,
+            stream,
+          },
+          session,
+          keyring,
+        ),
+      );
+    deliver({
+      session,
+      stream,
+      partition,
+      log: logIdentity,
+      keyring,
+      tails,
+      sse,
+      fromOffset: highWatermark,
+      cursor,
+      caughtUpAt: highWatermark,
+      terminal: undefined,
+    });
+    await produce(session, [request]);
+  }
+
+  /** A client that accepts only JSON: wait for the final message and answer it as the body. */
+  async function respondJson(
+    res: Response,
+    session: SessionId,
+    partition: number,
+    stream: StreamId,
+    cursor: StreamCursor<unknown>,
+    fromOffset: bigint,
+    request: JsonRpcMessage,
+  ): Promise<void> {
+    const final = new Promise<unknown>((resolve, reject) => {
+      const subscription = tails.tail(partition).subscribe(fromOffset, {
+        onRecords: (records) => {
+          for (const record of records) {
+            if (record.key !== session) continue;
+            const step = stepOf(cursor, record, stream);
+            if (step?.kind === 'deliver' && step.final) {
+              subscription.close();
+              resolve(step.record.payload);
+            }
+          }
+        },
+        onError: reject,
+      });
+      res.once('close', () => subscription.close());
+    });
+    await produce(session, [request]);
+    const payload = await final;
+    res
+      .status(200)
+      .setHeader('Mcp-Session-Id', session)
+      .json(payload ?? null);
+  }
+
+  async function handleGet(req: Request, res: Response): Promise<void> {
+    if (!String(req.headers.accept ?? '').includes('text/event-stream'))
+      return jsonError(res, 406, -32000, 'Not Acceptable: Accept must include text/event-stream');
+    const auth = await authenticate(req, res);
+    if (auth === null) return;
+    const found = await findSession(req, res, auth);
+    if (found === undefined) return;
+    if (protocolVersionOf(req, res, found.protocolVersion) === undefined) return;
+    const session = found.id;
+    const partition = partitionForSession(session, partitionCount);
+    const lastEventId = req.headers['last-event-id'];
+    const offsets = await port.offsets(topics.events, partition);
+
+    if (lastEventId === undefined) {
+      // The standalone stream: server messages not tied to a request, from now on.
+      const sse = openSse(res, { 'Mcp-Session-Id': session });
+      const cursor = new StreamCursor<unknown>({
+        generation: undefined,
+        nextSeq: undefined,
+        clientHasEvents: false,
+        fromOffset: offsets.highWatermark,
+      });
+      deliver({
+        session,
+        stream: STANDALONE_STREAM,
+        partition,
+        log: logIdentity,
+        keyring,
+        tails,
+        sse,
+        fromOffset: offsets.highWatermark,
+        cursor,
+        caughtUpAt: offsets.highWatermark,
+        terminal: undefined,
+      });
+      return;
+    }
+
+    const claim = verifyEventId(Array.isArray(lastEventId) ? lastEventId[0] : lastEventId, {
+      session,
+      keyring,
+      nowMs: now(),
+    });
+    const head = claim.ok ? await heads.get(session, claim.claim.stream) : undefined;
+    const decision = decideResume({
+      claim,
+      log: logIdentity,
+      partition,
+      logStartOffset: offsets.logStartOffset,
+      highWatermark: offsets.highWatermark,
+      head,
+    });
+    if (decision.outcome === 'invalid') {
+      res
+        .status(WireAnswers.invalid.httpStatus)
+        .json(invalidResumeBody(decision.reason, decision.detail));
+      return;
+    }
+    const stream = decision.stream;
+    const sse = openSse(res, { 'Mcp-Session-Id': session });
+    if (decision.outcome === 'reset')
+      sse.event(undefined, resetNotification(decision.reason, decision.generation));
+    const plan = decision.plan;
+    if (plan.kind === 'none') return sse.end();
+    if (plan.kind === 'final') {
+      const id = encodeEventId(
+        {
+          log: logIdentity,
+          partition,
+          offset: plan.terminal.offset,
+          generation: plan.generation,
+          seq: plan.terminal.seq,
+          stream,
+        },
+        session,
+        keyring,
+      );
+      if (plan.terminal.payload !== undefined) sse.event(id, plan.terminal.payload);
+      return sse.end();
+    }
+    const cursor = new StreamCursor<unknown>({
+      generation: plan.generation,
+      nextSeq: plan.nextSeq,
+      clientHasEvents: plan.clientHasEvents,
+      fromOffset: plan.fromOffset,
+      terminal: plan.terminal,
+    });
+    deliver({
+      session,
+      stream,
+      partition,
+      log: logIdentity,
+      keyring,
+      tails,
+      sse,
+      fromOffset: plan.fromOffset,
+      cursor,
+      caughtUpAt: offsets.highWatermark,
+      terminal: plan.terminal,
+    });
+  }
+
+  async function handleDelete(req: Request, res: Response): Promise<void> {
+    const auth = await authenticate(req, res);
+    if (auth === null) return;
+    const found = await findSession(req, res, auth);
+    if (found === undefined) return;
+    await sessions.end(found.id);
+    res.status(200).end();
+  }
+
+  /** undefined: no auth configured; null: answered 401. */
+  async function authenticate(req: Request, res: Response): Promise<AuthResult | undefined | null> {
+    if (options.authenticate === undefined) return undefined;
+    const result = await options.authenticate(req);
+    if (result === undefined) {
+      res.setHeader('WWW-Authenticate', 'Bearer');
+      jsonError(res, 401, -32000, 'Unauthorized');
+      return null;
+    }
+    return result;
+  }
+
+  async function findSession(req: Request, res: Response, auth: AuthResult | undefined) {
+    const header = req.headers['mcp-session-id'];
+    if (header === undefined) {
+      jsonError(
+        res,
+        WireAnswers.missingSession.httpStatus,
+        WireAnswers.missingSession.jsonRpcCode,
+        WireAnswers.missingSession.message,
+      );
+      return undefined;
+    }
+    const id = parseSessionId(Array.isArray(header) ? (header[0] ?? '') : header);
+    const record = id === undefined ? undefined : await sessions.get(id);
+    // Another subject's session is answered exactly like an unknown one.
+    if (record === undefined || (auth !== undefined && record.subject !== auth.subject)) {
+      jsonError(
+        res,
+        WireAnswers.unknownSession.httpStatus,
+        WireAnswers.unknownSession.jsonRpcCode,
+        WireAnswers.unknownSession.message,
+      );
+      return undefined;
+    }
+    return record;
+  }
+
+  function protocolVersionOf(req: Request, res: Response, negotiated: string): string | undefined {
+    const header = req.headers['mcp-protocol-version'];
+    // Without the header a server assumes 2025-03-26 (the spec's rule for older clients).
+    const version =
+      header === undefined ? (negotiated !== '' ? negotiated : '2025-03-26') : String(header);
+    if (!(LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
+      jsonError(
+        res,
+        400,
+        -32000,
+        `Bad Request: unsupported MCP-Protocol-Version ${JSON.stringify(version).slice(0, 64)} (supported: ${LEGACY_PROTOCOL_VERSIONS.join(', ')})`,
+      );
+      return undefined;
+    }
+    return version;
+  }
+
+  async function produce(session: SessionId, messages: readonly JsonRpcMessage[]): Promise<void> {
+    const partition = partitionForSession(session, partitionCount);
+    await port.append(
+      topics.requests,
+      messages.map((message) => ({
+        partition,
+        key: session,
+        value: Buffer.from(JSON.stringify(message)),
+      })),
+    );
+  }
+
+  function openSse(res: Response, headers: Record<string, string>): SseStream {
+    const sse = new SseStream(res, sseOptions, headers);
+    open.add(sse);
+    void sse.closed.then(() => open.delete(sse));
+    return sse;
+  }
+
+  return {
+    app,
+    get openStreams() {
+      return open.size;
+    },
+    listen: (listenPort, host) =>
+      new Promise((resolve, reject) => {
+        const server = app.listen(listenPort, host, (error?: Error) =>
+          error === undefined ? resolve(server) : reject(error),
+        );
+        servers.add(server);
+      }),
+    drain: async () => {
+      draining = true;
+      for (const server of servers) server.close();
+      for (const sse of open) sse.end(o.retryMs);
+      tails.close();
+      await Promise.all(
+        [...servers].map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
+      );
+    },
+  };
+}
+
+function stepOf(
+  cursor: StreamCursor<unknown>,
+  record: {
+    offset: bigint;
+    headers: ReadonlyArray<readonly [string, string]>;
+    value: Uint8Array | null;
+  },
+  stream: StreamId,
+) {
+  const stamp = decodeStampSafe(record.headers);
+  if (stamp === undefined || stamp.stream !== stream) return undefined;
+  let payload: unknown;
+  try {
+    payload = record.value === null ? undefined : JSON.parse(Buffer.from(record.value).toString());
+  } catch {
+    return undefined;
+  }
+  return cursor.accept({
+    offset: record.offset,
+    stamp,
+    ...(payload === undefined ? {} : { payload }),
+  });
+}
+
+function decodeStampSafe(headers: ReadonlyArray<readonly [string, string]>) {
+  const decoded = decodeStamp(headers);
+  return decoded.ok ? decoded.stamp : undefined;
+}
+
+function isJson(contentType: string | undefined): boolean {
+  return (
+    contentType !== undefined &&
+    contentType.split(';')[0]!.trim().toLowerCase() === 'application/json'
+  );
+}
+
+function isMessage(value: unknown): value is JsonRpcMessage {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    (value as JsonRpcMessage).jsonrpc === '2.0'
+  );
+}
+
+function isRequest(message: JsonRpcMessage): message is JsonRpcMessage & { id: RequestId } {
+  return (
+    typeof message.method === 'string' &&
+    (typeof message.id === 'string' || typeof message.id === 'number')
+  );
+}
+
+function jsonError(res: Response, status: number, code: number, message: string): void {
+  if (res.headersSent) return;
+  res.status(status).json({ jsonrpc: '2.0', id: null, error: { code, message } });
+}

@@ -1,0 +1,95 @@
+import type { AddressInfo } from 'node:net';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { EmbeddedLog } from '@tidemark/embedded-log';
+import counting from '@tidemark/examples/counting';
+import { createGateway } from '@tidemark/gateway';
+import { createKeyring, TOPIC_CLEANUP, TOPIC_ROLES, topicNames } from '@tidemark/protocol';
+import { Worker } from '@tidemark/worker';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { TcpProxy } from '../support/tcp-proxy.js';
+
+const keyring = createKeyring({ current: { id: 1, secret: new Uint8Array(32).fill(3) } });
+
+async function setup() {
+  const log = new EmbeddedLog({ path: ':memory:' });
+  const topics = topicNames('t.');
+  for (const role of TOPIC_ROLES)
+    log.createTopic({ name: topics[role], partitions: 2, cleanup: TOPIC_CLEANUP[role] });
+  const worker = new Worker({ log, topics, modules: [counting], pollMs: 50, onProblem: () => {} });
+  await worker.start();
+  const replicas = await Promise.all(
+    [1, 2].map(async () => {
+      const gateway = await createGateway({ log, topics, keyring, tailWaitMs: 100 });
+      const server = await gateway.listen(0, '127.0.0.1');
+      return { gateway, server, port: (server.address() as AddressInfo).port };
+    }),
+  );
+  onTestFinished(async () => {
+    for (const { gateway } of replicas) await gateway.drain();
+    await worker.stop();
+    await log.close();
+  });
+  return { log, topics, replicas };
+}
+
+async function connectClient(url: string) {
+  const client = new Client({ name: 'test-client', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    reconnectionOptions: {
+      initialReconnectionDelay: 50,
+      maxReconnectionDelay: 200,
+      reconnectionDelayGrowFactor: 1.5,
+      maxRetries: 20,
+    },
+  });
+  await client.connect(transport);
+  onTestFinished(() => client.close());
+  return client;
+}
+
+const numbers = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+
+describe('the gateway with the official TypeScript client (v2)', () => {
+  it('initializes on one replica, lists and calls tools on the other: exact progress and result', async () => {
+    const { replicas } = await setup();
+    const proxy = await TcpProxy.start(replicas[0]!.port);
+    onTestFinished(() => proxy.close());
+    const client = await connectClient(`http://127.0.0.1:${proxy.port}/mcp`);
+    proxy.target = replicas[1]!.port;
+    proxy.cut();
+    const tools = await client.listTools();
+    expect(tools.tools.map((t) => t.name).sort()).toEqual(['count', 'flaky_count']);
+    const progress: number[] = [];
+    const result = await client.callTool(
+      { name: 'count', arguments: { to: 10, delayMs: 0 } },
+      { onprogress: (p) => void progress.push(p.progress) },
+    );
+    expect(progress).toEqual(numbers(10));
+    expect(result.content).toEqual([{ type: 'text', text: numbers(10).join(',') }]);
+  });
+
+  it('a socket cut mid-stream resumes on the other replica with Last-Event-ID: exact progress, exact result', async () => {
+    const { replicas } = await setup();
+    const proxy = await TcpProxy.start(replicas[0]!.port);
+    onTestFinished(() => proxy.close());
+    const client = await connectClient(`http://127.0.0.1:${proxy.port}/mcp`);
+    const progress: number[] = [];
+    let cut = false;
+    const result = await client.callTool(
+      { name: 'count', arguments: { to: 30, delayMs: 20 } },
+      {
+        onprogress: (p) => {
+          progress.push(p.progress);
+          if (!cut && p.progress === 10) {
+            cut = true;
+            proxy.target = replicas[1]!.port;
+            proxy.cut();
+          }
+        },
+      },
+    );
+    expect(cut).toBe(true);
+    expect(progress).toEqual(numbers(30));
+    expect(result.content).toEqual([{ type: 'text', text: numbers(30).join(',') }]);
+  });
+});
