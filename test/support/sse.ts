@@ -1,0 +1,141 @@
+/** A raw MCP-over-HTTP client for tests that need to see the wire: status codes, SSE ids, resets. */
+
+export interface SseEvent {
+  id: string | undefined;
+  data: string;
+}
+
+export const MCP_HEADERS = {
+  'Content-Type': 'application/json',
+  Accept: 'application/json, text/event-stream',
+} as const;
+
+/** Parses an SSE body incrementally; `onEvent` returns false to stop reading (the connection is dropped). */
+export async function readSse(
+  response: Response,
+  onEvent: (event: SseEvent) => boolean | void,
+  controller?: AbortController,
+): Promise<void> {
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value;
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        let id: string | undefined;
+        const data: string[] = [];
+        for (const line of block.split('\n')) {
+          if (line.startsWith('id:')) id = line.slice(3).trim();
+          else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
+        }
+        if (id === undefined && data.length === 0) continue; // comments, retry hints
+        if (onEvent({ id, data: data.join('\n') }) === false) {
+          controller?.abort();
+          await reader.cancel().catch(() => undefined);
+          return;
+        }
+      }
+    }
+  } catch (error) {
+    if (controller?.signal.aborted) return;
+    throw error;
+  }
+}
+
+export class RawMcpClient {
+  session = '';
+
+  constructor(private readonly url: string) {}
+
+  async initialize(version = '2025-11-25'): Promise<void> {
+    const response = await fetch(this.url, {
+      method: 'POST',
+      headers: MCP_HEADERS,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: {
+          protocolVersion: version,
+          capabilities: {},
+          clientInfo: { name: 'raw', version: '1' },
+        },
+      }),
+    });
+    if (response.status !== 200)
+      throw new Error(`initialize: ${response.status} ${await response.text()}`);
+    this.session = response.headers.get('mcp-session-id') ?? '';
+    await readSse(response, (event) => (event.data === '' ? undefined : false));
+    await this.post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  }
+
+  post(
+    message: unknown,
+    headers: Record<string, string> = {},
+    signal?: AbortSignal,
+  ): Promise<Response> {
+    return fetch(this.url, {
+      method: 'POST',
+      headers: {
+        ...MCP_HEADERS,
+        'Mcp-Session-Id': this.session,
+        'MCP-Protocol-Version': '2025-11-25',
+        ...headers,
+      },
+      body: JSON.stringify(message),
+      ...(signal === undefined ? {} : { signal }),
+    });
+  }
+
+  resume(lastEventId: string, signal?: AbortSignal): Promise<Response> {
+    return fetch(this.url, {
+      headers: {
+        Accept: 'text/event-stream',
+        'Mcp-Session-Id': this.session,
+        'MCP-Protocol-Version': '2025-11-25',
+        'Last-Event-ID': lastEventId,
+      },
+      ...(signal === undefined ? {} : { signal }),
+    });
+  }
+
+  /** Calls `count` and reads its stream until `stopAfter` progress events, then drops it; returns the ids seen. */
+  async callCount(
+    id: number,
+    to: number,
+    delayMs: number,
+    stopAfter = Infinity,
+  ): Promise<{ ids: string[]; messages: Array<Record<string, unknown>> }> {
+    const controller = new AbortController();
+    const response = await this.post(
+      {
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { name: 'count', arguments: { to, delayMs }, _meta: { progressToken: `p${id}` } },
+      },
+      {},
+      controller.signal,
+    );
+    const ids: string[] = [];
+    const messages: Array<Record<string, unknown>> = [];
+    let progress = 0;
+    await readSse(
+      response,
+      (event) => {
+        if (event.id !== undefined) ids.push(event.id);
+        if (event.data === '') return;
+        const message = JSON.parse(event.data) as Record<string, unknown>;
+        messages.push(message);
+        if (message['method'] === 'notifications/progress' && ++progress >= stopAfter) return false;
+      },
+      controller,
+    );
+    return { ids, messages };
+  }
+}
