@@ -1,0 +1,106 @@
+import type { AddressInfo } from 'node:net';
+import { EmbeddedLog } from '@tidemark/embedded-log';
+import counting from '@tidemark/examples/counting';
+import { createGateway, type GatewayOptions } from '@tidemark/gateway';
+import { createKeyring, TOPIC_CLEANUP, TOPIC_ROLES, topicNames } from '@tidemark/protocol';
+import { Worker } from '@tidemark/worker';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { MCP_HEADERS, RawMcpClient, readSse } from '../support/sse.js';
+
+async function setup(extra: Partial<GatewayOptions> = {}) {
+  const log = new EmbeddedLog({ path: ':memory:' });
+  const topics = topicNames('t.');
+  for (const role of TOPIC_ROLES)
+    log.createTopic({ name: topics[role], partitions: 1, cleanup: TOPIC_CLEANUP[role] });
+  const worker = new Worker({ log, topics, modules: [counting], pollMs: 50, onProblem: () => {} });
+  await worker.start();
+  const gateway = await createGateway({
+    log,
+    topics,
+    keyring: createKeyring({ current: { id: 1, secret: new Uint8Array(32).fill(1) } }),
+    tailWaitMs: 50,
+    retryMs: 777,
+    ...extra,
+  });
+  const server = await gateway.listen(0, '127.0.0.1');
+  onTestFinished(async () => {
+    await gateway.drain();
+    await worker.stop();
+    await log.close();
+  });
+  return { gateway, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp` };
+}
+
+describe('gateway auth and drain', () => {
+  it('binds a session to its bearer subject: no token → 401, another subject → 404 as if unknown', async () => {
+    const tokens: Record<string, string> = { 'token-alice': 'alice', 'token-bob': 'bob' };
+    const { url } = await setup({
+      authenticate: (req) => {
+        const subject = tokens[(req.headers.authorization ?? '').replace(/^Bearer /, '')];
+        return Promise.resolve(subject === undefined ? undefined : { subject });
+      },
+    });
+    const init = (token?: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: {
+          ...MCP_HEADERS,
+          ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }),
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 0,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-11-25',
+            capabilities: {},
+            clientInfo: { name: 'a', version: '1' },
+          },
+        }),
+      });
+    const denied = await init();
+    expect(denied.status).toBe(401);
+    expect(denied.headers.get('www-authenticate')).toBe('Bearer');
+    const alice = await init('token-alice');
+    const session = alice.headers.get('mcp-session-id')!;
+    await readSse(alice, (e) => (e.data === '' ? undefined : false));
+    const list = (token: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: {
+          ...MCP_HEADERS,
+          Authorization: `Bearer ${token}`,
+          'Mcp-Session-Id': session,
+          'MCP-Protocol-Version': '2025-11-25',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      });
+    expect((await list('token-alice')).status).toBe(202);
+    expect((await list('token-bob')).status).toBe(404);
+  });
+
+  it('drain ends open streams with a retry hint, so clients resume elsewhere', async () => {
+    const { gateway, url } = await setup();
+    const client = new RawMcpClient(url);
+    await client.initialize();
+    const response = await client.post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'count', arguments: { to: 100, delayMs: 50 }, _meta: { progressToken: 'p' } },
+    });
+    const body = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while (!text.includes('notifications/progress')) text += (await body.read()).value ?? '';
+    expect(gateway.openStreams).toBe(1);
+    const draining = gateway.drain();
+    for (;;) {
+      const { value, done } = await body.read();
+      if (done) break;
+      text += value;
+    }
+    await draining;
+    expect(text).toMatch(/retry: 777\n\n$/);
+    expect(gateway.openStreams).toBe(0);
+  });
+});
