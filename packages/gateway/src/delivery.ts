@@ -64,6 +64,8 @@ export interface DeliveryOptions {
   terminal: StreamEnd | undefined;
   /** Called when the stream ended (final record written, or the log refused). */
   onEnd?: (reason: 'final' | 'closed' | 'error') => void;
+  /** Whether events carry ids (legacy lane) or not (modern lane: no resume). Default true. */
+  eventIds?: boolean;
 }
 
 /**
@@ -87,11 +89,13 @@ export function deliver(options: DeliveryOptions): Subscription {
     generation: Parameters<typeof encodeEventId>[0]['generation'],
     seq: number,
   ) =>
-    encodeEventId(
-      { log: options.log, partition: options.partition, offset, generation, seq, stream },
-      session,
-      options.keyring,
-    );
+    options.eventIds === false
+      ? undefined
+      : encodeEventId(
+          { log: options.log, partition: options.partition, offset, generation, seq, stream },
+          session,
+          options.keyring,
+        );
 
   const apply = (step: CursorStep<unknown>) => {
     if (step.kind === 'skip') return;

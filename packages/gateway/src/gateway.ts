@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { SessionStore, StreamHeadStore } from '@tidemark/log';
+import { classifyInboundRequest, type InboundModernRoute } from '@modelcontextprotocol/server';
 import {
   decideResume,
   decodeStamp,
@@ -204,6 +205,28 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       );
     }
     const body = req.body as unknown;
+    if (looksModern(req, body)) {
+      const route = classifyInboundRequest({
+        httpMethod: 'POST',
+        body,
+        ...optionalHeader('protocolVersionHeader', req.headers['mcp-protocol-version']),
+        ...optionalHeader('mcpMethodHeader', req.headers['mcp-method']),
+        ...optionalHeader('mcpNameHeader', req.headers['mcp-name']),
+      });
+      if (route.kind === 'reject') {
+        res.status(route.httpStatus).json({
+          jsonrpc: '2.0',
+          id: (body as JsonRpcMessage | undefined)?.id ?? null,
+          error: {
+            code: route.code,
+            message: route.message,
+            ...(route.data === undefined ? {} : { data: route.data }),
+          },
+        });
+        return;
+      }
+      if (route.kind === 'modern') return handleModern(req, res, route);
+    }
     const messages = (Array.isArray(body) ? body : [body]) as JsonRpcMessage[];
     if (messages.length === 0 || !messages.every(isMessage))
       return jsonError(res, 400, -32600, 'Invalid Request: not JSON-RPC 2.0');
@@ -259,6 +282,76 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         'Invalid Request: batches with requests are not supported; send requests one per POST',
       );
     return streamRequest(req, res, found.id, version, requests[0]!);
+  }
+
+  /**
+   * The modern lane (2026-07-28): no session, no event ids, no resume. The request is routed by a
+   * key of its own through the same log; closing the response cancels it.
+   */
+  async function handleModern(
+    req: Request,
+    res: Response,
+    route: InboundModernRoute,
+  ): Promise<void> {
+    if (route.messageKind === 'notification') {
+      res.status(202).end();
+      return;
+    }
+    const request = route.message as unknown as JsonRpcMessage & { id: RequestId };
+    const key = newSessionId();
+    const partition = partitionForSession(key, partitionCount);
+    const stream = requestStreamId(request.id);
+    const { highWatermark } = await port.offsets(topics.events, partition);
+    const cursor = new StreamCursor<unknown>({
+      generation: undefined,
+      nextSeq: 1,
+      clientHasEvents: false,
+      fromOffset: highWatermark,
+    });
+    // The classification binds the worker's server to the request's revision; its presence marks
+    // a record of the modern lane.
+    const modernHeaders: Array<[string, string]> = [
+      ['tm-classification', JSON.stringify(route.classification)],
+    ];
+    const cancel = () =>
+      void produce(
+        key,
+        [
+          {
+            jsonrpc: '2.0',
+            method: 'notifications/cancelled',
+            params: { requestId: request.id, reason: 'response stream closed' },
+          },
+        ],
+        modernHeaders,
+      ).catch(onError);
+    if (!String(req.headers.accept ?? '').includes('text/event-stream')) {
+      res.once('close', () => {
+        if (!res.writableFinished) cancel();
+      });
+      return respondJson(res, key, partition, stream, cursor, highWatermark, request, {
+        modern: modernHeaders,
+      });
+    }
+    const sse = openSse(res, {});
+    deliver({
+      session: key,
+      stream,
+      partition,
+      log: logIdentity,
+      keyring,
+      tails,
+      sse,
+      fromOffset: highWatermark,
+      cursor,
+      caughtUpAt: highWatermark,
+      terminal: undefined,
+      eventIds: false,
+      onEnd: (reason) => {
+        if (reason === 'closed') cancel();
+      },
+    });
+    await produce(key, [request], modernHeaders);
   }
 
   async function streamRequest(
@@ -323,6 +416,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     cursor: StreamCursor<unknown>,
     fromOffset: bigint,
     request: JsonRpcMessage,
+    lane: { modern?: Array<[string, string]> } = {},
   ): Promise<void> {
     const final = new Promise<unknown>((resolve, reject) => {
       const subscription = tails.tail(partition).subscribe(fromOffset, {
@@ -340,15 +434,28 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       });
       res.once('close', () => subscription.close());
     });
-    await produce(session, [request]);
+    await produce(session, [request], lane.modern ?? []);
     const payload = await final;
-    res
-      .status(200)
-      .setHeader('Mcp-Session-Id', session)
-      .json(payload ?? null);
+    // A modern request has no session: its key is internal routing, never shown.
+    if (lane.modern === undefined) res.setHeader('Mcp-Session-Id', session);
+    res.status(200).json(payload ?? null);
+  }
+
+  /** A 2026-07-28 client has no sessions: GET and DELETE are not part of its lane. */
+  function refuseModern(req: Request, res: Response): boolean {
+    if (!isModernVersion(req.headers['mcp-protocol-version'])) return false;
+    res.setHeader('Allow', 'POST');
+    jsonError(
+      res,
+      405,
+      -32000,
+      'Method not allowed: protocol revision 2026-07-28 has no sessions (POST only)',
+    );
+    return true;
   }
 
   async function handleGet(req: Request, res: Response): Promise<void> {
+    if (refuseModern(req, res)) return;
     if (!String(req.headers.accept ?? '').includes('text/event-stream'))
       return jsonError(res, 406, -32000, 'Not Acceptable: Accept must include text/event-stream');
     const auth = await authenticate(req, res);
@@ -451,6 +558,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   }
 
   async function handleDelete(req: Request, res: Response): Promise<void> {
+    if (refuseModern(req, res)) return;
     const auth = await authenticate(req, res);
     if (auth === null) return;
     const found = await findSession(req, res, auth);
@@ -514,7 +622,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     return version;
   }
 
-  async function produce(session: SessionId, messages: readonly JsonRpcMessage[]): Promise<void> {
+  async function produce(
+    session: SessionId,
+    messages: readonly JsonRpcMessage[],
+    headers: Array<[string, string]> = [],
+  ): Promise<void> {
     const partition = partitionForSession(session, partitionCount);
     await port.append(
       topics.requests,
@@ -522,6 +634,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         partition,
         key: session,
         value: Buffer.from(JSON.stringify(message)),
+        headers,
       })),
     );
   }
@@ -584,6 +697,34 @@ function stepOf(
 function decodeStampSafe(headers: ReadonlyArray<readonly [string, string]>) {
   const decoded = decodeStamp(headers);
   return decoded.ok ? decoded.stamp : undefined;
+}
+
+const MODERN_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
+
+function isModernVersion(value: unknown): boolean {
+  return typeof value === 'string' && value >= '2026-07-28';
+}
+
+/** A request of the modern lane names its revision in a header or in its `_meta` envelope. */
+function looksModern(req: Request, body: unknown): boolean {
+  if (isModernVersion(req.headers['mcp-protocol-version'])) return true;
+  const meta = (body as { params?: { _meta?: Record<string, unknown> } } | undefined)?.params
+    ?._meta;
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    !Array.isArray(body) &&
+    meta !== undefined &&
+    MODERN_VERSION_META_KEY in meta
+  );
+}
+
+function optionalHeader<K extends string>(
+  name: K,
+  value: string | string[] | undefined,
+): Partial<Record<K, string>> {
+  const single = Array.isArray(value) ? value[0] : value;
+  return single === undefined ? {} : ({ [name]: single } as Record<K, string>);
 }
 
 function isJson(contentType: string | undefined): boolean {

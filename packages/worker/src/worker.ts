@@ -1,4 +1,4 @@
-import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import type { JSONRPCMessage, MessageClassification } from '@modelcontextprotocol/server';
 import { SessionStore, StreamHeadStore, StreamWriter } from '@tidemark/log';
 import {
   ErrorCodes,
@@ -17,6 +17,7 @@ import {
   type WorkerEpoch,
 } from '@tidemark/protocol';
 import { OffsetTracker } from './offset-tracker.js';
+import { ModernExchange } from './modern-exchange.js';
 import { SessionRuntime } from './session-runtime.js';
 import type { ToolModule } from './tool-module.js';
 
@@ -87,6 +88,7 @@ export class Worker {
   private readonly partitions = new Map<number, PartitionState>();
   private readonly runtimes = new Map<SessionId, SessionRuntime>();
   private readonly runtimePartition = new Map<SessionId, number>();
+  private readonly exchanges = new Map<SessionId, ModernExchange>();
   private commitTimer: NodeJS.Timeout | undefined;
   private running = 0;
   private readonly slotWaiters: Array<() => void> = [];
@@ -247,6 +249,16 @@ export class Worker {
       );
       return done();
     }
+    const classification = record.headers.find(([name]) => name === 'tm-classification')?.[1];
+    if (classification !== undefined)
+      return this.dispatchModern(
+        partition,
+        tracker,
+        record.offset,
+        session,
+        message,
+        classification,
+      );
     try {
       const runtime = await this.runtimeFor(session, partition, message);
       if (runtime === undefined) {
@@ -274,6 +286,54 @@ export class Worker {
       this.onProblem(`requests ${partition}@${record.offset}: failed`, error);
       done();
     }
+  }
+
+  /**
+   * The modern lane (2026-07-28): a request without a session, served by a `ModernExchange`; a
+   * `notifications/cancelled` with the same key (the client closed its stream) cancels it.
+   */
+  private async dispatchModern(
+    partition: number,
+    tracker: OffsetTracker,
+    offset: bigint,
+    key: SessionId,
+    message: JSONRPCMessage,
+    classificationJson: string,
+  ): Promise<void> {
+    if (!('id' in message) || !('method' in message)) {
+      if ('method' in message && message.method === 'notifications/cancelled')
+        this.exchanges.get(key)?.cancel();
+      return tracker.done(offset);
+    }
+    let classification: MessageClassification;
+    try {
+      classification = JSON.parse(classificationJson) as MessageClassification;
+    } catch {
+      this.onProblem(`requests ${partition}@${offset}: unreadable classification; skipped`);
+      return tracker.done(offset);
+    }
+    await this.slot();
+    const exchange = new ModernExchange({
+      key,
+      message: message,
+      classification,
+      modules: this.options.modules,
+      serverInfo: this.options.serverInfo,
+      writer: this.writer,
+      heads: this.heads,
+      onExecution: (event) => this.options.onExecution?.({ session: key, ...event }),
+    });
+    this.exchanges.set(key, exchange);
+    void exchange
+      .run()
+      .catch((error: unknown) =>
+        this.onProblem(`modern request ${partition}@${offset} failed`, error),
+      )
+      .finally(() => {
+        this.exchanges.delete(key);
+        tracker.done(offset);
+        this.release();
+      });
   }
 
   private async runtimeFor(

@@ -1,0 +1,150 @@
+import {
+  McpServer,
+  PerRequestHTTPServerTransport,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  type MessageClassification,
+} from '@modelcontextprotocol/server';
+import type { GenerationWriter, StreamHeadStore, StreamWriter } from '@tidemark/log';
+import { requestStreamId, type RequestId, type SessionId, type StreamId } from '@tidemark/protocol';
+import { withRetries } from './retries.js';
+import type { ToolModule } from './tool-module.js';
+
+/** The protocol revision of the modern lane: no sessions, a `_meta` envelope on every request. */
+export const MODERN_PROTOCOL_VERSION = '2026-07-28';
+
+export interface ModernExchangeOptions {
+  /** The request's routing key (it has no session). */
+  key: SessionId;
+  message: JSONRPCRequest;
+  /** The gateway's classification of the request, which binds the server to its revision. */
+  classification: MessageClassification;
+  modules: readonly ToolModule[];
+  serverInfo: { name: string; version: string };
+  writer: StreamWriter;
+  heads: StreamHeadStore;
+  onExecution?: (event: { stream: StreamId; attempt: number; cause: string }) => void;
+}
+
+/**
+ * One request of the modern lane (2026-07-28), served the SDK's own stateless way — a fresh
+ * `McpServer` on a `PerRequestHTTPServerTransport` — with what it answers written to `events` like
+ * any stream: stamped, a generation per execution, ending with a terminal record.
+ */
+export class ModernExchange {
+  private readonly abort = new AbortController();
+  private generation!: GenerationWriter;
+  private finished = false;
+  readonly stream: StreamId;
+
+  constructor(private readonly options: ModernExchangeOptions) {
+    this.stream = requestStreamId(options.message.id);
+  }
+
+  /** The client closed its response stream: the call is cancelled. */
+  cancel(): void {
+    this.abort.abort(new Error('the client closed the response stream'));
+  }
+
+  /** Runs the exchange to its terminal record; false when the stream had already finished. */
+  async run(): Promise<boolean> {
+    const { key, message, writer, heads } = this.options;
+    const head = await heads.get(key, this.stream);
+    if (head?.terminal !== undefined) return false;
+    const cause = head === undefined ? 'first' : 'takeover';
+    this.generation = await writer.begin(key, this.stream, { previous: head, cause });
+    this.options.onExecution?.({
+      stream: this.stream,
+      attempt: this.generation.generation.attempt,
+      cause,
+    });
+
+    const server = new McpServer(this.options.serverInfo, {
+      capabilities: { logging: {} },
+      supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSION],
+    });
+    const host = {
+      execution: (requestId: RequestId) => ({
+        sessionId: key,
+        stream: requestStreamId(requestId),
+        generation: this.generation.generation,
+        attempt: this.generation.generation.attempt,
+      }),
+      retry: async () => {
+        this.generation = await writer.begin(key, this.stream, {
+          previous: this.generation.currentHead,
+          cause: 'retry',
+        });
+        this.options.onExecution?.({
+          stream: this.stream,
+          attempt: this.generation.generation.attempt,
+          cause: 'retry',
+        });
+      },
+    };
+    for (const module of this.options.modules)
+      await module.register(withRetries(server, module, host), { sessionId: key });
+    const transport = new PerRequestHTTPServerTransport({
+      classification: this.options.classification,
+      responseMode: 'sse',
+      keepAliveMs: 0,
+    });
+    await server.connect(transport);
+    try {
+      const request = new Request('http://tidemark.invalid/mcp', {
+        method: 'POST',
+        signal: this.abort.signal,
+      });
+      const response = await transport.handleMessage(message, { request }).catch(() => undefined);
+      if (response !== undefined) await this.relay(response);
+    } finally {
+      await this.finish(undefined);
+      await server.close().catch(() => undefined);
+    }
+    return true;
+  }
+
+  /** Writes what the SDK answered — an SSE stream or a JSON body — to the log. */
+  private async relay(response: Response): Promise<void> {
+    if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
+      const text = await response.text();
+      if (text !== '') await this.write(JSON.parse(text) as JSONRPCMessage);
+      return;
+    }
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = '';
+    for (;;) {
+      const { value, done } = await reader
+        .read()
+        .catch(() => ({ value: undefined, done: true as const }));
+      if (done) return;
+      buffer += value;
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const data = buffer
+          .slice(0, end)
+          .split('\n')
+          .filter((line) => line.startsWith('data:'))
+          .map((line) => line.slice(5).trimStart())
+          .join('\n');
+        buffer = buffer.slice(end + 2);
+        if (data !== '') await this.write(JSON.parse(data) as JSONRPCMessage);
+      }
+    }
+  }
+
+  private async write(message: JSONRPCMessage): Promise<void> {
+    if (this.finished) return;
+    const isFinal =
+      'id' in message && message.id === this.options.message.id && !('method' in message);
+    if (isFinal) return this.finish(message);
+    await this.generation.send(message);
+  }
+
+  private async finish(message: JSONRPCMessage | undefined): Promise<void> {
+    if (this.finished || this.generation === undefined) return;
+    this.finished = true;
+    await this.generation.finish(message);
+  }
+}

@@ -1,0 +1,109 @@
+import type { AddressInfo } from 'node:net';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { EmbeddedLog } from '@tidemark/embedded-log';
+import counting from '@tidemark/examples/counting';
+import { createGateway } from '@tidemark/gateway';
+import {
+  createKeyring,
+  decodeStamp,
+  TOPIC_CLEANUP,
+  TOPIC_ROLES,
+  topicNames,
+} from '@tidemark/protocol';
+import { Worker } from '@tidemark/worker';
+import { describe, expect, it, onTestFinished } from 'vitest';
+
+async function setup() {
+  const log = new EmbeddedLog({ path: ':memory:' });
+  const topics = topicNames('t.');
+  for (const role of TOPIC_ROLES)
+    log.createTopic({ name: topics[role], partitions: 2, cleanup: TOPIC_CLEANUP[role] });
+  const worker = new Worker({ log, topics, modules: [counting], pollMs: 20, onProblem: () => {} });
+  await worker.start();
+  const gateway = await createGateway({
+    log,
+    topics,
+    keyring: createKeyring({ current: { id: 1, secret: new Uint8Array(32).fill(2) } }),
+    tailWaitMs: 50,
+  });
+  const server = await gateway.listen(0, '127.0.0.1');
+  onTestFinished(async () => {
+    await gateway.drain();
+    await worker.stop();
+    await log.close();
+  });
+  return { log, topics, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp` };
+}
+
+async function modernClient(url: string) {
+  const client = new Client(
+    { name: 'modern-client', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  onTestFinished(() => client.close());
+  return client;
+}
+
+/** Kinds of the records in `events` (both partitions), to see what the worker wrote. */
+async function eventKinds(log: EmbeddedLog, topic: string) {
+  const kinds: string[] = [];
+  for (const partition of [0, 1]) {
+    const { records } = await log.fetch(topic, partition, 0n);
+    for (const record of records) {
+      const stamp = decodeStamp(record.headers);
+      if (stamp.ok) kinds.push(stamp.stamp.kind);
+    }
+  }
+  return kinds;
+}
+
+describe('the modern lane (2026-07-28): stateless, no sessions', () => {
+  it('serves the official client pinned to 2026-07-28 through the log: list, call with exact progress and result', async () => {
+    const { url } = await setup();
+    const client = await modernClient(url);
+    const tools = await client.listTools();
+    expect(tools.tools.map((t) => t.name).sort()).toEqual(['count', 'flaky_count']);
+    const progress: number[] = [];
+    const result = await client.callTool(
+      { name: 'count', arguments: { to: 12, delayMs: 0 } },
+      { onprogress: (p) => void progress.push(p.progress) },
+    );
+    expect(progress).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    expect(result.content).toEqual([
+      { type: 'text', text: Array.from({ length: 12 }, (_, i) => i + 1).join(',') },
+    ]);
+  });
+
+  it('closing the response stream cancels the call: the tool stops and its stream ends with a terminal record', async () => {
+    const { log, topics, url } = await setup();
+    const client = await modernClient(url);
+    const controller = new AbortController();
+    let seen = 0;
+    const call = client.callTool(
+      { name: 'count', arguments: { to: 1000, delayMs: 20 } },
+      { signal: controller.signal, onprogress: () => void seen++ },
+    );
+    while (seen < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+    controller.abort();
+    await expect(call).rejects.toThrow();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const after = await eventKinds(log, topics.events);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const later = await eventKinds(log, topics.events);
+    expect(later).toEqual(after); // nothing more is written: the tool stopped
+    expect(after.filter((k) => k === 'terminal').length).toBeGreaterThanOrEqual(2); // tools/list and the cancelled call
+    expect(after.filter((k) => k === 'message').length).toBeLessThan(20);
+  });
+
+  it('GET and DELETE from a 2026-07-28 client → 405', async () => {
+    const { url } = await setup();
+    for (const method of ['GET', 'DELETE']) {
+      const response = await fetch(url, {
+        method,
+        headers: { Accept: 'text/event-stream', 'MCP-Protocol-Version': '2026-07-28' },
+      });
+      expect(response.status).toBe(405);
+    }
+  });
+});
