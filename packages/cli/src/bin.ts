@@ -1,0 +1,16 @@
+#!/usr/bin/env node
+import { main } from './cli.js';
+
+// The composition root: the only place that reads the environment and the process's signals.
+const stopSignal = new Promise<void>((resolve) => {
+  process.once('SIGINT', () => resolve());
+  process.once('SIGTERM', () => resolve());
+});
+const code = await main(process.argv.slice(2), {
+  env: process.env,
+  cwd: process.cwd(),
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+  stopSignal,
+});
+process.exit(code);

@@ -1,0 +1,301 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { isAbsolute, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { EmbeddedLog } from '@tidemark/embedded-log';
+import { createGateway, type Gateway } from '@tidemark/gateway';
+import { checkTopics, KafkaLog, provisionTopics, type KafkaLogOptions } from '@tidemark/kafka';
+import {
+  createKeyring,
+  TOPIC_CLEANUP,
+  TOPIC_ROLES,
+  topicNames,
+  type Keyring,
+} from '@tidemark/protocol';
+import { loadToolModules, Worker } from '@tidemark/worker';
+import { brokers, list, parseFlags, port, positiveInt, str, UsageError } from './options.js';
+
+export interface Io {
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  out: (line: string) => void;
+  /** Resolves when the process is asked to stop (SIGINT, SIGTERM). */
+  stopSignal: Promise<void>;
+}
+
+const DEFAULT_EXAMPLES = ['@tidemark/examples/counting', '@tidemark/examples/interactive'];
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+
+const KAFKA_FLAGS = {
+  brokers: { type: 'string' },
+  prefix: { type: 'string' },
+  tls: { type: 'boolean' },
+  'sasl-mechanism': { type: 'string' },
+  'sasl-username': { type: 'string' },
+  'sasl-password': { type: 'string' },
+} as const;
+
+export async function dev(args: readonly string[], io: Io): Promise<void> {
+  const { values } = parseFlags(args, {
+    port: { type: 'string' },
+    host: { type: 'string' },
+    tools: { type: 'string', multiple: true },
+    data: { type: 'string' },
+    'allow-remote': { type: 'boolean' },
+  });
+  const listenPort = port(str(values['port']), '--port', 3000);
+  const host = str(values['host']) ?? '127.0.0.1';
+  if (!LOOPBACK.has(host) && values['allow-remote'] !== true) {
+    throw new UsageError(
+      `--host: ${host} is not a loopback address; dev has no authentication, so pass --allow-remote to expose it`,
+    );
+  }
+  const data = resolve(io.cwd, str(values['data']) ?? '.tidemark');
+  const modules = await loadToolModules(
+    toolSpecifiers(list(values['tools']), io.cwd, DEFAULT_EXAMPLES),
+  );
+  mkdirSync(data, { recursive: true });
+  const log = new EmbeddedLog({ path: join(data, 'log.sqlite'), retentionCheckIntervalMs: 10_000 });
+  const topics = topicNames('tidemark.');
+  for (const role of TOPIC_ROLES) {
+    log.createTopic({
+      name: topics[role],
+      partitions: 4,
+      cleanup: TOPIC_CLEANUP[role],
+      ...(TOPIC_CLEANUP[role] === 'delete' ? { retentionMs: 60 * 60 * 1000 } : {}),
+    });
+  }
+  const worker = new Worker({
+    log,
+    topics,
+    modules,
+    onProblem: (problem) => io.out(`worker: ${problem}`),
+  });
+  await worker.start();
+  const gateway = await createGateway({ log, topics, keyring: keyringOf(devSecret(data)) });
+  const server = await gateway.listen(listenPort, host);
+  addHealth(gateway, () => Promise.resolve(true));
+  io.out(`Tidemark dev server (single process, embedded log in ${data})`);
+  io.out(`MCP endpoint: http://${host.includes(':') ? `[${host}]` : host}:${portOf(server)}/mcp`);
+  io.out(`tools: ${modules.map((m) => m.name).join(', ')}`);
+  await io.stopSignal;
+  await gateway.drain();
+  await worker.stop();
+  await log.close();
+}
+
+export async function gateway(args: readonly string[], io: Io): Promise<void> {
+  const { values } = parseFlags(args, {
+    ...KAFKA_FLAGS,
+    port: { type: 'string' },
+    host: { type: 'string' },
+    'secret-file': { type: 'string' },
+    'allowed-origin': { type: 'string', multiple: true },
+  });
+  if (values['port'] === undefined)
+    throw new UsageError('--port: required (the port to listen on)');
+  const listenPort = port(str(values['port']), '--port', 0);
+  const kafka = kafkaOptions(values, io.env);
+  const secret = secretOf(str(values['secret-file']), io);
+  const topics = topicNames(prefixOf(values));
+  const log = new KafkaLog(kafka);
+  const origins = list(values['allowed-origin']);
+  const gw = await createGateway({
+    log,
+    topics,
+    keyring: keyringOf(secret),
+    ...(origins.length > 0 ? { allowedOrigins: origins } : {}),
+  });
+  addHealth(gw, () => ready(kafka, topics));
+  const server = await gw.listen(listenPort, str(values['host']) ?? '0.0.0.0');
+  io.out(`Tidemark gateway listening on port ${portOf(server)} (topics ${topics.requests} …)`);
+  await io.stopSignal;
+  await gw.drain();
+  await log.close();
+}
+
+export async function worker(args: readonly string[], io: Io): Promise<void> {
+  const { values } = parseFlags(args, {
+    ...KAFKA_FLAGS,
+    tools: { type: 'string', multiple: true },
+    group: { type: 'string' },
+    'health-port': { type: 'string' },
+  });
+  const tools = list(values['tools']);
+  if (tools.length === 0)
+    throw new UsageError('--tools: required (a tool module path or package, repeatable)');
+  const kafka = kafkaOptions(values, io.env);
+  const topics = topicNames(prefixOf(values));
+  const modules = await loadToolModules(toolSpecifiers(tools, io.cwd, []));
+  const log = new KafkaLog(kafka);
+  const w = new Worker({
+    log,
+    topics,
+    modules,
+    ...(str(values['group']) === undefined ? {} : { group: str(values['group'])! }),
+    onProblem: (p) => io.out(`worker: ${p}`),
+  });
+  await w.start();
+  let health: Server | undefined;
+  if (values['health-port'] !== undefined) {
+    const healthPort = port(str(values['health-port']), '--health-port', 0);
+    health = createServer((req, res) => {
+      if (req.url === '/healthz') return void res.writeHead(200).end('ok');
+      if (req.url === '/readyz') {
+        void ready(kafka, topics).then((ok) =>
+          res.writeHead(ok ? 200 : 503).end(ok ? 'ready' : 'not ready'),
+        );
+        return;
+      }
+      res.writeHead(404).end();
+    }).listen(healthPort);
+  }
+  io.out(`Tidemark worker ${w.epoch} started (tools: ${modules.map((m) => m.name).join(', ')})`);
+  await io.stopSignal;
+  health?.close();
+  await w.stop();
+  await log.close();
+}
+
+export async function topics(args: readonly string[], io: Io): Promise<void> {
+  const { values, positionals } = parseFlags(args, {
+    ...KAFKA_FLAGS,
+    partitions: { type: 'string' },
+    'replication-factor': { type: 'string' },
+  });
+  const action = positionals[0];
+  if (action !== 'create' && action !== 'check')
+    throw new UsageError(
+      `topics: expected "create" or "check", got ${action === undefined ? 'nothing' : `"${action}"`}`,
+    );
+  const kafka = kafkaOptions(values, io.env);
+  const layout = {
+    prefix: prefixOf(values),
+    partitions: positiveInt(str(values['partitions']), '--partitions', 12),
+    replicationFactor: positiveInt(str(values['replication-factor']), '--replication-factor', 3),
+  };
+  const admin = {
+    brokers: kafka.brokers,
+    ...(kafka.connection === undefined ? {} : { connection: kafka.connection }),
+  };
+  if (action === 'create') {
+    const report = await provisionTopics(admin, layout);
+    io.out(
+      `created: ${report.created.join(', ') || 'none'}; already there: ${report.existing.join(', ') || 'none'}`,
+    );
+  } else {
+    const names = await checkTopics(admin, layout);
+    io.out(`topics ok: ${Object.values(names).join(', ')}`);
+  }
+}
+
+function kafkaOptions(
+  values: Record<string, string | boolean | string[] | undefined>,
+  env: NodeJS.ProcessEnv,
+): KafkaLogOptions {
+  const list = brokers(str(values['brokers']), env);
+  const mechanism = str(values['sasl-mechanism']) ?? env['KAFKA_SASL_MECHANISM'];
+  const connection: NonNullable<KafkaLogOptions['connection']> = {};
+  if (values['tls'] === true) connection.tls = {};
+  if (mechanism !== undefined) {
+    if (!['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'].includes(mechanism)) {
+      throw new UsageError(
+        `--sasl-mechanism: expected PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, got "${mechanism}"`,
+      );
+    }
+    const username = str(values['sasl-username']) ?? env['KAFKA_SASL_USERNAME'];
+    const password = str(values['sasl-password']) ?? env['KAFKA_SASL_PASSWORD'];
+    if (username === undefined || password === undefined)
+      throw new UsageError('--sasl-username and --sasl-password: required with --sasl-mechanism');
+    connection.sasl = { mechanism: mechanism as 'PLAIN', username, password };
+  }
+  return { brokers: list, ...(Object.keys(connection).length > 0 ? { connection } : {}) };
+}
+
+function prefixOf(values: Record<string, string | boolean | string[] | undefined>): string {
+  const prefix = str(values['prefix']) ?? 'tidemark.';
+  try {
+    topicNames(prefix);
+  } catch (error) {
+    throw new UsageError(`--prefix: ${(error as Error).message}`);
+  }
+  return prefix;
+}
+
+/** The event-id secret outside dev: a file or TIDEMARK_SECRET, at least 32 bytes. */
+function secretOf(file: string | undefined, io: Io): Uint8Array {
+  const raw =
+    file !== undefined ? readSecretFile(resolve(io.cwd, file)) : io.env['TIDEMARK_SECRET'];
+  if (raw === undefined)
+    throw new UsageError(
+      '--secret-file: required (or set TIDEMARK_SECRET): the event-id secret every replica shares',
+    );
+  const secret = Buffer.from(raw.trim());
+  if (secret.length < 32)
+    throw new UsageError(
+      `--secret-file: the secret must be at least 32 bytes, got ${secret.length}`,
+    );
+  return secret;
+}
+
+function readSecretFile(path: string): string {
+  if (!existsSync(path)) throw new UsageError(`--secret-file: ${path} does not exist`);
+  return readFileSync(path, 'utf8');
+}
+
+/** dev keeps its secret next to its log, so ids minted before a restart still verify after it. */
+function devSecret(data: string): Uint8Array {
+  const path = join(data, 'secret');
+  if (!existsSync(path)) {
+    writeFileSync(path, randomBytes(32).toString('hex'), { mode: 0o600 });
+    chmodSync(path, 0o600);
+  }
+  return Buffer.from(readFileSync(path, 'utf8').trim());
+}
+
+function keyringOf(secret: Uint8Array): Keyring {
+  return createKeyring({ current: { id: 1, secret } });
+}
+
+function toolSpecifiers(
+  tools: readonly string[],
+  cwd: string,
+  fallback: readonly string[],
+): string[] {
+  const chosen = tools.length > 0 ? tools : fallback;
+  return chosen.map((spec) =>
+    spec.startsWith('.') || isAbsolute(spec) ? pathToFileURL(resolve(cwd, spec)).href : spec,
+  );
+}
+
+function addHealth(gw: Gateway, isReady: () => Promise<boolean>): void {
+  gw.app.get('/healthz', (_req, res) => void res.status(200).json({ status: 'ok' }));
+  gw.app.get('/readyz', (_req, res) => {
+    void isReady().then((ok) =>
+      res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not ready' }),
+    );
+  });
+}
+
+async function ready(
+  kafka: KafkaLogOptions,
+  names: ReturnType<typeof topicNames>,
+): Promise<boolean> {
+  const prefix = names.requests.slice(0, -'requests'.length);
+  return checkTopics(
+    {
+      brokers: kafka.brokers,
+      ...(kafka.connection === undefined ? {} : { connection: kafka.connection }),
+    },
+    { prefix },
+  ).then(
+    () => true,
+    () => false,
+  );
+}
+
+function portOf(server: Server): number {
+  const address = server.address();
+  return typeof address === 'object' && address !== null ? address.port : 0;
+}

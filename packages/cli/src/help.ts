@@ -1,0 +1,52 @@
+export const HELP: Record<string, string> = {
+  main: `tidemark — MCP servers on many machines at once, with Kafka as the source of truth
+
+Usage: tidemark <command> [flags]
+
+Commands:
+  dev       gateway + worker + an embedded durable log in one process, no broker (start here)
+  gateway   the stateless HTTP gateway (MCP Streamable HTTP), against Kafka
+  worker    the tool worker, against Kafka
+  topics    create or check the Kafka topics: tidemark topics create|check
+
+Run 'tidemark <command> --help' for its flags.
+
+Exit codes: 0 ok; 1 a runtime failure (broker unreachable, topics wrong, port taken); 2 a usage
+error (bad flag or value, missing required option).`,
+  dev: `Usage: tidemark dev [--port 3000] [--host 127.0.0.1] [--tools <module>...] [--data .tidemark]
+
+Gateway, worker and an embedded durable log (a SQLite file under --data) in one process: no broker.
+Single-replica by definition. A restart on the same --data forgets nothing: sessions stay valid,
+unfinished calls run again as a new generation, resuming clients are reset, never spliced.
+
+  --port <n>         port to listen on (0: any free port). Default 3000
+  --host <addr>      address to bind. Default 127.0.0.1
+  --allow-remote     required to bind anything but a loopback address (dev has no auth)
+  --tools <module>   tool module to load (repeatable, or comma-separated). Default: the examples
+  --data <dir>       where the log and the event-id secret live. Default .tidemark`,
+  gateway: `Usage: tidemark gateway --port <n> [--host 0.0.0.0] [--brokers <list>] [--secret-file <path>]
+
+  --port <n>             port to listen on (required)
+  --host <addr>          address to bind. Default 0.0.0.0
+  --brokers <list>       Kafka bootstrap host:port[,host:port]; or KAFKA_BROKERS
+  --secret-file <path>   the event-id secret (>= 32 bytes, shared by every replica); or TIDEMARK_SECRET
+  --prefix <p>           topic prefix. Default tidemark.
+  --allowed-origin <o>   Origin allowed (repeatable); default loopback origins only
+  --tls                  connect to Kafka with TLS
+  --sasl-mechanism <m>   PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512, with --sasl-username and --sasl-password
+                         (or KAFKA_SASL_USERNAME, KAFKA_SASL_PASSWORD)
+
+Health: GET /healthz (alive), GET /readyz (broker reachable, topics valid).`,
+  worker: `Usage: tidemark worker --tools <module>... [--brokers <list>] [--health-port <n>]
+
+  --tools <module>       tool module to load (repeatable, or comma-separated; required)
+  --brokers <list>       Kafka bootstrap host:port[,host:port]; or KAFKA_BROKERS
+  --prefix <p>           topic prefix. Default tidemark.
+  --group <g>            consumer group. Default tidemark-workers
+  --health-port <n>      serve /healthz and /readyz on this port
+  --tls, --sasl-*        as for the gateway`,
+  topics: `Usage: tidemark topics create|check [--brokers <list>] [--partitions 12] [--replication-factor 3] [--prefix tidemark.]
+
+  create   creates the four topics with explicit configs (idempotent), then checks them
+  check    verifies them; exits 1 listing every problem`,
+};

@@ -1,0 +1,3 @@
+export { main } from './cli.js';
+export type { CliIo } from './cli.js';
+export { EXIT, UsageError } from './options.js';

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { EXIT, main } from '../src/index.js';
+
+async function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, {
+    env,
+    cwd: process.cwd(),
+    out: (l) => out.push(l),
+    err: (l) => err.push(l),
+    stopSignal: Promise.resolve(),
+  });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+describe('the tidemark command line', () => {
+  it('prints help for the command and each subcommand', async () => {
+    expect(await run(['--help'])).toMatchObject({
+      code: EXIT.ok,
+      out: expect.stringContaining('Commands:') as unknown,
+    });
+    for (const command of ['dev', 'gateway', 'worker', 'topics']) {
+      expect(await run([command, '--help'])).toMatchObject({
+        code: EXIT.ok,
+        out: expect.stringContaining(`tidemark ${command}`) as unknown,
+      });
+    }
+    expect((await run([])).code).toBe(EXIT.usage);
+  });
+
+  it.each([
+    [['frob'], /unknown command "frob"/],
+    [['dev', '--bogus'], /unknown flag --bogus/],
+    [['dev', '--port', 'abc'], /--port: expected a port number 0-65535, got "abc"/],
+    [['dev', '--port', '70000'], /--port: expected a port number/],
+    [['dev', '--host', '0.0.0.0'], /not a loopback address.*--allow-remote/],
+    [['gateway'], /--port: required/],
+    [['gateway', '--port', '8080'], /--brokers: required/],
+    [['gateway', '--port', '8080', '--brokers', 'nohostport'], /--brokers: expected host:port/],
+    [
+      ['gateway', '--port', '8080', '--brokers', 'k:9092'],
+      /--secret-file: required \(or set TIDEMARK_SECRET\)/,
+    ],
+    [
+      ['gateway', '--port', '8080', '--brokers', 'k:9092', '--secret-file', '/no/such/file'],
+      /does not exist/,
+    ],
+    [['worker', '--brokers', 'k:9092'], /--tools: required/],
+    [
+      ['worker', '--tools', 'x', '--brokers', 'k:9092', '--sasl-mechanism', 'MAGIC'],
+      /--sasl-mechanism: expected PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512/,
+    ],
+    [
+      ['worker', '--tools', 'x', '--brokers', 'k:9092', '--sasl-mechanism', 'PLAIN'],
+      /--sasl-username and --sasl-password: required/,
+    ],
+    [['topics'], /expected "create" or "check", got nothing/],
+    [['topics', 'destroy', '--brokers', 'k:9092'], /got "destroy"/],
+    [
+      ['topics', 'create', '--brokers', 'k:9092', '--partitions', '0'],
+      /--partitions: expected a positive integer/,
+    ],
+    [
+      ['topics', 'create', '--brokers', 'k:9092', '--prefix', 'bad prefix'],
+      /--prefix: topic prefix/,
+    ],
+  ])('%j → exit 2 and one line naming the problem', async (argv, message) => {
+    const { code, err } = await run(argv);
+    expect(code).toBe(EXIT.usage);
+    expect(err).toMatch(message);
+    expect(err.split('\n')).toHaveLength(1);
+  });
+
+  it('takes brokers and the secret from the environment', async () => {
+    const { code, err } = await run(['gateway', '--port', '8080'], {
+      KAFKA_BROKERS: 'k:9092',
+      TIDEMARK_SECRET: 'short',
+    });
+    expect(code).toBe(EXIT.usage);
+    expect(err).toMatch(/at least 32 bytes, got 5/);
+  });
+});

@@ -1,0 +1,168 @@
+import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { Admin } from '@platformatic/kafka';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { uniqueTopicName } from '@tidemark/testing';
+import { expect, inject, it, onTestFinished } from 'vitest';
+import { TcpProxy } from '../support/tcp-proxy.js';
+
+const run = promisify(execFile);
+const brokers = inject('kafkaBrokers').join(',');
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const bin = join(root, 'packages/cli/dist/bin.js');
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function tidemark(args: string[], ready: RegExp): Promise<void> {
+  const child = spawn(process.execPath, [bin, ...args], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  onTestFinished(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`tidemark ${args[0]} not ready in 60 s:\n${output}`)),
+      60_000,
+    );
+    const read = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (ready.test(output)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout.on('data', read);
+    child.stderr.on('data', read);
+    child.once('exit', (code) =>
+      reject(new Error(`tidemark ${args[0]} exited ${code}:\n${output}`)),
+    );
+  });
+}
+
+it('tidemark topics create, two gateways and two workers on the real broker, driven by the official client across both gateways', async () => {
+  const prefix = `${uniqueTopicName('cli')}.`;
+  const common = ['--brokers', brokers, '--prefix', prefix];
+  onTestFinished(async () => {
+    const admin = new Admin({
+      clientId: 'tidemark-test-cleanup',
+      bootstrapBrokers: brokers.split(','),
+    });
+    try {
+      const mine = (await admin.listTopics()).filter((t) => t.startsWith(prefix));
+      if (mine.length > 0) await admin.deleteTopics({ topics: mine });
+    } finally {
+      await admin.close();
+    }
+  });
+  const created = await run(process.execPath, [
+    bin,
+    'topics',
+    'create',
+    ...common,
+    '--partitions',
+    '2',
+    '--replication-factor',
+    '1',
+  ]);
+  expect(created.stdout).toMatch(/created: .*requests/);
+  const checked = await run(process.execPath, [
+    bin,
+    'topics',
+    'check',
+    ...common,
+    '--partitions',
+    '2',
+    '--replication-factor',
+    '1',
+  ]);
+  expect(checked.stdout).toMatch(/topics ok/);
+
+  const secretFile = join(mkdtempSync(join(tmpdir(), 'tidemark-secret-')), 'secret');
+  writeFileSync(secretFile, randomBytes(32).toString('hex'));
+  const ports = [await freePort(), await freePort()] as const;
+  await Promise.all([
+    ...ports.map((port) =>
+      tidemark(
+        [
+          'gateway',
+          '--port',
+          String(port),
+          '--host',
+          '127.0.0.1',
+          '--secret-file',
+          secretFile,
+          ...common,
+        ],
+        /listening on port/,
+      ),
+    ),
+    ...[1, 2].map(() =>
+      tidemark(
+        [
+          'worker',
+          '--tools',
+          '@tidemark/examples/counting',
+          '--group',
+          `${prefix}workers`,
+          ...common,
+        ],
+        /worker \w+ started/,
+      ),
+    ),
+  ]);
+  for (const port of ports) {
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+    expect(ready.status).toBe(200);
+  }
+
+  const proxy = await TcpProxy.start(ports[0]);
+  onTestFinished(() => proxy.close());
+  const client = new Client({ name: 'cli-cluster', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${proxy.port}/mcp`), {
+      reconnectionOptions: {
+        initialReconnectionDelay: 100,
+        maxReconnectionDelay: 500,
+        reconnectionDelayGrowFactor: 1.5,
+        maxRetries: 50,
+      },
+    }),
+  );
+  onTestFinished(() => client.close().catch(() => undefined));
+  const progress: number[] = [];
+  let moved = false;
+  const result = await client.callTool(
+    { name: 'count', arguments: { to: 30, delayMs: 30 } },
+    {
+      timeout: 120_000,
+      onprogress: (p) => {
+        progress.push(p.progress);
+        if (p.progress === 10 && !moved) {
+          moved = true;
+          proxy.target = ports[1];
+          proxy.cut();
+        }
+      },
+    },
+  );
+  const numbers = Array.from({ length: 30 }, (_, i) => i + 1);
+  expect(moved).toBe(true);
+  expect(progress).toEqual(numbers);
+  expect(result.content).toEqual([{ type: 'text', text: numbers.join(',') }]);
+}, 180_000);

@@ -1,0 +1,160 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { TcpProxy } from '../support/tcp-proxy.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const numbers = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts a command in its own process group (so npm and its node child die together). */
+function start(
+  command: string,
+  args: string[],
+): { child: ChildProcess; url: Promise<string>; kill: (signal: NodeJS.Signals) => void } {
+  const child = spawn(command, args, {
+    cwd: root,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const url = new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`no MCP endpoint printed in 60 s:\n${output}`)),
+      60_000,
+    );
+    const read = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /MCP endpoint: (http:\/\/\S+)/.exec(output);
+      if (match !== null) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    };
+    child.stdout.on('data', read);
+    child.stderr.on('data', read);
+  });
+  const kill = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, signal);
+    } catch {
+      // already gone
+    }
+  };
+  onTestFinished(() => kill('SIGKILL'));
+  return { child, url, kill };
+}
+
+async function connect(url: string) {
+  const client = new Client({ name: 'newcomer', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), {
+      reconnectionOptions: {
+        initialReconnectionDelay: 200,
+        maxReconnectionDelay: 500,
+        reconnectionDelayGrowFactor: 1.2,
+        maxRetries: 100,
+      },
+    }),
+  );
+  onTestFinished(() => client.close().catch(() => undefined));
+  return client;
+}
+
+describe('npm start: the embedded single-process server', () => {
+  it('a newcomer’s first run: no broker; list the examples, call count, drop mid-stream, resume with Last-Event-ID, exact result', async () => {
+    const port = await freePort();
+    const data = mkdtempSync(join(tmpdir(), 'tidemark-dev-'));
+    const server = start('npm', [
+      'start',
+      '--silent',
+      '--',
+      '--port',
+      String(port),
+      '--data',
+      data,
+    ]);
+    await server.url;
+    const proxy = await TcpProxy.start(port);
+    onTestFinished(() => proxy.close());
+    const client = await connect(`http://127.0.0.1:${proxy.port}/mcp`);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'confirm_delete',
+      'count',
+      'export_report',
+      'flaky_count',
+    ]);
+    const progress: number[] = [];
+    let dropped = false;
+    const result = await client.callTool(
+      { name: 'count', arguments: { to: 25, delayMs: 20 } },
+      {
+        onprogress: (p) => {
+          progress.push(p.progress);
+          if (p.progress === 8 && !dropped) {
+            dropped = true;
+            proxy.cut();
+          }
+        },
+      },
+    );
+    expect(dropped).toBe(true);
+    expect(progress).toEqual(numbers(25));
+    expect(result.content).toEqual([{ type: 'text', text: numbers(25).join(',') }]);
+  });
+
+  it('the seed’s restart: kill -9 mid-call, start again on the same data — the session holds, the call re-runs as a new generation, the client is reset and gets the exact result', async () => {
+    const port = await freePort();
+    const data = mkdtempSync(join(tmpdir(), 'tidemark-dev-'));
+    const bin = join(root, 'packages/cli/dist/bin.js');
+    const first = start(process.execPath, [bin, 'dev', '--port', String(port), '--data', data]);
+    const url = await first.url;
+    const client = await connect(url);
+    const resets: Array<{ reason: string; generation: string }> = [];
+    client.fallbackNotificationHandler = (notification) => {
+      if (notification.method === 'notifications/tidemark/reset')
+        resets.push(notification.params as { reason: string; generation: string });
+      return Promise.resolve();
+    };
+    const progress: number[] = [];
+    let killed = false;
+    let second: ReturnType<typeof start> | undefined;
+    const result = await client.callTool(
+      { name: 'count', arguments: { to: 30, delayMs: 40 } },
+      {
+        timeout: 120_000,
+        onprogress: (p) => {
+          progress.push(p.progress);
+          if (p.progress === 10 && !killed) {
+            killed = true;
+            first.kill('SIGKILL');
+            second = start(process.execPath, [bin, 'dev', '--port', String(port), '--data', data]);
+          }
+        },
+      },
+    );
+    expect(killed).toBe(true);
+    await second!.url;
+    expect(resets.map((r) => r.reason)).toEqual(['generation-superseded']);
+    expect(resets[0]!.generation).toMatch(/\.2$/);
+    // What came after the reset is one whole execution: 1..30, then its result.
+    const restart = progress.lastIndexOf(1);
+    expect(restart).toBeGreaterThan(0);
+    expect(progress.slice(restart)).toEqual(numbers(30));
+    expect(result.content).toEqual([{ type: 'text', text: numbers(30).join(',') }]);
+  });
+});
