@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// Telemetry first: it must instrument HTTP before the gateway loads it.
+import { shutdownTelemetry } from './telemetry.js';
 import { main } from './cli.js';
 
 // The composition root: the only place that reads the environment and the process's signals.
@@ -13,4 +15,5 @@ const code = await main(process.argv.slice(2), {
   err: (line) => process.stderr.write(`${line}\n`),
   stopSignal,
 });
+await shutdownTelemetry();
 process.exit(code);

@@ -12,7 +12,11 @@ Commands:
 Run 'tidemark <command> --help' for its flags.
 
 Exit codes: 0 ok; 1 a runtime failure (broker unreachable, topics wrong, port taken); 2 a usage
-error (bad flag or value, missing required option).`,
+error (bad flag or value, missing required option).
+
+Telemetry: the standard OTEL_* variables start the OpenTelemetry SDK (e.g. OTEL_TRACES_EXPORTER=otlp
+with OTEL_EXPORTER_OTLP_ENDPOINT, or =console); the service name is tidemark-<command> unless
+OTEL_SERVICE_NAME says otherwise; K8S_POD_NAME, K8S_NAMESPACE, K8S_NODE_NAME become resource attributes.`,
   dev: `Usage: tidemark dev [--port 3000] [--host 127.0.0.1] [--tools <module>...] [--data .tidemark]
 
 Gateway, worker and an embedded durable log (a SQLite file under --data) in one process: no broker.

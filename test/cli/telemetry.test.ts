@@ -1,0 +1,58 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect, it, onTestFinished } from 'vitest';
+import { RawMcpClient } from '../support/sse.js';
+
+const bin = fileURLToPath(new URL('../../packages/cli/dist/bin.js', import.meta.url));
+
+/** Runs `tidemark dev`, initializes one session, stops it with SIGTERM; resolves with what it printed. */
+async function devRun(env: NodeJS.ProcessEnv): Promise<string> {
+  const child = spawn(
+    process.execPath,
+    [bin, 'dev', '--port', '0', '--data', mkdtempSync(join(tmpdir(), 'tidemark-otel-'))],
+    {
+      env: {
+        ...process.env,
+        OTEL_TRACES_EXPORTER: undefined,
+        OTEL_EXPORTER_OTLP_ENDPOINT: undefined,
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  onTestFinished(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  while (!/MCP endpoint: (\S+)/.test(output))
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  const client = new RawMcpClient(/MCP endpoint: (\S+)/.exec(output)![1]!);
+  await client.initialize();
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+  return output;
+}
+
+it('boots the OpenTelemetry SDK from the OTEL_* variables: an HTTP server span, the service name per role, Kubernetes attributes', async () => {
+  const output = await devRun({
+    OTEL_TRACES_EXPORTER: 'console',
+    K8S_POD_NAME: 'gateway-7f9c',
+    K8S_NAMESPACE: 'mcp',
+  });
+  expect(output).toMatch(/name: 'POST'/);
+  expect(output).toMatch(/'http.request.method': 'POST'/);
+  expect(output).toMatch(/'service.name': 'tidemark-dev'/);
+  expect(output).toMatch(/'k8s.pod.name': 'gateway-7f9c'/);
+  expect(output).toMatch(/'k8s.namespace.name': 'mcp'/);
+}, 60_000);
+
+it('starts no SDK when no OTEL_* variable asks for one', async () => {
+  const output = await devRun({});
+  expect(output).not.toMatch(/traceId/);
+}, 60_000);
