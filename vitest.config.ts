@@ -37,6 +37,7 @@ export default defineConfig({
             'test/gateway/**/*.test.ts',
             'test/conformance/**/*.test.ts',
             'test/cli/**/*.test.ts',
+            'test/helm/**/*.test.ts',
           ],
           exclude: ['**/*.kafka.test.ts', '**/node_modules/**'],
         },

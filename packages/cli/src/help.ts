@@ -52,5 +52,11 @@ Health: GET /healthz (alive), GET /readyz (broker reachable, topics valid).`,
   topics: `Usage: tidemark topics create|check [--brokers <list>] [--partitions 12] [--replication-factor 3] [--prefix tidemark.]
 
   create   creates the four topics with explicit configs (idempotent), then checks them
-  check    verifies them; exits 1 listing every problem`,
+  check    verifies them; exits 1 listing every problem
+
+  --brokers <list>         Kafka bootstrap host:port[,host:port]; or KAFKA_BROKERS
+  --partitions <n>         partitions of every topic. Default 12
+  --replication-factor <n> Default 3
+  --prefix <p>             topic prefix. Default tidemark.
+  --tls, --sasl-*          as for the gateway`,
 };

@@ -1,0 +1,89 @@
+{{- define "tidemark.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}{{ .Release.Name | trunc 63 | trimSuffix "-" }}{{- else -}}{{ printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" }}{{- end -}}
+{{- end -}}
+
+{{- define "tidemark.labels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "tidemark.selector" -}}
+app.kubernetes.io/name: {{ .root.Chart.Name }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "tidemark.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+
+{{- define "tidemark.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}{{ default (include "tidemark.fullname" .) .Values.serviceAccount.name }}{{- else -}}{{ default "default" .Values.serviceAccount.name }}{{- end -}}
+{{- end -}}
+
+{{- define "tidemark.eventIdSecretName" -}}
+{{- if .Values.eventIdSecret.existingSecret -}}{{ .Values.eventIdSecret.existingSecret }}{{- else -}}{{ include "tidemark.fullname" . }}-event-id{{- end -}}
+{{- end -}}
+
+{{/* Kafka connection flags and env shared by every process (the names the CLI reads). */}}
+{{- define "tidemark.kafkaArgs" -}}
+- --prefix
+- {{ .Values.topics.prefix | quote }}
+{{- if .Values.kafka.tls.enabled }}
+- --tls
+{{- end }}
+{{- end -}}
+
+{{- define "tidemark.kafkaEnv" -}}
+- name: KAFKA_BROKERS
+  value: {{ required "kafka.brokers is required (host:port[,host:port])" .Values.kafka.brokers | quote }}
+{{- if .Values.kafka.sasl.enabled }}
+- name: KAFKA_SASL_MECHANISM
+  value: {{ .Values.kafka.sasl.mechanism | quote }}
+- name: KAFKA_SASL_USERNAME
+  valueFrom:
+    secretKeyRef:
+      name: {{ required "kafka.sasl.existingSecret is required when SASL is enabled" .Values.kafka.sasl.existingSecret }}
+      key: {{ .Values.kafka.sasl.usernameKey }}
+- name: KAFKA_SASL_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.kafka.sasl.existingSecret }}
+      key: {{ .Values.kafka.sasl.passwordKey }}
+{{- end }}
+- name: K8S_POD_NAME
+  valueFrom: { fieldRef: { fieldPath: metadata.name } }
+- name: K8S_NAMESPACE
+  valueFrom: { fieldRef: { fieldPath: metadata.namespace } }
+- name: K8S_NODE_NAME
+  valueFrom: { fieldRef: { fieldPath: spec.nodeName } }
+{{- if .Values.otel.endpoint }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ .Values.otel.endpoint | quote }}
+- name: OTEL_EXPORTER_OTLP_PROTOCOL
+  value: {{ .Values.otel.protocol | quote }}
+- name: OTEL_TRACES_EXPORTER
+  value: otlp
+{{- if .Values.otel.resourceAttributes }}
+- name: OTEL_RESOURCE_ATTRIBUTES
+  value: {{ .Values.otel.resourceAttributes | quote }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{- define "tidemark.podSecurity" -}}
+runAsNonRoot: true
+runAsUser: 10001
+runAsGroup: 10001
+fsGroup: 10001
+seccompProfile: { type: RuntimeDefault }
+{{- end -}}
+
+{{- define "tidemark.containerSecurity" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+capabilities: { drop: [ALL] }
+{{- end -}}

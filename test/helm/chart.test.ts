@@ -1,0 +1,159 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { validate, ValidationSeverity } from 'dockerfile-utils';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments, parse as parseYaml } from 'yaml';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const chart = join(root, 'helm/tidemark');
+const helm = process.env['TIDEMARK_HELM'] ?? join(homedir(), '.cache/tidemark/go/bin/helm');
+const cli = join(root, 'packages/cli/dist/bin.js');
+
+type Manifest = { kind: string; metadata: { name: string; labels?: Record<string, string> }; spec?: Record<string, unknown> } & Record<string, unknown>;
+type Container = {
+  name: string;
+  args: string[];
+  env?: Array<{ name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }>;
+  ports?: Array<{ name: string; containerPort: number }>;
+  livenessProbe?: { httpGet: { path: string; port: string } };
+  readinessProbe?: { httpGet: { path: string; port: string } };
+  securityContext?: Record<string, unknown>;
+};
+
+const REQUIRED = ['--set', 'kafka.brokers=kafka-bootstrap.kafka:9092', '--set', 'eventIdSecret.existingSecret=tidemark-event-id'];
+
+async function template(...sets: string[]): Promise<Manifest[]> {
+  const { stdout } = await run(helm, ['template', 'mcp', chart, '--namespace', 'ai', ...REQUIRED, ...sets], { maxBuffer: 16 * 1024 * 1024 });
+  return parseAllDocuments(stdout)
+    .map((doc) => doc.toJS() as Manifest | null)
+    .filter((m): m is Manifest => m !== null);
+}
+
+const byKind = (manifests: Manifest[], kind: string) => manifests.filter((m) => m.kind === kind);
+const deployment = (manifests: Manifest[], component: string) => byKind(manifests, 'Deployment').find((d) => d.metadata.name.endsWith(`-${component}`))!;
+const podSpec = (d: Manifest) => (d.spec as { template: { spec: { containers: Container[] } & Record<string, unknown>; metadata: { labels: Record<string, string> } } }).template;
+const helpOf = async (command: string) => (await run(process.execPath, [cli, command, '--help'])).stdout;
+
+/** Environment variables the CLI reads (packages/cli is the only code that does). */
+const CLI_ENV = /^(KAFKA_BROKERS|TIDEMARK_SECRET|KAFKA_SASL_(MECHANISM|USERNAME|PASSWORD)|OTEL_[A-Z_]+|K8S_(POD_NAME|NAMESPACE|NODE_NAME))$/;
+
+describe('the Helm chart', () => {
+  it('passes helm lint --strict', async () => {
+    const { stdout } = await run(helm, ['lint', '--strict', chart, ...REQUIRED]);
+    expect(stdout).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+  });
+
+  it('renders Deployments whose probes, flags and environment match what the CLI serves and reads', async () => {
+    const manifests = await template();
+    for (const component of ['gateway', 'worker']) {
+      const pod = podSpec(deployment(manifests, component));
+      const [container] = pod.spec.containers;
+      const help = await helpOf(component);
+      expect(container!.args[0]).toBe(component);
+      for (const flag of container!.args.filter((a) => a.startsWith('--'))) expect(help).toContain(flag);
+      for (const env of container!.env ?? []) expect(env.name).toMatch(CLI_ENV);
+      const ports = new Set((container!.ports ?? []).map((p) => p.name));
+      expect(container!.livenessProbe!.httpGet).toMatchObject({ path: '/healthz' });
+      expect(container!.readinessProbe!.httpGet).toMatchObject({ path: '/readyz' });
+      expect(ports.has(container!.livenessProbe!.httpGet.port)).toBe(true);
+      expect(pod.spec['securityContext']).toMatchObject({ runAsNonRoot: true });
+      expect(container!.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
+      const spec = deployment(manifests, component).spec as { strategy: { rollingUpdate: { maxUnavailable: number } }; minReadySeconds: number; selector: { matchLabels: Record<string, string> } };
+      expect(spec.strategy.rollingUpdate.maxUnavailable).toBe(0);
+      expect(spec.minReadySeconds).toBeGreaterThan(0);
+      // The selector selects the pods of this Deployment.
+      expect(pod.metadata.labels).toMatchObject(spec.selector.matchLabels);
+    }
+    const gateway = podSpec(deployment(manifests, 'gateway'));
+    expect((gateway.spec['terminationGracePeriodSeconds'] as number) > 15).toBe(true);
+    // The event-id secret is referenced, never inlined.
+    const secretEnv = gateway.spec.containers[0]!.env!.find((e) => e.name === 'TIDEMARK_SECRET')!;
+    expect(secretEnv.value).toBeUndefined();
+    expect(secretEnv.valueFrom?.secretKeyRef).toEqual({ name: 'tidemark-event-id', key: 'secret' });
+  });
+
+  it('points the Service, the PDBs and the HPAs at the right Deployments', async () => {
+    const manifests = await template();
+    const [service] = byKind(manifests, 'Service');
+    expect(podSpec(deployment(manifests, 'gateway')).metadata.labels).toMatchObject((service!.spec as { selector: Record<string, string> }).selector);
+    for (const pdb of byKind(manifests, 'PodDisruptionBudget')) {
+      const component = pdb.metadata.name.endsWith('-gateway') ? 'gateway' : 'worker';
+      expect(podSpec(deployment(manifests, component)).metadata.labels).toMatchObject((pdb.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels);
+    }
+    const hpas = byKind(manifests, 'HorizontalPodAutoscaler');
+    expect(hpas.map((h) => (h.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name).sort()).toEqual(
+      byKind(manifests, 'Deployment').map((d) => d.metadata.name).sort(),
+    );
+    // With autoscaling the Deployments leave replicas to the HPA; without, they set them.
+    expect(deployment(manifests, 'gateway').spec!['replicas']).toBeUndefined();
+    const fixed = await template('--set', 'gateway.autoscaling.enabled=false', '--set', 'worker.autoscaling.enabled=false');
+    expect(byKind(fixed, 'HorizontalPodAutoscaler')).toEqual([]);
+    expect(deployment(fixed, 'gateway').spec!['replicas']).toBe(2);
+  });
+
+  it('takes TLS and SASL credentials from Secrets, and renders the ingress, hook Job and Strimzi topics on request', async () => {
+    const manifests = await template(
+      '--set', 'kafka.tls.enabled=true',
+      '--set', 'kafka.sasl.enabled=true',
+      '--set', 'kafka.sasl.existingSecret=kafka-user',
+      '--set', 'ingress.enabled=true',
+      '--set', 'otel.endpoint=http://collector:4318',
+    );
+    const worker = podSpec(deployment(manifests, 'worker')).spec.containers[0]!;
+    expect(worker.args).toContain('--tls');
+    const password = worker.env!.find((e) => e.name === 'KAFKA_SASL_PASSWORD')!;
+    expect(password.valueFrom?.secretKeyRef).toEqual({ name: 'kafka-user', key: 'password' });
+    expect(worker.env!.find((e) => e.name === 'OTEL_EXPORTER_OTLP_ENDPOINT')?.value).toBe('http://collector:4318');
+    const [ingress] = byKind(manifests, 'Ingress');
+    expect(JSON.stringify(ingress)).toContain('"path":"/mcp"');
+    const [job] = byKind(manifests, 'Job');
+    const jobArgs = (job!.spec as { template: { spec: { containers: Container[] } } }).template.spec.containers[0]!.args;
+    expect(jobArgs.slice(0, 2)).toEqual(['topics', 'create']);
+    const topicsHelp = await helpOf('topics');
+    for (const flag of jobArgs.filter((a) => a.startsWith('--'))) expect(topicsHelp).toContain(flag);
+
+    const strimzi = await template('--set', 'topics.strimzi.enabled=true', '--set', 'topics.strimzi.clusterName=my-cluster');
+    const topics = byKind(strimzi, 'KafkaTopic');
+    expect(topics.map((t) => (t.spec as { topicName: string }).topicName).sort()).toEqual(['tidemark.events', 'tidemark.requests', 'tidemark.sessions', 'tidemark.streams']);
+    expect(topics.find((t) => (t.spec as { topicName: string }).topicName === 'tidemark.events')!.spec).toMatchObject({ config: { 'cleanup.policy': 'delete' } });
+    expect(byKind(strimzi, 'Job')).toEqual([]);
+  });
+
+  it('rejects bad values at install time with a clear message', async () => {
+    const failure = async (...sets: string[]) =>
+      run(helm, ['template', 'mcp', chart, ...sets]).then(
+        () => '',
+        (error: { stderr: string }) => error.stderr,
+      );
+    expect(await failure('--set', 'kafka.brokers=not a broker list', '--set', 'eventIdSecret.existingSecret=s')).toMatch(/kafka.brokers.*pattern|does not match pattern/);
+    expect(await failure(...REQUIRED, '--set', 'topics.partitions=0')).toMatch(/partitions.*minimum|must be >= 1/);
+    expect(await failure(...REQUIRED, '--set', 'worker.tools=null')).toMatch(/tools/);
+    expect(await failure('--set', 'kafka.brokers=k:9092')).toMatch(/eventIdSecret: set existingSecret/);
+    expect(await failure('--set', 'eventIdSecret.generate=true')).toMatch(/kafka.brokers is required/);
+  });
+});
+
+describe('the container image and compose file', () => {
+  it('has a Dockerfile without lint errors whose entrypoint is the CLI, non-root, on Node 24', () => {
+    const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+    const problems = validate(dockerfile).filter((d) => d.severity === ValidationSeverity.ERROR);
+    expect(problems).toEqual([]);
+    expect(dockerfile).toMatch(/^FROM node:24-slim$/m);
+    expect(dockerfile).toMatch(/^USER 10001:10001$/m);
+    expect(dockerfile).toContain('ENTRYPOINT ["node", "/app/packages/cli/dist/bin.js"]');
+  });
+
+  it('runs only commands and flags the CLI knows in the compose file', async () => {
+    const compose = parseYaml(readFileSync(join(root, 'infra/compose/compose.yaml'), 'utf8')) as { services: Record<string, { command?: string[] }> };
+    for (const service of ['topics', 'gateway', 'worker']) {
+      const command = compose.services[service]!.command!;
+      const help = await helpOf(command[0]!);
+      for (const flag of command.filter((a) => a.startsWith('--'))) expect(help).toContain(flag);
+    }
+  });
+});
