@@ -1,34 +1,12 @@
-import type { AddressInfo } from 'node:net';
-import { EmbeddedLog } from '@tidemark/embedded-log';
-import counting from '@tidemark/examples/counting';
-import { createGateway, type GatewayOptions } from '@tidemark/gateway';
-import { createKeyring, TOPIC_CLEANUP, TOPIC_ROLES, topicNames } from '@tidemark/protocol';
-import { Worker } from '@tidemark/worker';
+import type { GatewayOptions } from '@tidemark/gateway';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { embeddedStack } from '../support/embedded-stack.js';
 import { MCP_HEADERS, RawMcpClient, readSse } from '../support/sse.js';
 
-async function setup(extra: Partial<GatewayOptions> = {}) {
-  const log = new EmbeddedLog({ path: ':memory:' });
-  const topics = topicNames('t.');
-  for (const role of TOPIC_ROLES)
-    log.createTopic({ name: topics[role], partitions: 1, cleanup: TOPIC_CLEANUP[role] });
-  const worker = new Worker({ log, topics, modules: [counting], pollMs: 50, onProblem: () => {} });
-  await worker.start();
-  const gateway = await createGateway({
-    log,
-    topics,
-    keyring: createKeyring({ current: { id: 1, secret: new Uint8Array(32).fill(1) } }),
-    tailWaitMs: 50,
-    retryMs: 777,
-    ...extra,
-  });
-  const server = await gateway.listen(0, '127.0.0.1');
-  onTestFinished(async () => {
-    await gateway.drain();
-    await worker.stop();
-    await log.close();
-  });
-  return { gateway, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp` };
+async function setup(gateway: Partial<GatewayOptions> = {}) {
+  const stack = await embeddedStack({ partitions: 1, gateway: { retryMs: 777, ...gateway } });
+  onTestFinished(() => stack.stop());
+  return stack.gateways[0]!;
 }
 
 describe('gateway auth and drain', () => {

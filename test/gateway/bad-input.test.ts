@@ -1,39 +1,15 @@
-import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
-import { EmbeddedLog } from '@tidemark/embedded-log';
-import counting from '@tidemark/examples/counting';
-import { createGateway } from '@tidemark/gateway';
-import { createKeyring, TOPIC_CLEANUP, TOPIC_ROLES, topicNames } from '@tidemark/protocol';
-import { Worker } from '@tidemark/worker';
 import { beforeAll, afterAll, describe, expect, it } from 'vitest';
+import { embeddedStack } from '../support/embedded-stack.js';
 import { MCP_HEADERS, RawMcpClient } from '../support/sse.js';
 
-const keyring = createKeyring({ current: { id: 1, secret: new Uint8Array(32).fill(5) } });
 let url = '';
 let cleanup: () => Promise<void>;
 
 beforeAll(async () => {
-  const log = new EmbeddedLog({ path: ':memory:' });
-  const topics = topicNames('t.');
-  for (const role of TOPIC_ROLES)
-    log.createTopic({ name: topics[role], partitions: 1, cleanup: TOPIC_CLEANUP[role] });
-  const worker = new Worker({ log, topics, modules: [counting], pollMs: 50, onProblem: () => {} });
-  await worker.start();
-  const gateway = await createGateway({
-    log,
-    topics,
-    keyring,
-    tailWaitMs: 50,
-    maxBodyBytes: 10_000,
-    onError: () => {},
-  });
-  const server = await gateway.listen(0, '127.0.0.1');
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
-  cleanup = async () => {
-    await gateway.drain();
-    await worker.stop();
-    await log.close();
-  };
+  const stack = await embeddedStack({ partitions: 1, gateway: { maxBodyBytes: 10_000 } });
+  url = stack.gateways[0]!.url;
+  cleanup = () => stack.stop();
 });
 afterAll(() => cleanup());
 

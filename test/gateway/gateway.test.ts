@@ -1,35 +1,12 @@
-import type { AddressInfo } from 'node:net';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { EmbeddedLog } from '@tidemark/embedded-log';
-import counting from '@tidemark/examples/counting';
-import { createGateway } from '@tidemark/gateway';
-import { createKeyring, TOPIC_CLEANUP, TOPIC_ROLES, topicNames } from '@tidemark/protocol';
-import { Worker } from '@tidemark/worker';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { embeddedStack } from '../support/embedded-stack.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 
-const keyring = createKeyring({ current: { id: 1, secret: new Uint8Array(32).fill(3) } });
-
 async function setup() {
-  const log = new EmbeddedLog({ path: ':memory:' });
-  const topics = topicNames('t.');
-  for (const role of TOPIC_ROLES)
-    log.createTopic({ name: topics[role], partitions: 2, cleanup: TOPIC_CLEANUP[role] });
-  const worker = new Worker({ log, topics, modules: [counting], pollMs: 50, onProblem: () => {} });
-  await worker.start();
-  const replicas = await Promise.all(
-    [1, 2].map(async () => {
-      const gateway = await createGateway({ log, topics, keyring, tailWaitMs: 100 });
-      const server = await gateway.listen(0, '127.0.0.1');
-      return { gateway, server, port: (server.address() as AddressInfo).port };
-    }),
-  );
-  onTestFinished(async () => {
-    for (const { gateway } of replicas) await gateway.drain();
-    await worker.stop();
-    await log.close();
-  });
-  return { log, topics, replicas };
+  const stack = await embeddedStack({ replicas: 2 });
+  onTestFinished(() => stack.stop());
+  return { replicas: stack.gateways };
 }
 
 async function connectClient(url: string) {

@@ -1,38 +1,13 @@
-import type { AddressInfo } from 'node:net';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { EmbeddedLog } from '@tidemark/embedded-log';
-import counting from '@tidemark/examples/counting';
-import { createGateway } from '@tidemark/gateway';
-import {
-  createKeyring,
-  decodeStamp,
-  TOPIC_CLEANUP,
-  TOPIC_ROLES,
-  topicNames,
-} from '@tidemark/protocol';
-import { Worker } from '@tidemark/worker';
+import type { EmbeddedLog } from '@tidemark/embedded-log';
+import { decodeStamp } from '@tidemark/protocol';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { embeddedStack } from '../support/embedded-stack.js';
 
 async function setup() {
-  const log = new EmbeddedLog({ path: ':memory:' });
-  const topics = topicNames('t.');
-  for (const role of TOPIC_ROLES)
-    log.createTopic({ name: topics[role], partitions: 2, cleanup: TOPIC_CLEANUP[role] });
-  const worker = new Worker({ log, topics, modules: [counting], pollMs: 20, onProblem: () => {} });
-  await worker.start();
-  const gateway = await createGateway({
-    log,
-    topics,
-    keyring: createKeyring({ current: { id: 1, secret: new Uint8Array(32).fill(2) } }),
-    tailWaitMs: 50,
-  });
-  const server = await gateway.listen(0, '127.0.0.1');
-  onTestFinished(async () => {
-    await gateway.drain();
-    await worker.stop();
-    await log.close();
-  });
-  return { log, topics, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp` };
+  const stack = await embeddedStack();
+  onTestFinished(() => stack.stop());
+  return { log: stack.log, topics: stack.topics, url: stack.gateways[0]!.url };
 }
 
 async function modernClient(url: string) {

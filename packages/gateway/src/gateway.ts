@@ -333,19 +333,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         modern: modernHeaders,
       });
     }
-    const sse = openSse(res, {});
-    deliver({
-      session: key,
-      stream,
-      partition,
-      log: logIdentity,
-      keyring,
-      tails,
-      sse,
-      fromOffset: highWatermark,
-      cursor,
-      caughtUpAt: highWatermark,
-      terminal: undefined,
+    deliverNew(openSse(res, {}), key, stream, partition, cursor, highWatermark, {
       eventIds: false,
       onEnd: (reason) => {
         if (reason === 'closed') cancel();
@@ -391,19 +379,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           keyring,
         ),
       );
-    deliver({
-      session,
-      stream,
-      partition,
-      log: logIdentity,
-      keyring,
-      tails,
-      sse,
-      fromOffset: highWatermark,
-      cursor,
-      caughtUpAt: highWatermark,
-      terminal: undefined,
-    });
+    deliverNew(sse, session, stream, partition, cursor, highWatermark);
     await produce(session, [request]);
   }
 
@@ -477,19 +453,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         clientHasEvents: false,
         fromOffset: offsets.highWatermark,
       });
-      deliver({
-        session,
-        stream: STANDALONE_STREAM,
-        partition,
-        log: logIdentity,
-        keyring,
-        tails,
-        sse,
-        fromOffset: offsets.highWatermark,
-        cursor,
-        caughtUpAt: offsets.highWatermark,
-        terminal: undefined,
-      });
+      deliverNew(sse, session, STANDALONE_STREAM, partition, cursor, offsets.highWatermark);
       return;
     }
 
@@ -637,6 +601,32 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         headers,
       })),
     );
+  }
+
+  /** Delivers a new request's stream from the offset it will start after. */
+  function deliverNew(
+    sse: SseStream,
+    session: SessionId,
+    stream: StreamId,
+    partition: number,
+    cursor: StreamCursor<unknown>,
+    fromOffset: bigint,
+    extra: Pick<Parameters<typeof deliver>[0], 'eventIds' | 'onEnd'> = {},
+  ): void {
+    deliver({
+      session,
+      stream,
+      partition,
+      log: logIdentity,
+      keyring,
+      tails,
+      sse,
+      fromOffset,
+      cursor,
+      caughtUpAt: fromOffset,
+      terminal: undefined,
+      ...extra,
+    });
   }
 
   function openSse(res: Response, headers: Record<string, string>): SseStream {

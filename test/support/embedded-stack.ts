@@ -1,0 +1,77 @@
+import type { AddressInfo } from 'node:net';
+import { EmbeddedLog } from '@tidemark/embedded-log';
+import counting from '@tidemark/examples/counting';
+import { createGateway, type Gateway, type GatewayOptions } from '@tidemark/gateway';
+import {
+  createKeyring,
+  TOPIC_CLEANUP,
+  TOPIC_ROLES,
+  topicNames,
+  type TopicNames,
+} from '@tidemark/protocol';
+import { Worker, type ToolModule, type WorkerOptions } from '@tidemark/worker';
+
+export interface EmbeddedStack {
+  readonly log: EmbeddedLog;
+  readonly topics: TopicNames;
+  readonly worker: Worker;
+  /** The gateway replicas, all on the one log. */
+  readonly gateways: ReadonlyArray<{ gateway: Gateway; url: string; port: number }>;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedStackOptions {
+  partitions?: number;
+  replicas?: number;
+  modules?: ToolModule[];
+  gateway?: Partial<GatewayOptions>;
+  worker?: Partial<WorkerOptions>;
+}
+
+/** Tidemark in one test process on the embedded (in-memory) log: a worker and gateway replicas. */
+export async function embeddedStack(options: EmbeddedStackOptions = {}): Promise<EmbeddedStack> {
+  const log = new EmbeddedLog({ path: ':memory:' });
+  const topics = topicNames('t.');
+  for (const role of TOPIC_ROLES)
+    log.createTopic({
+      name: topics[role],
+      partitions: options.partitions ?? 2,
+      cleanup: TOPIC_CLEANUP[role],
+    });
+  const worker = new Worker({
+    log,
+    topics,
+    modules: options.modules ?? [counting],
+    pollMs: 20,
+    onProblem: () => {},
+    ...options.worker,
+  });
+  await worker.start();
+  const keyring = createKeyring({ current: { id: 1, secret: new Uint8Array(32).fill(7) } });
+  const gateways = await Promise.all(
+    Array.from({ length: options.replicas ?? 1 }, async () => {
+      const gateway = await createGateway({
+        log,
+        topics,
+        keyring,
+        tailWaitMs: 50,
+        onError: () => {},
+        ...options.gateway,
+      });
+      const server = await gateway.listen(0, '127.0.0.1');
+      const port = (server.address() as AddressInfo).port;
+      return { gateway, port, url: `http://127.0.0.1:${port}/mcp` };
+    }),
+  );
+  return {
+    log,
+    topics,
+    worker,
+    gateways,
+    stop: async () => {
+      for (const { gateway } of gateways) await gateway.drain();
+      await worker.stop();
+      await log.close();
+    },
+  };
+}
