@@ -1,8 +1,7 @@
 import type { AddressInfo } from 'node:net';
-import { Admin } from '@platformatic/kafka';
 import counting from '@tidemark/examples/counting';
 import { createGateway } from '@tidemark/gateway';
-import { KafkaLog, provisionTopics } from '@tidemark/kafka';
+import { KafkaLog } from '@tidemark/kafka';
 import {
   createKeyring,
   encodeEventId,
@@ -10,20 +9,19 @@ import {
   type SessionId,
   type TopicNames,
 } from '@tidemark/protocol';
-import { uniqueTopicName } from '@tidemark/testing';
 import { Worker } from '@tidemark/worker';
 import { describe, expect, inject, it, type TestContext } from 'vitest';
 import { RawMcpClient, readSse } from '../support/sse.js';
+import { provisionTestTopics } from '../support/topics.js';
 
 const brokers = inject('kafkaBrokers');
 const keyring = createKeyring({ current: { id: 1, secret: new Uint8Array(32).fill(9) } });
 
 async function setup(ctx: TestContext) {
-  const prefix = `${uniqueTopicName('resume')}.`;
-  const { names } = await provisionTopics(
-    { brokers },
-    { prefix, partitions: 1, replicationFactor: 1 },
-  );
+  const { prefix, names } = await provisionTestTopics(ctx, brokers, {
+    label: 'resume',
+    partitions: 1,
+  });
   const log = new KafkaLog({ brokers, groupSessionTimeoutMs: 6_000 });
   const workers: Worker[] = [];
   const startWorker = async (onExecution?: (e: { stream: string; attempt: number }) => void) => {
@@ -57,12 +55,6 @@ async function setup(ctx: TestContext) {
     await gateway.drain();
     for (const worker of workers) await worker.stop();
     await log.close();
-    const admin = new Admin({ clientId: 'tidemark-test-cleanup', bootstrapBrokers: brokers });
-    try {
-      await admin.deleteTopics({ topics: Object.values(names) });
-    } finally {
-      await admin.close();
-    }
   });
   return { log, names, url, startWorker };
 }

@@ -1,11 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { Admin } from '@platformatic/kafka';
-import { KafkaLog, provisionTopics } from '@tidemark/kafka';
-import { uniqueTopicName } from '@tidemark/testing';
+import { KafkaLog } from '@tidemark/kafka';
 import { describe, expect, inject, it, type TestContext } from 'vitest';
 import { LogClient, outcome } from '../support/log-client.js';
+import { provisionTestTopics } from '../support/topics.js';
 
 const brokers = inject('kafkaBrokers');
 const script = fileURLToPath(new URL('../support/worker-process.ts', import.meta.url));
@@ -46,19 +45,7 @@ async function until(condition: () => boolean, timeoutMs: number, what: string):
 }
 
 async function provision(ctx: TestContext, label: string) {
-  const prefix = `${uniqueTopicName(label)}.`;
-  const { names } = await provisionTopics(
-    { brokers },
-    { prefix, partitions: 2, replicationFactor: 1 },
-  );
-  ctx.onTestFinished(async () => {
-    const admin = new Admin({ clientId: 'tidemark-test-cleanup', bootstrapBrokers: brokers });
-    try {
-      await admin.deleteTopics({ topics: Object.values(names) });
-    } finally {
-      await admin.close();
-    }
-  });
+  const { prefix, names } = await provisionTestTopics(ctx, brokers, { label, partitions: 2 });
   const log = new KafkaLog({ brokers });
   ctx.onTestFinished(() => log.close());
   return { prefix, names, log };
@@ -104,24 +91,10 @@ describe('worker processes on the real broker', () => {
   });
 
   it('kill -9 of the worker running a call: the other worker re-runs it as a new generation; the client is reset and gets the exact result', async (ctx) => {
-    const prefix = `${uniqueTopicName('workers')}.`;
-    const { names } = await provisionTopics(
-      { brokers },
-      { prefix, partitions: 2, replicationFactor: 1 },
-    );
-    ctx.onTestFinished(async () => {
-      const admin = new Admin({ clientId: 'tidemark-test-cleanup', bootstrapBrokers: brokers });
-      try {
-        await admin.deleteTopics({ topics: Object.values(names) });
-      } finally {
-        await admin.close();
-      }
-    });
+    const { prefix, names, log } = await provision(ctx, 'workers');
     const group = `${prefix}workers`;
     const a = startWorker(ctx, prefix, group);
     await until(() => a.assigned.length === 2, 30_000, 'the first worker to own both partitions');
-    const log = new KafkaLog({ brokers });
-    ctx.onTestFinished(() => log.close());
     const client = new LogClient(log, names, 2);
     ctx.onTestFinished(() => client.close());
     await client.initialize();

@@ -299,15 +299,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     }
     const request = route.message as unknown as JsonRpcMessage & { id: RequestId };
     const key = newSessionId();
-    const partition = partitionForSession(key, partitionCount);
-    const stream = requestStreamId(request.id);
-    const { highWatermark } = await port.offsets(topics.events, partition);
-    const cursor = new StreamCursor<unknown>({
-      generation: undefined,
-      nextSeq: 1,
-      clientHasEvents: false,
-      fromOffset: highWatermark,
-    });
+    const { partition, stream, highWatermark, cursor } = await newStream(key, request.id);
     // The classification binds the worker's server to the request's revision; its presence marks
     // a record of the modern lane.
     const modernHeaders: Array<[string, string]> = [
@@ -349,16 +341,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     version: string,
     request: JsonRpcMessage & { id: RequestId },
   ): Promise<void> {
-    const partition = partitionForSession(session, partitionCount);
-    const stream = requestStreamId(request.id);
-    // Every record of the new stream comes after this offset: the stream is read from here.
-    const { highWatermark } = await port.offsets(topics.events, partition);
-    const cursor = new StreamCursor<unknown>({
-      generation: undefined,
-      nextSeq: 1,
-      clientHasEvents: false,
-      fromOffset: highWatermark,
-    });
+    const { partition, stream, highWatermark, cursor } = await newStream(session, request.id);
     const accept = String(req.headers.accept ?? '');
     if (!accept.includes('text/event-stream'))
       return respondJson(res, session, partition, stream, cursor, highWatermark, request);
@@ -601,6 +584,22 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         headers,
       })),
     );
+  }
+
+  /**
+   * Where a new request's stream will be: every record of it comes after the partition's high
+   * watermark of now, so it is read from there, from seq 1.
+   */
+  async function newStream(key: SessionId, requestId: RequestId) {
+    const partition = partitionForSession(key, partitionCount);
+    const { highWatermark } = await port.offsets(topics.events, partition);
+    const cursor = new StreamCursor<unknown>({
+      generation: undefined,
+      nextSeq: 1,
+      clientHasEvents: false,
+      fromOffset: highWatermark,
+    });
+    return { partition, stream: requestStreamId(requestId), highWatermark, cursor };
   }
 
   /** Delivers a new request's stream from the offset it will start after. */
