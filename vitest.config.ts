@@ -38,6 +38,7 @@ export default defineConfig({
             'test/conformance/**/*.test.ts',
             'test/cli/**/*.test.ts',
             'test/helm/**/*.test.ts',
+            'test/otel/**/*.test.ts',
           ],
           exclude: ['**/*.kafka.test.ts', '**/node_modules/**'],
         },

@@ -6,6 +6,7 @@ import {
   decideResume,
   decodeStamp,
   encodeEventId,
+  formatGeneration,
   invalidOption,
   invalidResumeBody,
   newSessionId,
@@ -25,6 +26,23 @@ import {
   type StreamId,
   type TopicNames,
 } from '@tidemark/protocol';
+import { context, SpanKind, trace, type Context, type Span } from '@opentelemetry/api';
+import {
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_JSONRPC_REQUEST_ID,
+  ATTR_MCP_METHOD_NAME,
+  ATTR_MCP_SESSION_ID,
+  ATTR_MESSAGING_DESTINATION_NAME,
+  ATTR_MESSAGING_DESTINATION_PARTITION_ID,
+  ATTR_MESSAGING_OPERATION_TYPE,
+  ATTR_MESSAGING_SYSTEM,
+  ATTR_TIDEMARK_CLAIM_GENERATION,
+  ATTR_TIDEMARK_GENERATION,
+  ATTR_TIDEMARK_RESUME_OUTCOME,
+  ATTR_TIDEMARK_RESUME_REASON,
+  tidemarkTracer,
+  traceHeaders,
+} from '@tidemark/otel';
 import { deliver, EventTails } from './delivery.js';
 import { SseStream } from './sse.js';
 
@@ -325,13 +343,15 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         modern: modernHeaders,
       });
     }
+    const { span, ctx } = requestSpan(key, request);
     deliverNew(openSse(res, {}), key, stream, partition, cursor, highWatermark, {
       eventIds: false,
       onEnd: (reason) => {
         if (reason === 'closed') cancel();
+        span.end();
       },
     });
-    await produce(key, [request], modernHeaders);
+    await produce(key, [request], modernHeaders, ctx);
   }
 
   async function streamRequest(
@@ -362,8 +382,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           keyring,
         ),
       );
-    deliverNew(sse, session, stream, partition, cursor, highWatermark);
-    await produce(session, [request]);
+    const { span, ctx } = requestSpan(session, request);
+    deliverNew(sse, session, stream, partition, cursor, highWatermark, { onEnd: () => span.end() });
+    await produce(session, [request], [], ctx);
   }
 
   /** A client that accepts only JSON: wait for the final message and answer it as the body. */
@@ -454,6 +475,22 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       highWatermark: offsets.highWatermark,
       head,
     });
+    // The resume decision as a span of its own, with what was claimed and what was decided.
+    tidemarkTracer()
+      .startSpan('mcp.resume', {
+        attributes: {
+          [ATTR_MCP_SESSION_ID]: session,
+          [ATTR_TIDEMARK_RESUME_OUTCOME]: decision.outcome,
+          [ATTR_TIDEMARK_RESUME_REASON]: decision.reason,
+          ...(claim.ok && claim.claim.generation !== undefined
+            ? { [ATTR_TIDEMARK_CLAIM_GENERATION]: formatGeneration(claim.claim.generation) }
+            : {}),
+          ...(head !== undefined
+            ? { [ATTR_TIDEMARK_GENERATION]: formatGeneration(head.generation) }
+            : {}),
+        },
+      })
+      .end();
     if (decision.outcome === 'invalid') {
       res
         .status(WireAnswers.invalid.httpStatus)
@@ -573,17 +610,58 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     session: SessionId,
     messages: readonly JsonRpcMessage[],
     headers: Array<[string, string]> = [],
+    parent: Context = context.active(),
   ): Promise<void> {
     const partition = partitionForSession(session, partitionCount);
-    await port.append(
-      topics.requests,
-      messages.map((message) => ({
-        partition,
-        key: session,
-        value: Buffer.from(JSON.stringify(message)),
-        headers,
-      })),
+    const span = tidemarkTracer().startSpan(
+      `send ${topics.requests}`,
+      {
+        kind: SpanKind.PRODUCER,
+        attributes: {
+          [ATTR_MESSAGING_SYSTEM]: 'kafka',
+          [ATTR_MESSAGING_OPERATION_TYPE]: 'send',
+          [ATTR_MESSAGING_DESTINATION_NAME]: topics.requests,
+          [ATTR_MESSAGING_DESTINATION_PARTITION_ID]: String(partition),
+        },
+      },
+      parent,
     );
+    // The worker continues this trace from the record headers.
+    const traced = [...headers, ...traceHeaders(trace.setSpan(parent, span))];
+    try {
+      await port.append(
+        topics.requests,
+        messages.map((message) => ({
+          partition,
+          key: session,
+          value: Buffer.from(JSON.stringify(message)),
+          headers: traced,
+        })),
+      );
+    } finally {
+      span.end();
+    }
+  }
+
+  /** The span of one MCP request at the gateway, from the POST to the end of its response stream. */
+  function requestSpan(
+    session: SessionId,
+    request: JsonRpcMessage & { id: RequestId },
+  ): { span: Span; ctx: Context } {
+    const method = String(request.method);
+    const tool =
+      method === 'tools/call'
+        ? (request.params as { name?: unknown } | undefined)?.name
+        : undefined;
+    const span = tidemarkTracer().startSpan(method, {
+      attributes: {
+        [ATTR_MCP_METHOD_NAME]: method,
+        [ATTR_MCP_SESSION_ID]: session,
+        [ATTR_JSONRPC_REQUEST_ID]: String(request.id),
+        ...(typeof tool === 'string' ? { [ATTR_GEN_AI_TOOL_NAME]: tool } : {}),
+      },
+    });
+    return { span, ctx: trace.setSpan(context.active(), span) };
   }
 
   /**

@@ -15,6 +15,7 @@ import {
   type TopicNames,
   type WorkerEpoch,
 } from '@tidemark/protocol';
+import { traceHeaders } from '@tidemark/otel';
 import { AppendQueue } from './append-queue.js';
 
 export interface StreamWriterOptions {
@@ -89,7 +90,13 @@ export class StreamWriter {
     message: unknown,
   ): Promise<bigint> {
     const value = message === undefined ? null : Buffer.from(JSON.stringify(message));
-    return this.events.append({ partition, key: session, value, headers });
+    // The active trace (the tool's, the worker's) travels with the event to the gateway.
+    return this.events.append({
+      partition,
+      key: session,
+      value,
+      headers: [...headers, ...traceHeaders()],
+    });
   }
 
   /** @internal */

@@ -1,4 +1,12 @@
 import type { McpServer } from '@modelcontextprotocol/server';
+import { SpanStatusCode } from '@opentelemetry/api';
+import {
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_TIDEMARK_ATTEMPT,
+  ATTR_TIDEMARK_GENERATION,
+  tidemarkTracer,
+} from '@tidemark/otel';
+import { formatGeneration } from '@tidemark/protocol';
 import type { RequestId } from '@tidemark/protocol';
 import { runInExecution, type Execution } from './execution.js';
 import {
@@ -32,13 +40,14 @@ export function withRetries(server: McpServer, module: ToolModule, host: RetryHo
     return original(
       name,
       config,
-      retrying(callback as (...params: unknown[]) => unknown, policy, host),
+      retrying(String(name), callback as (...params: unknown[]) => unknown, policy, host),
     );
   };
   return wrapped;
 }
 
 function retrying(
+  name: string,
   callback: (...params: unknown[]) => unknown,
   policy: CompiledRetryPolicy,
   host: RetryHost,
@@ -48,10 +57,7 @@ function retrying(
     let backoff = policy.backoffMs;
     for (let attempt = 1; ; attempt++) {
       try {
-        const execution = host.execution(ctx.mcpReq.id);
-        return await (execution === undefined
-          ? callback(...params)
-          : runInExecution(execution, () => callback(...params)));
+        return await executeOnce(name, host.execution(ctx.mcpReq.id), () => callback(...params));
       } catch (error) {
         if (!isRetryableError(error) || attempt >= policy.maxAttempts || ctx.mcpReq.signal.aborted)
           throw error;
@@ -61,4 +67,35 @@ function retrying(
       }
     }
   };
+}
+
+/** One execution of a tool: inside its `Execution` and its own span (a retry is a new one). */
+function executeOnce(
+  name: string,
+  execution: Execution | undefined,
+  run: () => unknown,
+): Promise<unknown> {
+  const attributes = {
+    [ATTR_GEN_AI_TOOL_NAME]: name,
+    ...(execution === undefined
+      ? {}
+      : {
+          [ATTR_TIDEMARK_GENERATION]: formatGeneration(execution.generation),
+          [ATTR_TIDEMARK_ATTEMPT]: execution.attempt,
+        }),
+  };
+  return tidemarkTracer().startActiveSpan(`execute_tool ${name}`, { attributes }, async (span) => {
+    try {
+      return await (execution === undefined ? run() : runInExecution(execution, run));
+    } catch (error) {
+      span.recordException(error instanceof Error ? error : new Error(String(error)));
+      span.setStatus({
+        code: SpanStatusCode.ERROR,
+        message: error instanceof Error ? error.message : String(error),
+      });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
 }

@@ -16,6 +16,19 @@ import {
   type TopicNames,
   type WorkerEpoch,
 } from '@tidemark/protocol';
+import { context, SpanKind, trace, type Span } from '@opentelemetry/api';
+import {
+  ATTR_JSONRPC_REQUEST_ID,
+  ATTR_MCP_METHOD_NAME,
+  ATTR_MCP_SESSION_ID,
+  ATTR_MESSAGING_DESTINATION_NAME,
+  ATTR_MESSAGING_DESTINATION_PARTITION_ID,
+  ATTR_MESSAGING_KAFKA_OFFSET,
+  ATTR_MESSAGING_OPERATION_TYPE,
+  ATTR_MESSAGING_SYSTEM,
+  contextFromHeaders,
+  tidemarkTracer,
+} from '@tidemark/otel';
 import { OffsetTracker } from './offset-tracker.js';
 import { ModernExchange } from './modern-exchange.js';
 import { SessionRuntime } from './session-runtime.js';
@@ -89,6 +102,8 @@ export class Worker {
   private readonly runtimes = new Map<SessionId, SessionRuntime>();
   private readonly runtimePartition = new Map<SessionId, number>();
   private readonly exchanges = new Map<SessionId, ModernExchange>();
+  /** The span of each call in flight, ended when its stream is terminal. */
+  private readonly callSpans = new Map<string, Span>();
   private commitTimer: NodeJS.Timeout | undefined;
   private running = 0;
   private readonly slotWaiters: Array<() => void> = [];
@@ -187,6 +202,10 @@ export class Worker {
     for (const [partition, state] of states) {
       await this.commit(partition, state);
       this.partitions.delete(partition);
+      for (const key of [...this.callSpans.keys()]) {
+        if (key.startsWith(`${partition}:`))
+          this.endCallSpan(partition, BigInt(key.slice(key.indexOf(':') + 1)));
+      }
     }
   }
 
@@ -269,12 +288,33 @@ export class Worker {
       }
       if ('method' in message && 'id' in message && message.id !== undefined) {
         await this.slot();
+        const request = message as JSONRPCMessage & { id: RequestId; method: string };
+        // The call continues the trace the gateway started: its context came in the record headers.
+        const parent = contextFromHeaders(record.headers);
+        const span = tidemarkTracer().startSpan(
+          `process ${request.method}`,
+          {
+            kind: SpanKind.CONSUMER,
+            attributes: {
+              [ATTR_MESSAGING_SYSTEM]: 'kafka',
+              [ATTR_MESSAGING_OPERATION_TYPE]: 'process',
+              [ATTR_MESSAGING_DESTINATION_NAME]: this.options.topics.requests,
+              [ATTR_MESSAGING_DESTINATION_PARTITION_ID]: String(partition),
+              [ATTR_MESSAGING_KAFKA_OFFSET]: Number(record.offset),
+              [ATTR_MCP_METHOD_NAME]: request.method,
+              [ATTR_MCP_SESSION_ID]: session,
+              [ATTR_JSONRPC_REQUEST_ID]: String(request.id),
+            },
+          },
+          parent,
+        );
+        this.callSpans.set(`${partition}:${record.offset}`, span);
         try {
-          await runtime.request(
-            record.offset,
-            message as JSONRPCMessage & { id: RequestId; method: string },
+          await context.with(trace.setSpan(parent, span), () =>
+            runtime.request(record.offset, request),
           );
         } catch (error) {
+          this.endCallSpan(partition, record.offset);
           this.release(); // the call never started: its slot is free again
           throw error;
         }
@@ -360,6 +400,7 @@ export class Worker {
       maxConcurrentCalls: this.options.maxConcurrentCallsPerSession,
       onDone: (offset) => {
         this.partitions.get(partition)?.tracker?.done(offset);
+        this.endCallSpan(partition, offset);
         this.release();
       },
       onExecution: (event) => this.options.onExecution?.({ session, ...event }),
@@ -379,6 +420,12 @@ export class Worker {
       this.runtimePartition.delete(session);
       await runtime.close();
     }
+  }
+
+  private endCallSpan(partition: number, offset: bigint): void {
+    const key = `${partition}:${offset}`;
+    this.callSpans.get(key)?.end();
+    this.callSpans.delete(key);
   }
 
   private async slot(): Promise<void> {
