@@ -41,6 +41,10 @@ export default defineConfig({
             'test/otel/**/*.test.ts',
           ],
           exclude: ['**/*.kafka.test.ts', '**/node_modules/**'],
+          // Several suites start real processes (the CLI, helm, the conformance runner): on a
+          // loaded 2-core machine they need more than vitest's 5 s default.
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
         },
       },
       {

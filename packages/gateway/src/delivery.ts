@@ -12,6 +12,7 @@ import {
   type StreamEnd,
   type StreamId,
 } from '@tidemark/protocol';
+import { recordSupersededDropped } from '@tidemark/otel';
 import type { SseStream } from './sse.js';
 
 /** One shared tail per partition of `events` in this gateway, started and stopped with their streams. */
@@ -98,7 +99,10 @@ export function deliver(options: DeliveryOptions): Subscription {
         );
 
   const apply = (step: CursorStep<unknown>) => {
-    if (step.kind === 'skip') return;
+    if (step.kind === 'skip') {
+      if (step.why === 'superseded') recordSupersededDropped();
+      return;
+    }
     if (step.kind === 'reset-only') {
       sse.event(
         idFor(step.record.offset, step.generation, 0),

@@ -40,6 +40,8 @@ import {
   ATTR_TIDEMARK_GENERATION,
   ATTR_TIDEMARK_RESUME_OUTCOME,
   ATTR_TIDEMARK_RESUME_REASON,
+  recordLiveStreams,
+  recordResume,
   tidemarkTracer,
   traceHeaders,
 } from '@tidemark/otel';
@@ -491,6 +493,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         },
       })
       .end();
+    recordResume(decision.outcome, decision.reason);
     if (decision.outcome === 'invalid') {
       res
         .status(WireAnswers.invalid.httpStatus)
@@ -709,7 +712,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   function openSse(res: Response, headers: Record<string, string>): SseStream {
     const sse = new SseStream(res, sseOptions, headers);
     open.add(sse);
-    void sse.closed.then(() => open.delete(sse));
+    recordLiveStreams(1);
+    void sse.closed.then(() => {
+      open.delete(sse);
+      recordLiveStreams(-1);
+    });
     return sse;
   }
 

@@ -15,3 +15,15 @@ export {
   ATTR_TIDEMARK_RESUME_REASON,
 } from './semconv.js';
 export { contextFromHeaders, tidemarkTracer, traceHeaders } from './trace.js';
+export {
+  METRIC_LIVE_STREAMS,
+  METRIC_RESUME_OUTCOMES,
+  METRIC_SUPERSEDED_DROPPED,
+  METRIC_TOOL_DURATION,
+  METRIC_TOOL_RETRIES,
+  recordLiveStreams,
+  recordResume,
+  recordSupersededDropped,
+  recordToolDuration,
+  recordToolRetry,
+} from './metrics.js';

@@ -4,6 +4,8 @@ import {
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_TIDEMARK_ATTEMPT,
   ATTR_TIDEMARK_GENERATION,
+  recordToolDuration,
+  recordToolRetry,
   tidemarkTracer,
 } from '@tidemark/otel';
 import { formatGeneration } from '@tidemark/protocol';
@@ -61,6 +63,7 @@ function retrying(
       } catch (error) {
         if (!isRetryableError(error) || attempt >= policy.maxAttempts || ctx.mcpReq.signal.aborted)
           throw error;
+        recordToolRetry(name);
         await new Promise((resolve) => setTimeout(resolve, backoff));
         backoff = Math.min(backoff * 2, policy.maxBackoffMs);
         await host.retry(ctx.mcpReq.id);
@@ -85,9 +88,12 @@ function executeOnce(
         }),
   };
   return tidemarkTracer().startActiveSpan(`execute_tool ${name}`, { attributes }, async (span) => {
+    const started = performance.now();
+    let failed = false;
     try {
       return await (execution === undefined ? run() : runInExecution(execution, run));
     } catch (error) {
+      failed = true;
       span.recordException(error instanceof Error ? error : new Error(String(error)));
       span.setStatus({
         code: SpanStatusCode.ERROR,
@@ -95,6 +101,7 @@ function executeOnce(
       });
       throw error;
     } finally {
+      recordToolDuration(name, (performance.now() - started) / 1000, failed);
       span.end();
     }
   });

@@ -1,0 +1,90 @@
+import { metrics } from '@opentelemetry/api';
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type DataPoint,
+} from '@opentelemetry/sdk-metrics';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { embeddedStack } from '../support/embedded-stack.js';
+import { RawMcpClient } from '../support/sse.js';
+
+const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
+beforeAll(() => {
+  metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
+});
+
+/** The current data points of a metric, as attributes → value. */
+async function points(
+  name: string,
+): Promise<Array<{ attributes: Record<string, unknown>; value: unknown }>> {
+  const { resourceMetrics } = await reader.collect();
+  const metric = resourceMetrics.scopeMetrics
+    .flatMap((s) => s.metrics)
+    .find((m) => m.descriptor.name === name);
+  return (metric?.dataPoints ?? []).map((p: DataPoint<unknown>) => ({
+    attributes: p.attributes,
+    value: p.value,
+  }));
+}
+
+describe('metrics operators need', () => {
+  it('count resume outcomes by reason, tool executions and retries, and live streams, by exactly what happened', async () => {
+    const stack = await embeddedStack();
+    onTestFinished(() => stack.stop());
+    const client = new Client({ name: 'metered', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(stack.gateways[0]!.url)));
+    onTestFinished(() => client.close());
+    const result = await client.callTool({
+      name: 'flaky_count',
+      arguments: { to: 3, delayMs: 0, failAt: 2, failAttempts: 1 },
+    });
+    expect(result.content).toEqual([{ type: 'text', text: '1,2,3' }]);
+
+    expect(await points('tidemark.tool.retries')).toEqual([
+      { attributes: { 'gen_ai.tool.name': 'flaky_count' }, value: 1 },
+    ]);
+    const durations = await points('tidemark.tool.duration');
+    const byOutcome: Record<string, number> = {};
+    for (const d of durations)
+      byOutcome[d.attributes['error.type'] === undefined ? 'ok' : 'tool_error'] = (
+        d.value as { count: number }
+      ).count;
+    expect(byOutcome).toEqual({ ok: 1, tool_error: 1 });
+
+    const raw = new RawMcpClient(stack.gateways[0]!.url);
+    await raw.initialize();
+    const { ids } = await raw.callCount(7, 4, 10, 2);
+    await (await raw.resume(ids.at(-1)!)).text();
+    await (await raw.resume(`${ids.at(-1)!.slice(0, -4)}AAAA`)).text();
+    const outcomes = (await points('tidemark.resume.outcomes')).map((p) => [
+      p.attributes['tidemark.resume.outcome'],
+      p.attributes['tidemark.resume.reason'],
+      p.value,
+    ]);
+    expect(outcomes).toEqual(
+      expect.arrayContaining([
+        ['resume', 'contiguous', 1],
+        ['invalid', 'mac-mismatch', 1],
+      ]),
+    );
+    expect(outcomes).toHaveLength(2);
+    // The client's standalone GET stream is live while it is connected; when it leaves, none is.
+    const liveStreams = async (expected: number) => {
+      const deadline = Date.now() + 5_000;
+      while (
+        (await points('tidemark.gateway.live_streams'))[0]?.value !== expected &&
+        Date.now() < deadline
+      ) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      return (await points('tidemark.gateway.live_streams'))[0]?.value;
+    };
+    expect(await liveStreams(1)).toBe(1);
+    await client.close();
+    expect(await liveStreams(0)).toBe(0);
+  });
+});
