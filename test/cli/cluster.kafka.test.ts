@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Admin } from '@platformatic/kafka';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { connectResumingClient } from '../support/clients.js';
 import { uniqueTopicName } from '@tidemark/testing';
 import { expect, inject, it, onTestFinished } from 'vitest';
 import { TcpProxy } from '../support/tcp-proxy.js';
@@ -133,18 +133,10 @@ it('tidemark topics create, two gateways and two workers on the real broker, dri
 
   const proxy = await TcpProxy.start(ports[0]);
   onTestFinished(() => proxy.close());
-  const client = new Client({ name: 'cli-cluster', version: '1.0.0' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${proxy.port}/mcp`), {
-      reconnectionOptions: {
-        initialReconnectionDelay: 100,
-        maxReconnectionDelay: 500,
-        reconnectionDelayGrowFactor: 1.5,
-        maxRetries: 50,
-      },
-    }),
-  );
-  onTestFinished(() => client.close().catch(() => undefined));
+  const client = await connectResumingClient(`http://127.0.0.1:${proxy.port}/mcp`, {
+    name: 'cli-cluster',
+    maxRetries: 50,
+  });
   const progress: number[] = [];
   let moved = false;
   const result = await client.callTool(

@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { connectResumingClient } from '../support/clients.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { TcpProxy } from '../support/tcp-proxy.js';
 
@@ -59,19 +59,12 @@ function start(
 }
 
 async function connect(url: string) {
-  const client = new Client({ name: 'newcomer', version: '1.0.0' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      reconnectionOptions: {
-        initialReconnectionDelay: 200,
-        maxReconnectionDelay: 500,
-        reconnectionDelayGrowFactor: 1.2,
-        maxRetries: 100,
-      },
-    }),
-  );
-  onTestFinished(() => client.close().catch(() => undefined));
-  return client;
+  return connectResumingClient(url, {
+    name: 'newcomer',
+    initialDelayMs: 200,
+    growFactor: 1.2,
+    maxRetries: 100,
+  });
 }
 
 describe('npm start: the embedded single-process server', () => {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Admin } from '@platformatic/kafka';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { connectResumingClient } from '../support/clients.js';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { provisionTopics } from '@tidemark/kafka';
@@ -85,18 +85,9 @@ function cutAtTen(proxy: TcpProxy) {
 describe('official MCP clients against two gateway processes on the real broker', () => {
   it('TypeScript SDK v2 client: exact progress and result across a cut and a change of replica', async () => {
     const proxy = await proxyToFirst();
-    const client = new Client({ name: 'interop-v2', version: '1.0.0' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${proxy.port}/mcp`), {
-        reconnectionOptions: {
-          initialReconnectionDelay: 100,
-          maxReconnectionDelay: 500,
-          reconnectionDelayGrowFactor: 1.5,
-          maxRetries: 20,
-        },
-      }),
-    );
-    onTestFinished(() => client.close());
+    const client = await connectResumingClient(`http://127.0.0.1:${proxy.port}/mcp`, {
+      name: 'interop-v2',
+    });
     const progress: number[] = [];
     const cutter = cutAtTen(proxy);
     const result = await client.callTool(

@@ -1,4 +1,4 @@
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { connectResumingClient } from '../support/clients.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { embeddedStack } from '../support/embedded-stack.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
@@ -10,18 +10,7 @@ async function setup() {
 }
 
 async function connectClient(url: string) {
-  const client = new Client({ name: 'test-client', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(url), {
-    reconnectionOptions: {
-      initialReconnectionDelay: 50,
-      maxReconnectionDelay: 200,
-      reconnectionDelayGrowFactor: 1.5,
-      maxRetries: 20,
-    },
-  });
-  await client.connect(transport);
-  onTestFinished(() => client.close());
-  return client;
+  return connectResumingClient(url, { name: 'test-client', initialDelayMs: 50, maxDelayMs: 200 });
 }
 
 const numbers = (n: number) => Array.from({ length: n }, (_, i) => i + 1);

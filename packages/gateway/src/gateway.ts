@@ -346,7 +346,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       });
     }
     const { span, ctx } = requestSpan(key, request);
-    deliverNew(openSse(res, {}), key, stream, partition, cursor, highWatermark, {
+    deliverStream(openSse(res, {}), key, stream, partition, cursor, highWatermark, {
       eventIds: false,
       onEnd: (reason) => {
         if (reason === 'closed') cancel();
@@ -385,7 +385,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         ),
       );
     const { span, ctx } = requestSpan(session, request);
-    deliverNew(sse, session, stream, partition, cursor, highWatermark, { onEnd: () => span.end() });
+    deliverStream(sse, session, stream, partition, cursor, highWatermark, {
+      onEnd: () => span.end(),
+    });
     await produce(session, [request], [], ctx);
   }
 
@@ -459,7 +461,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         clientHasEvents: false,
         fromOffset: offsets.highWatermark,
       });
-      deliverNew(sse, session, STANDALONE_STREAM, partition, cursor, offsets.highWatermark);
+      deliverStream(sse, session, STANDALONE_STREAM, partition, cursor, offsets.highWatermark);
       return;
     }
 
@@ -529,16 +531,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       fromOffset: plan.fromOffset,
       terminal: plan.terminal,
     });
-    deliver({
-      session,
-      stream,
-      partition,
-      log: logIdentity,
-      keyring,
-      tails,
-      sse,
-      fromOffset: plan.fromOffset,
-      cursor,
+    deliverStream(sse, session, stream, partition, cursor, plan.fromOffset, {
       caughtUpAt: offsets.highWatermark,
       terminal: plan.terminal,
     });
@@ -683,15 +676,21 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     return { partition, stream: requestStreamId(requestId), highWatermark, cursor };
   }
 
-  /** Delivers a new request's stream from the offset it will start after. */
-  function deliverNew(
+  /**
+   * Delivers a stream from the log to an SSE response through this gateway's shared tails. A new
+   * stream is caught up at once (`caughtUpAt` = its start); a resumed one when the read reaches
+   * the high watermark seen at the decision.
+   */
+  function deliverStream(
     sse: SseStream,
     session: SessionId,
     stream: StreamId,
     partition: number,
     cursor: StreamCursor<unknown>,
     fromOffset: bigint,
-    extra: Pick<Parameters<typeof deliver>[0], 'eventIds' | 'onEnd'> = {},
+    extra: Partial<
+      Pick<Parameters<typeof deliver>[0], 'eventIds' | 'onEnd' | 'caughtUpAt' | 'terminal'>
+    > = {},
   ): void {
     deliver({
       session,
