@@ -8,8 +8,14 @@ import { RawMcpClient } from '../support/sse.js';
 
 const bin = fileURLToPath(new URL('../../packages/cli/dist/bin.js', import.meta.url));
 
-/** Runs `tidemark dev`, initializes one session, stops it with SIGTERM; resolves with what it printed. */
-async function devRun(env: NodeJS.ProcessEnv): Promise<string> {
+/**
+ * Runs `tidemark dev`, initializes one session (and does `act` with it), stops it with SIGTERM;
+ * resolves with what it printed.
+ */
+async function devRun(
+  env: NodeJS.ProcessEnv,
+  act: (client: RawMcpClient) => Promise<unknown> = () => Promise.resolve(),
+): Promise<string> {
   const child = spawn(
     process.execPath,
     [bin, 'dev', '--port', '0', '--data', mkdtempSync(join(tmpdir(), 'tidemark-otel-'))],
@@ -33,6 +39,7 @@ async function devRun(env: NodeJS.ProcessEnv): Promise<string> {
     await new Promise((resolve) => setTimeout(resolve, 50));
   const client = new RawMcpClient(/MCP endpoint: (\S+)/.exec(output)![1]!);
   await client.initialize();
+  await act(client);
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
   await exited;
@@ -55,4 +62,24 @@ it('boots the OpenTelemetry SDK from the OTEL_* variables: an HTTP server span, 
 it('starts no SDK when no OTEL_* variable asks for one', async () => {
   const output = await devRun({});
   expect(output).not.toMatch(/traceId/);
+}, 60_000);
+
+it('writes JSON log lines stamped with the trace of the call they belong to', async () => {
+  const output = await devRun({ OTEL_TRACES_EXPORTER: 'console' }, (client) =>
+    client.callCount(1, 2, 0),
+  );
+  const lines = output
+    .split('\n')
+    .filter((line) => line.startsWith('{"'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const execution = lines.find((line) => line['msg'] === 'execution started')!;
+  expect(execution).toMatchObject({
+    name: 'tidemark-dev',
+    level: 30,
+    attempt: 1,
+    cause: 'first',
+    trace_id: expect.stringMatching(/^[0-9a-f]{32}$/) as unknown,
+  });
+  // The same trace the console exporter printed for the tool call.
+  expect(output).toContain(`traceId: '${String(execution['trace_id'])}'`);
 }, 60_000);

@@ -109,6 +109,7 @@ describe('the Helm chart', () => {
     const password = worker.env!.find((e) => e.name === 'KAFKA_SASL_PASSWORD')!;
     expect(password.valueFrom?.secretKeyRef).toEqual({ name: 'kafka-user', key: 'password' });
     expect(worker.env!.find((e) => e.name === 'OTEL_EXPORTER_OTLP_ENDPOINT')?.value).toBe('http://collector:4318');
+    expect(worker.env!.find((e) => e.name === 'OTEL_METRICS_EXPORTER')?.value).toBe('otlp');
     const [ingress] = byKind(manifests, 'Ingress');
     expect(JSON.stringify(ingress)).toContain('"path":"/mcp"');
     const [job] = byKind(manifests, 'Job');

@@ -8,6 +8,8 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { StreamHeadStore } from '@tidemark/log';
+import { requestStreamId, type SessionId } from '@tidemark/protocol';
 import { embeddedStack } from '../support/embedded-stack.js';
 import { RawMcpClient } from '../support/sse.js';
 
@@ -31,8 +33,18 @@ async function points(
   }));
 }
 
+/** The sum of a metric's data points (an up-down counter over its attributes). */
+async function value(name: string): Promise<number> {
+  return (await points(name)).reduce((sum, p) => sum + (p.value as number), 0);
+}
+
+/** How many values a histogram has recorded. */
+async function histogramCount(name: string): Promise<number> {
+  return (await points(name)).reduce((sum, p) => sum + (p.value as { count: number }).count, 0);
+}
+
 describe('metrics operators need', () => {
-  it('count resume outcomes by reason, tool executions and retries, and live streams, by exactly what happened', async () => {
+  it('count resumes, replay lengths, deliveries, queue waits, tool runs and retries, sessions, streams and tail readers by exactly what happened', async () => {
     const stack = await embeddedStack();
     onTestFinished(() => stack.stop());
     const client = new Client({ name: 'metered', version: '1' });
@@ -57,8 +69,22 @@ describe('metrics operators need', () => {
 
     const raw = new RawMcpClient(stack.gateways[0]!.url);
     await raw.initialize();
+    expect(await value('tidemark.worker.live_sessions')).toBe(2);
+    const lagBefore = await histogramCount('tidemark.delivery.lag');
+    await raw.callCount(6, 3, 0);
+    // Live deliveries: three progress events and the result.
+    expect((await histogramCount('tidemark.delivery.lag')) - lagBefore).toBe(4);
     const { ids } = await raw.callCount(7, 4, 10, 2);
+    // The call runs to its end while nobody listens; then the resume replays 3, 4 and the result.
+    const heads = new StreamHeadStore({ port: stack.log, topics: stack.topics, partitionCount: 2 });
+    while ((await heads.get(raw.session as SessionId, requestStreamId(7)))?.terminal === undefined)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     await (await raw.resume(ids.at(-1)!)).text();
+    expect(await points('tidemark.resume.replay_length')).toMatchObject([
+      { value: { count: 1, sum: 3 } },
+    ]);
+    // Every request waited in `requests`: two initialize and three tools/call.
+    expect(await histogramCount('tidemark.worker.request_queue_lag')).toBe(5);
     await (await raw.resume(`${ids.at(-1)!.slice(0, -4)}AAAA`)).text();
     const outcomes = (await points('tidemark.resume.outcomes')).map((p) => [
       p.attributes['tidemark.resume.outcome'],
@@ -84,7 +110,9 @@ describe('metrics operators need', () => {
       return (await points('tidemark.gateway.live_streams'))[0]?.value;
     };
     expect(await liveStreams(1)).toBe(1);
+    expect(await value('tidemark.gateway.tail_readers')).toBe(1);
     await client.close();
     expect(await liveStreams(0)).toBe(0);
+    expect(await value('tidemark.gateway.tail_readers')).toBe(0);
   });
 });

@@ -7,6 +7,7 @@ import {
   TOPIC_CLEANUP,
   TOPIC_ROLES,
   topicNames,
+  type Keyring,
   type TopicNames,
 } from '@tidemark/protocol';
 import { Worker, type ToolModule, type WorkerOptions } from '@tidemark/worker';
@@ -15,6 +16,8 @@ export interface EmbeddedStack {
   readonly log: EmbeddedLog;
   readonly topics: TopicNames;
   readonly worker: Worker;
+  /** The keyring the gateways mint and verify event ids with. */
+  readonly keyring: Keyring;
   /** The gateway replicas, all on the one log. */
   readonly gateways: ReadonlyArray<{ gateway: Gateway; url: string; port: number }>;
   stop(): Promise<void>;
@@ -67,6 +70,7 @@ export async function embeddedStack(options: EmbeddedStackOptions = {}): Promise
     log,
     topics,
     worker,
+    keyring,
     gateways,
     stop: async () => {
       for (const { gateway } of gateways) await gateway.drain();

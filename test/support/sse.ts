@@ -48,9 +48,15 @@ export async function readSse(
 }
 
 export class RawMcpClient {
-  session = '';
+  private readonly url: string;
+  /** A session to join (another replica's client), or one `initialize` will set. */
+  session: string;
 
-  constructor(private readonly url: string) {}
+  // Plain fields, no parameter properties: benchmarks run this file under Node's type stripping.
+  constructor(url: string, session = '') {
+    this.url = url;
+    this.session = session;
+  }
 
   async initialize(version = '2025-11-25'): Promise<void> {
     const response = await fetch(this.url, {

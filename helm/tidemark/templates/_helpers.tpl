@@ -67,6 +67,8 @@ app.kubernetes.io/component: {{ .component }}
   value: {{ .Values.otel.protocol | quote }}
 - name: OTEL_TRACES_EXPORTER
   value: otlp
+- name: OTEL_METRICS_EXPORTER
+  value: otlp
 {{- if .Values.otel.resourceAttributes }}
 - name: OTEL_RESOURCE_ATTRIBUTES
   value: {{ .Values.otel.resourceAttributes | quote }}

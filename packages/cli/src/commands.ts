@@ -13,7 +13,8 @@ import {
   topicNames,
   type Keyring,
 } from '@tidemark/protocol';
-import { loadToolModules, Worker } from '@tidemark/worker';
+import { loadToolModules, Worker, type WorkerOptions } from '@tidemark/worker';
+import type { Logger } from './logger.js';
 import { brokers, list, parseFlags, port, positiveInt, str, UsageError } from './options.js';
 
 export interface Io {
@@ -22,6 +23,8 @@ export interface Io {
   out: (line: string) => void;
   /** Resolves when the process is asked to stop (SIGINT, SIGTERM). */
   stopSignal: Promise<void>;
+  /** The structured log (problems, executions), correlated with traces. */
+  log: Logger;
 }
 
 const DEFAULT_EXAMPLES = ['@tidemark/examples/counting', '@tidemark/examples/interactive'];
@@ -70,10 +73,15 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     log,
     topics,
     modules,
-    onProblem: (problem) => io.out(`worker: ${problem}`),
+    ...observe(io.log),
   });
   await worker.start();
-  const gateway = await createGateway({ log, topics, keyring: keyringOf(devSecret(data)) });
+  const gateway = await createGateway({
+    log,
+    topics,
+    keyring: keyringOf(devSecret(data)),
+    onError: (error) => io.log.error({ err: error }, 'gateway error'),
+  });
   const server = await gateway.listen(listenPort, host);
   addHealth(gateway, () => Promise.resolve(true));
   io.out(`Tidemark dev server (single process, embedded log in ${data})`);
@@ -105,6 +113,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     log,
     topics,
     keyring: keyringOf(secret),
+    onError: (error) => io.log.error({ err: error }, 'gateway error'),
     ...(origins.length > 0 ? { allowedOrigins: origins } : {}),
   });
   addHealth(gw, () => ready(kafka, topics));
@@ -134,7 +143,7 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     topics,
     modules,
     ...(str(values['group']) === undefined ? {} : { group: str(values['group'])! }),
-    onProblem: (p) => io.out(`worker: ${p}`),
+    ...observe(io.log),
   });
   await w.start();
   let health: Server | undefined;
@@ -298,4 +307,25 @@ async function ready(
 function portOf(server: Server): number {
   const address = server.address();
   return typeof address === 'object' && address !== null ? address.port : 0;
+}
+
+/**
+ * The worker's problems and executions, as log lines: an execution's line is written inside its
+ * call's trace, so it carries the trace id an operator finds in the tracing backend.
+ */
+function observe(log: Logger): Pick<WorkerOptions, 'onProblem' | 'onExecution'> {
+  return {
+    onProblem: (problem, error) =>
+      error === undefined ? log.warn(problem) : log.warn({ err: error }, problem),
+    onExecution: (event) =>
+      log.info(
+        {
+          session: event.session,
+          stream: event.stream,
+          attempt: event.attempt,
+          cause: event.cause,
+        },
+        'execution started',
+      ),
+  };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EXIT, main } from '../src/index.js';
+import { createLogger, EXIT, main } from '../src/index.js';
 
 async function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
   const out: string[] = [];
@@ -10,6 +10,7 @@ async function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
     out: (l) => out.push(l),
     err: (l) => err.push(l),
     stopSignal: Promise.resolve(),
+    log: createLogger('test', { TIDEMARK_LOG_LEVEL: 'silent' }),
   });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }

@@ -1,4 +1,5 @@
 import { PartitionTail, type Subscription } from '@tidemark/log';
+import type { LogRecord } from '@tidemark/protocol';
 import {
   decodeStamp,
   encodeEventId,
@@ -12,7 +13,21 @@ import {
   type StreamEnd,
   type StreamId,
 } from '@tidemark/protocol';
-import { recordSupersededDropped } from '@tidemark/otel';
+import { SpanKind, trace } from '@opentelemetry/api';
+import {
+  ATTR_MCP_SESSION_ID,
+  ATTR_MESSAGING_DESTINATION_NAME,
+  ATTR_MESSAGING_DESTINATION_PARTITION_ID,
+  ATTR_MESSAGING_KAFKA_OFFSET,
+  ATTR_MESSAGING_OPERATION_TYPE,
+  ATTR_MESSAGING_SYSTEM,
+  contextFromHeaders,
+  recordDeliveryLag,
+  recordReplayLength,
+  recordSupersededDropped,
+  recordTailReaders,
+  tidemarkTracer,
+} from '@tidemark/otel';
 import type { SseStream } from './sse.js';
 
 /** One shared tail per partition of `events` in this gateway, started and stopped with their streams. */
@@ -21,7 +36,7 @@ export class EventTails {
 
   constructor(
     private readonly port: LogPort,
-    private readonly topic: string,
+    readonly topic: string,
     private readonly maxWaitMs: number,
   ) {}
 
@@ -67,6 +82,8 @@ export interface DeliveryOptions {
   onEnd?: (reason: 'final' | 'closed' | 'error') => void;
   /** Whether events carry ids (legacy lane) or not (modern lane: no resume). Default true. */
   eventIds?: boolean;
+  /** A resume: the events delivered before `caughtUpAt` are counted as its replay length. */
+  replay?: boolean;
 }
 
 /**
@@ -78,9 +95,18 @@ export function deliver(options: DeliveryOptions): Subscription {
   const { sse, cursor, session, stream } = options;
   const holder: { subscription?: Subscription } = {};
   let finished = false;
+  let replayed = options.replay === true ? 0 : undefined;
+  const caughtUp = () => {
+    if (replayed === undefined) return;
+    recordReplayLength(replayed);
+    replayed = undefined;
+  };
+  recordTailReaders(options.partition, 1);
   const finish = (reason: 'final' | 'closed' | 'error') => {
     if (finished) return;
     finished = true;
+    recordTailReaders(options.partition, -1);
+    caughtUp();
     holder.subscription?.close();
     if (reason !== 'closed') sse.end();
     options.onEnd?.(reason);
@@ -113,12 +139,66 @@ export function deliver(options: DeliveryOptions): Subscription {
     if (step.resetBefore !== undefined)
       sse.event(undefined, resetNotification(step.resetBefore.reason, step.resetBefore.generation));
     const { stamp } = step.record;
-    if (step.record.payload !== undefined)
+    if (step.record.payload !== undefined) {
       sse.event(idFor(step.record.offset, stamp.generation, stamp.seq), step.record.payload);
+      if (replayed !== undefined) replayed++;
+    }
     if (step.final) finish('final');
   };
 
+  /**
+   * Applies the cursor's step for one record inside the record's trace: a `receive` span (the
+   * shared tail read it) with an `sse write` span under it. A record without a trace (or a
+   * process without an SDK) costs one header scan.
+   */
+  const applyRecord = (record: LogRecord, step: CursorStep<unknown>) => {
+    const live = record.offset >= options.caughtUpAt;
+    if (live) {
+      caughtUp();
+      if (step.kind === 'deliver') recordDeliveryLag(Date.now() - record.timestampMs);
+    }
+    const parent = contextFromHeaders(record.headers);
+    const superseded = step.kind === 'skip' && step.why === 'superseded';
+    if (trace.getSpanContext(parent) === undefined || (step.kind === 'skip' && !superseded))
+      return apply(step);
+    const tracer = tidemarkTracer();
+    const receive = tracer.startSpan(
+      `receive ${options.tails.topic}`,
+      {
+        kind: SpanKind.CONSUMER,
+        attributes: {
+          [ATTR_MESSAGING_SYSTEM]: 'kafka',
+          [ATTR_MESSAGING_OPERATION_TYPE]: 'receive',
+          [ATTR_MESSAGING_DESTINATION_NAME]: options.tails.topic,
+          [ATTR_MESSAGING_DESTINATION_PARTITION_ID]: String(options.partition),
+          [ATTR_MESSAGING_KAFKA_OFFSET]: Number(record.offset),
+          [ATTR_MCP_SESSION_ID]: session,
+        },
+      },
+      parent,
+    );
+    if (step.kind === 'skip') {
+      // A zombie's record: the event lands in the zombie's own trace, where its owner will look.
+      receive.addEvent('tidemark.superseded_dropped');
+      apply(step);
+      return receive.end();
+    }
+    const write = tracer.startSpan('sse write', {}, trace.setSpan(parent, receive));
+    if (step.kind === 'reset-only' || step.resetBefore !== undefined)
+      write.addEvent('tidemark.reset', {
+        'tidemark.reset.reason':
+          step.kind === 'reset-only' ? step.reason : step.resetBefore!.reason,
+      });
+    try {
+      apply(step);
+    } finally {
+      write.end();
+      receive.end();
+    }
+  };
+
   const completeIfCaughtUp = (lastOffset: bigint) => {
+    if (lastOffset + 1n >= options.caughtUpAt) caughtUp();
     if (finished || options.terminal === undefined || lastOffset + 1n < options.caughtUpAt) return;
     const step = cursor.complete(stream);
     if (step !== undefined) apply(step);
@@ -138,7 +218,8 @@ export function deliver(options: DeliveryOptions): Subscription {
         } catch {
           continue;
         }
-        apply(
+        applyRecord(
+          record,
           cursor.accept({
             offset: record.offset,
             stamp: decoded.stamp,

@@ -26,7 +26,14 @@ import {
   type StreamId,
   type TopicNames,
 } from '@tidemark/protocol';
-import { context, SpanKind, trace, type Context, type Span } from '@opentelemetry/api';
+import {
+  context,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Span,
+} from '@opentelemetry/api';
 import {
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_JSONRPC_REQUEST_ID,
@@ -44,6 +51,9 @@ import {
   recordResume,
   tidemarkTracer,
   traceHeaders,
+  contextFromHeaders,
+  contextFromMeta,
+  ATTR_TIDEMARK_STREAM,
 } from '@tidemark/otel';
 import { deliver, EventTails } from './delivery.js';
 import { SseStream } from './sse.js';
@@ -470,7 +480,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       keyring,
       nowMs: now(),
     });
-    const head = claim.ok ? await heads.get(session, claim.claim.stream) : undefined;
+    const traced = claim.ok ? await heads.getTraced(session, claim.claim.stream) : undefined;
+    const head = traced?.head;
     const decision = decideResume({
       claim,
       log: logIdentity,
@@ -479,13 +490,17 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       highWatermark: offsets.highWatermark,
       head,
     });
-    // The resume decision as a span of its own, with what was claimed and what was decided.
-    tidemarkTracer()
-      .startSpan('mcp.resume', {
+    // The resume decision as a span of its own, in the trace of the call it resumes (the head
+    // carries it), linked to this request's own; only an id that verified can name that trace.
+    const here = trace.getSpanContext(context.active());
+    const resumeSpan = tidemarkTracer().startSpan(
+      'mcp.resume',
+      {
         attributes: {
           [ATTR_MCP_SESSION_ID]: session,
           [ATTR_TIDEMARK_RESUME_OUTCOME]: decision.outcome,
           [ATTR_TIDEMARK_RESUME_REASON]: decision.reason,
+          ...(claim.ok ? { [ATTR_TIDEMARK_STREAM]: claim.claim.stream } : {}),
           ...(claim.ok && claim.claim.generation !== undefined
             ? { [ATTR_TIDEMARK_CLAIM_GENERATION]: formatGeneration(claim.claim.generation) }
             : {}),
@@ -493,8 +508,15 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
             ? { [ATTR_TIDEMARK_GENERATION]: formatGeneration(head.generation) }
             : {}),
         },
-      })
-      .end();
+        ...(here === undefined ? {} : { links: [{ context: here }] }),
+      },
+      traced === undefined ? context.active() : contextFromHeaders(traced.traceHeaders),
+    );
+    if (decision.outcome === 'invalid')
+      resumeSpan.setStatus({ code: SpanStatusCode.ERROR, message: decision.detail });
+    if (decision.outcome === 'reset')
+      resumeSpan.addEvent('tidemark.reset', { 'tidemark.reset.reason': decision.reason });
+    resumeSpan.end();
     recordResume(decision.outcome, decision.reason);
     if (decision.outcome === 'invalid') {
       res
@@ -534,6 +556,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     deliverStream(sse, session, stream, partition, cursor, plan.fromOffset, {
       caughtUpAt: offsets.highWatermark,
       terminal: plan.terminal,
+      replay: true,
     });
   }
 
@@ -649,15 +672,23 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       method === 'tools/call'
         ? (request.params as { name?: unknown } | undefined)?.name
         : undefined;
-    const span = tidemarkTracer().startSpan(method, {
-      attributes: {
-        [ATTR_MCP_METHOD_NAME]: method,
-        [ATTR_MCP_SESSION_ID]: session,
-        [ATTR_JSONRPC_REQUEST_ID]: String(request.id),
-        ...(typeof tool === 'string' ? { [ATTR_GEN_AI_TOOL_NAME]: tool } : {}),
+    // A client that traces puts its context in `_meta`; the call continues that trace.
+    const parent = contextFromMeta(request);
+    // Named as the MCP conventions name it: the method and, for a tool call, the tool.
+    const span = tidemarkTracer().startSpan(
+      typeof tool === 'string' ? `${method} ${tool}` : method,
+      {
+        kind: SpanKind.SERVER,
+        attributes: {
+          [ATTR_MCP_METHOD_NAME]: method,
+          [ATTR_MCP_SESSION_ID]: session,
+          [ATTR_JSONRPC_REQUEST_ID]: String(request.id),
+          ...(typeof tool === 'string' ? { [ATTR_GEN_AI_TOOL_NAME]: tool } : {}),
+        },
       },
-    });
-    return { span, ctx: trace.setSpan(context.active(), span) };
+      parent,
+    );
+    return { span, ctx: trace.setSpan(parent, span) };
   }
 
   /**
@@ -689,7 +720,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     cursor: StreamCursor<unknown>,
     fromOffset: bigint,
     extra: Partial<
-      Pick<Parameters<typeof deliver>[0], 'eventIds' | 'onEnd' | 'caughtUpAt' | 'terminal'>
+      Pick<
+        Parameters<typeof deliver>[0],
+        'eventIds' | 'onEnd' | 'caughtUpAt' | 'terminal' | 'replay'
+      >
     > = {},
   ): void {
     deliver({

@@ -3,8 +3,8 @@ import { ErrorCodes, isTidemarkError, type LogPort } from '@tidemark/protocol';
 export interface CompactedTableOptions<V> {
   port: LogPort;
   topic: string;
-  /** Reads a stored value; undefined for a value it does not understand (ignored). */
-  decode(value: Uint8Array): V | undefined;
+  /** Reads a stored value (and its record's headers); undefined for one it does not understand. */
+  decode(value: Uint8Array, headers: ReadonlyArray<readonly [string, string]>): V | undefined;
   encode(value: V): Uint8Array;
 }
 
@@ -74,7 +74,7 @@ export class CompactedTable<V> {
           view.entries.delete(record.key);
           continue;
         }
-        const value = this.options.decode(record.value);
+        const value = this.options.decode(record.value, record.headers);
         if (value !== undefined) view.entries.set(record.key, value);
       }
       view.next = result.nextOffset;

@@ -5,5 +5,5 @@ export { GenerationWriter, StreamWriter } from './stream-writer.js';
 export type { BeginOptions, StreamWriterOptions } from './stream-writer.js';
 export { CompactedTable } from './compacted-table.js';
 export type { CompactedTableOptions } from './compacted-table.js';
-export { SessionStore, StreamHeadStore } from './stores.js';
+export { SessionStore, StreamHeadStore, type TracedStreamHead } from './stores.js';
 export type { SessionRecord, StoreOptions } from './stores.js';

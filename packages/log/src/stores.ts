@@ -17,21 +17,35 @@ export interface StoreOptions {
   partitionCount: number;
 }
 
+/** A stream head with the trace context of the execution that wrote it (empty: untraced). */
+export interface TracedStreamHead {
+  readonly head: StreamHead;
+  readonly traceHeaders: ReadonlyArray<readonly [string, string]>;
+}
+
 /** Stream heads from the compacted `streams` topic, as the worker last wrote them. */
 export class StreamHeadStore {
-  private readonly table: CompactedTable<StreamHead>;
+  private readonly table: CompactedTable<TracedStreamHead>;
 
   constructor(private readonly options: StoreOptions) {
-    this.table = new CompactedTable<StreamHead>({
+    this.table = new CompactedTable<TracedStreamHead>({
       port: options.port,
       topic: options.topics.streams,
-      decode: (value) => decodeStreamHead(Buffer.from(value).toString()),
-      encode: (head) => Buffer.from(encodeStreamHead(head)),
+      decode: (value, headers) => {
+        const head = decodeStreamHead(Buffer.from(value).toString());
+        return head === undefined ? undefined : { head, traceHeaders: headers };
+      },
+      encode: ({ head }) => Buffer.from(encodeStreamHead(head)),
     });
   }
 
   /** The stored head, read up to the `streams` partition's high watermark of now. */
-  get(session: SessionId, stream: StreamId): Promise<StreamHead | undefined> {
+  async get(session: SessionId, stream: StreamId): Promise<StreamHead | undefined> {
+    return (await this.getTraced(session, stream))?.head;
+  }
+
+  /** The stored head and the trace of the call that wrote it. */
+  getTraced(session: SessionId, stream: StreamId): Promise<TracedStreamHead | undefined> {
     return this.table.get(
       partitionForSession(session, this.options.partitionCount),
       streamHeadKey(session, stream),

@@ -15,7 +15,16 @@ import {
   type TopicNames,
   type WorkerEpoch,
 } from '@tidemark/protocol';
-import { traceHeaders } from '@tidemark/otel';
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import {
+  ATTR_MESSAGING_DESTINATION_NAME,
+  ATTR_MESSAGING_DESTINATION_PARTITION_ID,
+  ATTR_MESSAGING_KAFKA_OFFSET,
+  ATTR_MESSAGING_OPERATION_TYPE,
+  ATTR_MESSAGING_SYSTEM,
+  tidemarkTracer,
+  traceHeaders,
+} from '@tidemark/otel';
 import { AppendQueue } from './append-queue.js';
 
 export interface StreamWriterOptions {
@@ -90,13 +99,39 @@ export class StreamWriter {
     message: unknown,
   ): Promise<bigint> {
     const value = message === undefined ? null : Buffer.from(JSON.stringify(message));
-    // The active trace (the tool's, the worker's) travels with the event to the gateway.
-    return this.events.append({
+    const parent = context.active();
+    if (trace.getSpanContext(parent) === undefined)
+      return this.events.append({ partition, key: session, value, headers });
+    // A produce span under the active one (the tool's, the worker's); its context travels with
+    // the event to the gateway, which continues the trace from there.
+    const topic = this.options.topics.events;
+    const span = tidemarkTracer().startSpan(
+      `send ${topic}`,
+      {
+        kind: SpanKind.PRODUCER,
+        attributes: {
+          [ATTR_MESSAGING_SYSTEM]: 'kafka',
+          [ATTR_MESSAGING_OPERATION_TYPE]: 'send',
+          [ATTR_MESSAGING_DESTINATION_NAME]: topic,
+          [ATTR_MESSAGING_DESTINATION_PARTITION_ID]: String(partition),
+        },
+      },
+      parent,
+    );
+    const appended = this.events.append({
       partition,
       key: session,
       value,
-      headers: [...headers, ...traceHeaders()],
+      headers: [...headers, ...traceHeaders(trace.setSpan(parent, span))],
     });
+    void appended.then(
+      (offset) => span.setAttribute(ATTR_MESSAGING_KAFKA_OFFSET, Number(offset)).end(),
+      (error: unknown) => {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
+        span.end();
+      },
+    );
+    return appended;
   }
 
   /** @internal */
@@ -105,6 +140,8 @@ export class StreamWriter {
       partition,
       key: streamHeadKey(session, head.stream),
       value: Buffer.from(encodeStreamHead(head)),
+      // The call's trace, so a resume on any gateway continues it.
+      headers: traceHeaders(),
     });
   }
 

@@ -13,17 +13,34 @@ export {
   ATTR_TIDEMARK_GENERATION,
   ATTR_TIDEMARK_RESUME_OUTCOME,
   ATTR_TIDEMARK_RESUME_REASON,
+  ATTR_TIDEMARK_STREAM,
 } from './semconv.js';
-export { contextFromHeaders, tidemarkTracer, traceHeaders } from './trace.js';
 export {
+  contextFromHeaders,
+  contextFromMeta,
+  tidemarkTracer,
+  traceHeaders,
+  withTraceMeta,
+} from './trace.js';
+export {
+  METRIC_DELIVERY_LAG,
+  METRIC_LIVE_SESSIONS,
   METRIC_LIVE_STREAMS,
+  METRIC_REPLAY_LENGTH,
+  METRIC_REQUEST_QUEUE_LAG,
   METRIC_RESUME_OUTCOMES,
   METRIC_SUPERSEDED_DROPPED,
+  METRIC_TAIL_READERS,
   METRIC_TOOL_DURATION,
   METRIC_TOOL_RETRIES,
+  recordDeliveryLag,
+  recordLiveSessions,
   recordLiveStreams,
+  recordReplayLength,
+  recordRequestQueueLag,
   recordResume,
   recordSupersededDropped,
+  recordTailReaders,
   recordToolDuration,
   recordToolRetry,
 } from './metrics.js';

@@ -1,58 +1,141 @@
-import { metrics, type Attributes } from '@opentelemetry/api';
+import {
+  metrics,
+  type Attributes,
+  type Counter,
+  type Histogram,
+  type MeterProvider,
+  type UpDownCounter,
+} from '@opentelemetry/api';
 import {
   ATTR_GEN_AI_TOOL_NAME,
+  ATTR_MESSAGING_DESTINATION_PARTITION_ID,
   ATTR_TIDEMARK_RESUME_OUTCOME,
   ATTR_TIDEMARK_RESUME_REASON,
 } from './semconv.js';
 
-// Instruments are looked up at use, not held: the metrics API has no proxy, so a meter taken
-// before the process registers its SDK would stay a no-op forever. The SDK dedupes by name.
-const meter = () => metrics.getMeter('tidemark', '0.1.0');
-
 export const METRIC_RESUME_OUTCOMES = 'tidemark.resume.outcomes';
+export const METRIC_REPLAY_LENGTH = 'tidemark.resume.replay_length';
 export const METRIC_SUPERSEDED_DROPPED = 'tidemark.delivery.superseded_dropped';
+export const METRIC_DELIVERY_LAG = 'tidemark.delivery.lag';
 export const METRIC_LIVE_STREAMS = 'tidemark.gateway.live_streams';
+export const METRIC_TAIL_READERS = 'tidemark.gateway.tail_readers';
+export const METRIC_LIVE_SESSIONS = 'tidemark.worker.live_sessions';
+export const METRIC_REQUEST_QUEUE_LAG = 'tidemark.worker.request_queue_lag';
 export const METRIC_TOOL_DURATION = 'tidemark.tool.duration';
 export const METRIC_TOOL_RETRIES = 'tidemark.tool.retries';
 
+interface Instruments {
+  resumes: Counter;
+  replayLength: Histogram;
+  superseded: Counter;
+  deliveryLag: Histogram;
+  liveStreams: UpDownCounter;
+  tailReaders: UpDownCounter;
+  liveSessions: UpDownCounter;
+  queueLag: Histogram;
+  toolDuration: Histogram;
+  toolRetries: Counter;
+}
+
+// The metrics API has no proxy: a meter taken before the process registers its SDK stays a no-op
+// forever. So the instruments are made per provider, on first use after it changes.
+let cached: { provider: MeterProvider; instruments: Instruments } | undefined;
+
+function instruments(): Instruments {
+  const provider = metrics.getMeterProvider();
+  if (cached?.provider === provider) return cached.instruments;
+  const meter = provider.getMeter('tidemark', '0.1.0');
+  const instruments: Instruments = {
+    resumes: meter.createCounter(METRIC_RESUME_OUTCOMES, {
+      description: 'Resume decisions by outcome and reason',
+    }),
+    replayLength: meter.createHistogram(METRIC_REPLAY_LENGTH, {
+      description: 'Events replayed by a resume before it reached the live stream',
+      unit: '{event}',
+    }),
+    superseded: meter.createCounter(METRIC_SUPERSEDED_DROPPED, {
+      description: 'Records of superseded generations dropped',
+    }),
+    deliveryLag: meter.createHistogram(METRIC_DELIVERY_LAG, {
+      description: 'Live delivery lag: record timestamp to SSE write',
+      unit: 's',
+    }),
+    liveStreams: meter.createUpDownCounter(METRIC_LIVE_STREAMS, {
+      description: 'Live SSE streams',
+    }),
+    tailReaders: meter.createUpDownCounter(METRIC_TAIL_READERS, {
+      description: 'Streams reading a partition of events through its shared tail',
+    }),
+    liveSessions: meter.createUpDownCounter(METRIC_LIVE_SESSIONS, {
+      description: 'Sessions a worker holds a server for',
+    }),
+    queueLag: meter.createHistogram(METRIC_REQUEST_QUEUE_LAG, {
+      description: 'Request queue lag: request record timestamp to the start of its processing',
+      unit: 's',
+    }),
+    toolDuration: meter.createHistogram(METRIC_TOOL_DURATION, {
+      description: 'Tool execution time',
+      unit: 's',
+    }),
+    toolRetries: meter.createCounter(METRIC_TOOL_RETRIES, { description: 'Tool call retries' }),
+  };
+  cached = { provider, instruments };
+  return instruments;
+}
+
 /** One resume decision, by outcome and reason. */
 export function recordResume(outcome: string, reason: string): void {
-  meter()
-    .createCounter(METRIC_RESUME_OUTCOMES, {
-      description: 'Resume decisions by outcome and reason',
-    })
-    .add(1, { [ATTR_TIDEMARK_RESUME_OUTCOME]: outcome, [ATTR_TIDEMARK_RESUME_REASON]: reason });
+  instruments().resumes.add(1, {
+    [ATTR_TIDEMARK_RESUME_OUTCOME]: outcome,
+    [ATTR_TIDEMARK_RESUME_REASON]: reason,
+  });
+}
+
+/** How many events a resume replayed before it was caught up with the live stream. */
+export function recordReplayLength(events: number): void {
+  instruments().replayLength.record(events);
 }
 
 /** Records of a superseded generation (a zombie worker) dropped instead of delivered. */
 export function recordSupersededDropped(): void {
-  meter()
-    .createCounter(METRIC_SUPERSEDED_DROPPED, {
-      description: 'Records of superseded generations dropped',
-    })
-    .add(1);
+  instruments().superseded.add(1);
+}
+
+/** A live event written to its SSE stream, `lagMs` after its record was appended. */
+export function recordDeliveryLag(lagMs: number): void {
+  instruments().deliveryLag.record(Math.max(0, lagMs) / 1000);
 }
 
 /** An SSE stream opened (+1) or closed (-1) at a gateway. */
 export function recordLiveStreams(delta: 1 | -1): void {
-  meter().createUpDownCounter(METRIC_LIVE_STREAMS, { description: 'Live SSE streams' }).add(delta);
+  instruments().liveStreams.add(delta);
+}
+
+/** A stream started (+1) or stopped (-1) reading a partition's shared tail. */
+export function recordTailReaders(partition: number, delta: 1 | -1): void {
+  instruments().tailReaders.add(delta, {
+    [ATTR_MESSAGING_DESTINATION_PARTITION_ID]: String(partition),
+  });
+}
+
+/** A worker started (+1) or dropped (-1) a session's server. */
+export function recordLiveSessions(delta: 1 | -1): void {
+  instruments().liveSessions.add(delta);
+}
+
+/** A request's wait in the `requests` topic before a worker started processing it. */
+export function recordRequestQueueLag(lagMs: number): void {
+  instruments().queueLag.record(Math.max(0, lagMs) / 1000);
 }
 
 /** One execution of a tool, in seconds, and whether it failed. */
 export function recordToolDuration(tool: string, seconds: number, failed: boolean): void {
-  const attributes: Attributes = {
-    [ATTR_GEN_AI_TOOL_NAME]: tool,
-    'error.type': failed ? 'tool_error' : undefined,
-  };
-  if (!failed) delete attributes['error.type'];
-  meter()
-    .createHistogram(METRIC_TOOL_DURATION, { description: 'Tool execution time', unit: 's' })
-    .record(seconds, attributes);
+  const attributes: Attributes = { [ATTR_GEN_AI_TOOL_NAME]: tool };
+  if (failed) attributes['error.type'] = 'tool_error';
+  instruments().toolDuration.record(seconds, attributes);
 }
 
 /** A retry of a tool call (the next execution is a new generation). */
 export function recordToolRetry(tool: string): void {
-  meter()
-    .createCounter(METRIC_TOOL_RETRIES, { description: 'Tool call retries' })
-    .add(1, { [ATTR_GEN_AI_TOOL_NAME]: tool });
+  instruments().toolRetries.add(1, { [ATTR_GEN_AI_TOOL_NAME]: tool });
 }

@@ -16,3 +16,4 @@ export const ATTR_TIDEMARK_ATTEMPT = 'tidemark.attempt';
 export const ATTR_TIDEMARK_RESUME_OUTCOME = 'tidemark.resume.outcome';
 export const ATTR_TIDEMARK_RESUME_REASON = 'tidemark.resume.reason';
 export const ATTR_TIDEMARK_CLAIM_GENERATION = 'tidemark.resume.claim_generation';
+export const ATTR_TIDEMARK_STREAM = 'tidemark.stream';

@@ -12,6 +12,7 @@ import {
   type SessionId,
   type StreamId,
 } from '@tidemark/protocol';
+import { withTraceMeta } from '@tidemark/otel';
 import { currentExecution, type Execution } from './execution.js';
 import { withRetries } from './retries.js';
 import type { ToolModule } from './tool-module.js';
@@ -147,6 +148,8 @@ export class SessionRuntime {
       await this.finish(requestStreamId(message.id), message);
       return;
     }
+    // A request to the client (an elicitation, a sampling) carries the tool's trace in `_meta`.
+    if ('id' in message) message = withTraceMeta(message);
     // A message a tool sends without naming its request (e.g. `ctx.mcpReq.elicitInput` in SDK v2)
     // still belongs to the call it runs in: the execution context says which.
     const execution = currentExecution();

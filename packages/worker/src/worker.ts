@@ -27,6 +27,8 @@ import {
   ATTR_MESSAGING_OPERATION_TYPE,
   ATTR_MESSAGING_SYSTEM,
   contextFromHeaders,
+  recordLiveSessions,
+  recordRequestQueueLag,
   tidemarkTracer,
 } from '@tidemark/otel';
 import { OffsetTracker } from './offset-tracker.js';
@@ -196,7 +198,7 @@ export class Worker {
       if (!partitions.includes(partition)) continue;
       const stopped = (await this.runtimes.get(session)?.close()) ?? 0;
       for (let i = 0; i < stopped; i++) this.release();
-      this.runtimes.delete(session);
+      if (this.runtimes.delete(session)) recordLiveSessions(-1);
       this.runtimePartition.delete(session);
     }
     for (const [partition, state] of states) {
@@ -288,6 +290,7 @@ export class Worker {
       }
       if ('method' in message && 'id' in message && message.id !== undefined) {
         await this.slot();
+        recordRequestQueueLag(Date.now() - record.timestampMs);
         const request = message as JSONRPCMessage & { id: RequestId; method: string };
         // The call continues the trace the gateway started: its context came in the record headers.
         const parent = contextFromHeaders(record.headers);
@@ -407,6 +410,7 @@ export class Worker {
     });
     await runtime.start(record);
     this.runtimes.set(session, runtime);
+    recordLiveSessions(1);
     this.runtimePartition.set(session, partition);
     await this.evictIdle();
     return runtime;
@@ -417,6 +421,7 @@ export class Worker {
       if (this.runtimes.size <= this.options.maxSessions) return;
       if (runtime.inflightCount > 0) continue;
       this.runtimes.delete(session);
+      recordLiveSessions(-1);
       this.runtimePartition.delete(session);
       await runtime.close();
     }

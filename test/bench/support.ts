@@ -1,0 +1,90 @@
+// What the benchmarks share: child processes of the CLI, percentiles, and the result files.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const BIN = join(ROOT, 'packages/cli/dist/bin.js');
+
+export interface Child {
+  readonly child: ChildProcess;
+  /** Everything printed on stdout and stderr so far. */
+  output(): string;
+  /** Ends the process (SIGTERM, then SIGKILL after 5 s); resolves when it exited. */
+  stop(): Promise<void>;
+}
+
+/** Starts a process and resolves once its output matches `ready` (with the match). */
+export async function startChild(
+  args: readonly string[],
+  ready: RegExp,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ process: Child; match: RegExpExecArray }> {
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const handle: Child = {
+    child,
+    output: () => output,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const match = ready.exec(output);
+    if (match !== null) return { process: handle, match };
+    if (child.exitCode !== null || Date.now() > deadline) {
+      await handle.stop();
+      throw new Error(`${args.join(' ')} did not start:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** `tidemark dev` on a fresh data directory; its MCP endpoint. */
+export async function startDev(
+  env: NodeJS.ProcessEnv = {},
+  extra: readonly string[] = [],
+): Promise<{ process: Child; url: string }> {
+  const data = mkdtempSync(join(tmpdir(), 'tidemark-bench-'));
+  const { process, match } = await startChild(
+    [BIN, 'dev', '--port', '0', '--data', data, ...extra],
+    /MCP endpoint: (\S+)/,
+    env,
+  );
+  return { process, url: match[1]! };
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN;
+}
+
+export const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** The machine a figure was measured on, written next to every result. */
+export function machine(): Record<string, unknown> {
+  return {
+    date: new Date().toISOString(),
+    node: process.version,
+    cores: cpus().length,
+    cpu: cpus()[0]?.model,
+  };
+}
+
+export function writeResult(path: string, result: unknown): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(result, null, 2)}\n`);
+}
