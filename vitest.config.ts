@@ -39,6 +39,8 @@ export default defineConfig({
             'test/cli/**/*.test.ts',
             'test/helm/**/*.test.ts',
             'test/otel/**/*.test.ts',
+            'test/e2e/**/*.test.ts',
+            'test/chaos/**/*.test.ts',
           ],
           exclude: ['**/*.kafka.test.ts', '**/node_modules/**'],
           // Several suites start real processes (the CLI, helm, the conformance runner): on a

@@ -1,0 +1,23 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { expect, inject, it } from 'vitest';
+
+const runner = fileURLToPath(new URL('chaos.ts', import.meta.url));
+
+it('the chaos runner’s CI profile: calls under random faults, none silently wrong or lost', async () => {
+  const child = spawn(process.execPath, [runner, '--profile', 'ci'], {
+    env: { ...process.env, KAFKA_BROKERS: inject('kafkaBrokers').join(',') },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise((resolve) => child.once('exit', resolve));
+  expect({ code, stderr: code === 0 ? '' : stderr.slice(-4000) }).toEqual({ code: 0, stderr: '' });
+  expect(stdout).toMatch(/silently wrong: 0, lost: 0/);
+  const calls = Number(/calls: (\d+)/.exec(stdout)?.[1]);
+  const faults = Number(/faults injected: (\d+)/.exec(stdout)?.[1]);
+  expect(calls).toBeGreaterThan(10);
+  expect(faults).toBeGreaterThan(3);
+}, 240_000);

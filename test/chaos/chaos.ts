@@ -1,0 +1,166 @@
+// The chaos runner: concurrent sessions call `count` and `flaky_count` through a cluster of real
+// gateway and worker processes while faults are injected at random — worker kill -9 and drains,
+// gateway kill -9, client socket cuts, clients held away while their events are deleted. Every call
+// is classified by the checker. Exits 1 on any silently wrong or lost call.
+//
+//   npm run chaos                           # the long profile (10 min, 16 sessions)
+//   npm run chaos -- --profile ci           # the short one `npm test` runs
+//   npm run chaos -- --seconds 60 --sessions 8 --seed 7
+//
+// Kafka: KAFKA_BROKERS, else Testcontainers, else the local broker (infra/kafka).
+import { parseArgs } from 'node:util';
+import { KafkaLog } from '@tidemark/kafka';
+import { resolveKafka } from '@tidemark/testing';
+import { tally, type Verdict } from '../e2e/checker.ts';
+import { TrackedClient, type CheckedCall } from '../e2e/calls.ts';
+import { Cluster, sleep } from '../e2e/cluster.ts';
+
+const PROFILES = {
+  ci: { seconds: 45, sessions: 6, faultEveryMs: 4_000 },
+  long: { seconds: 600, sessions: 16, faultEveryMs: 5_000 },
+} as const;
+
+const { values } = parseArgs({
+  options: {
+    profile: { type: 'string', default: 'long' },
+    seconds: { type: 'string' },
+    sessions: { type: 'string' },
+    seed: { type: 'string' },
+  },
+});
+const profile = PROFILES[values.profile as keyof typeof PROFILES] as
+  (typeof PROFILES)[keyof typeof PROFILES] | undefined;
+if (profile === undefined) {
+  console.error(`chaos: --profile must be ci or long, got ${values.profile}`);
+  process.exit(2);
+}
+const seconds = Number(values.seconds ?? profile.seconds);
+const sessions = Number(values.sessions ?? profile.sessions);
+if (!(seconds > 0) || !Number.isInteger(sessions) || sessions < 1) {
+  console.error('chaos: --seconds and --sessions must be positive numbers');
+  process.exit(2);
+}
+
+// A small seeded generator (mulberry32), so a run that found something can be replayed.
+let seed = Number(values.seed ?? Date.now() % 2 ** 31);
+const firstSeed = seed;
+function random(): number {
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+const between = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
+
+const kafka = await resolveKafka({ log: (line) => console.error(line) });
+const cluster = await Cluster.start({
+  brokers: kafka.brokers,
+  label: 'chaos',
+  partitions: 4,
+  gateways: 2,
+  workers: 2,
+});
+const log = new KafkaLog({ brokers: [...kafka.brokers] });
+const faults: Record<string, number> = {};
+const verdicts: Array<Verdict & { call: string }> = [];
+const deadline = Date.now() + seconds * 1000;
+let stopping = false;
+
+async function session(index: number): Promise<void> {
+  const client = await TrackedClient.connect(cluster.url, `chaos-${index}`, 60);
+  try {
+    for (let n = 0; Date.now() < deadline; n++) {
+      const flaky = random() < 0.25;
+      const to = between(5, 40);
+      const call: CheckedCall = await client.call({
+        tool: flaky ? 'flaky_count' : 'count',
+        to,
+        delayMs: between(10, 80),
+        ...(flaky ? { extra: { failAt: between(1, to), failAttempts: between(1, 2) } } : {}),
+        timeoutMs: 180_000,
+      });
+      verdicts.push({ ...call.verdict, call: `session ${index} call ${n}` });
+      if (call.verdict.outcome === 'silently-wrong' || call.verdict.outcome === 'lost')
+        console.error(
+          `!! session ${index} call ${n}: ${call.verdict.why} ${JSON.stringify(call.seen)}`,
+        );
+    }
+  } finally {
+    await client.close();
+  }
+}
+
+const FAULTS: Record<string, () => Promise<void>> = {
+  'worker kill -9': async () => {
+    const victim = pick(cluster.workers);
+    await cluster.kill(victim);
+    await cluster.startWorker();
+  },
+  'worker drain (SIGTERM)': async () => {
+    const victim = pick(cluster.workers);
+    await cluster.startWorker();
+    await cluster.kill(victim, 'SIGTERM');
+  },
+  'gateway kill -9': async () => {
+    const victim = pick(cluster.gateways);
+    const replacement = await cluster.startGateway();
+    cluster.release(replacement);
+    await cluster.kill(victim);
+  },
+  'client sockets cut': () => {
+    cluster.cut(pick(cluster.gateways));
+    return Promise.resolve();
+  },
+  'clients away while their events are deleted': async () => {
+    cluster.hold();
+    await sleep(between(300, 1_500));
+    const partition = between(0, cluster.partitions - 1);
+    const { highWatermark } = await log.offsets(cluster.names.events, partition);
+    await log.deleteRecordsBefore(cluster.names.events, partition, highWatermark);
+    cluster.release(pick(cluster.gateways));
+  },
+};
+
+async function chaos(): Promise<void> {
+  while (!stopping && Date.now() < deadline - 2_000) {
+    await sleep(between(profile!.faultEveryMs / 2, profile!.faultEveryMs * 1.5));
+    if (stopping) return;
+    const name = pick(Object.keys(FAULTS));
+    faults[name] = (faults[name] ?? 0) + 1;
+    console.error(`fault: ${name}`);
+    await FAULTS[name]!();
+  }
+}
+
+const started = Date.now();
+console.error(
+  `chaos: ${sessions} sessions, ${seconds} s, seed ${firstSeed}, cluster of 2 gateways and 2 workers on ${kafka.brokers.join(',')}`,
+);
+let exitCode: number;
+try {
+  const running = Promise.all(Array.from({ length: sessions }, (_, i) => session(i)));
+  const injecting = chaos();
+  await running;
+  stopping = true;
+  await injecting;
+  const counts = tally(verdicts);
+  const injected = Object.values(faults).reduce((a, b) => a + b, 0);
+  console.log(
+    [
+      `chaos summary (${Math.round((Date.now() - started) / 1000)} s, seed ${firstSeed})`,
+      `  calls: ${verdicts.length}`,
+      `  faults injected: ${injected} (${Object.entries(faults)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')})`,
+      `  exact: ${counts.exact}, reset: ${counts.reset}, errored: ${counts.errored}`,
+      `  silently wrong: ${counts['silently-wrong']}, lost: ${counts.lost}`,
+    ].join('\n'),
+  );
+  exitCode = counts['silently-wrong'] + counts.lost === 0 && verdicts.length > 0 ? 0 : 1;
+} finally {
+  await log.close();
+  await cluster.stop();
+  await kafka.stop();
+}
+process.exit(exitCode);

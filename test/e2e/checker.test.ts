@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { classify, tally, type Seen } from './checker.js';
+
+const p = (...values: number[]): Seen[] => values.map((value) => ({ kind: 'progress', value }));
+const reset: Seen = { kind: 'reset', reason: 'generation-superseded' };
+const result = (n: number): Seen => ({
+  kind: 'result',
+  numbers: Array.from({ length: n }, (_, i) => i + 1),
+});
+
+describe('the checker', () => {
+  it('calls a complete, reset-free stream exact', () => {
+    expect(classify(3, [...p(1, 2, 3), result(3)])).toEqual({ outcome: 'exact' });
+  });
+
+  it("catches the seed's first failure: a restarted counter spliced in without a reset", () => {
+    expect(classify(5, [...p(1, 2, 3, 1, 2, 3, 4, 5), result(5)])).toMatchObject({
+      outcome: 'silently-wrong',
+    });
+  });
+
+  it('accepts the same stream when the client was told: reset, then 1..n', () => {
+    expect(classify(5, [...p(1, 2, 3), reset, ...p(1, 2, 3, 4, 5), result(5)])).toEqual({
+      outcome: 'reset',
+    });
+  });
+
+  it('accepts a reset after which only the surviving tail (or only the result) arrives', () => {
+    expect(classify(5, [...p(1), reset, ...p(4, 5), result(5)]).outcome).toBe('reset');
+    expect(classify(5, [...p(1, 2), reset, result(5)]).outcome).toBe('reset');
+  });
+
+  it('catches gaps, duplicates, a missing end, a wrong result and missing events', () => {
+    expect(classify(4, [...p(1, 3, 4), result(4)]).outcome).toBe('silently-wrong');
+    expect(classify(4, [...p(1, 2, 2, 3, 4), result(4)]).outcome).toBe('silently-wrong');
+    expect(classify(4, [...p(1, 2), reset, ...p(1, 2), result(4)]).outcome).toBe('silently-wrong');
+    expect(classify(4, [...p(1, 2, 3, 4), result(3)]).outcome).toBe('silently-wrong');
+    expect(classify(4, [result(4)]).outcome).toBe('silently-wrong');
+    expect(classify(4, [...p(2, 3, 4), result(4)]).outcome).toBe('silently-wrong');
+  });
+
+  it('tells errored from lost', () => {
+    expect(classify(3, [...p(1), { kind: 'error', message: 'gave up' }]).outcome).toBe('errored');
+    expect(classify(3, p(1, 2))).toMatchObject({ outcome: 'lost' });
+    expect(
+      tally([{ outcome: 'exact' }, { outcome: 'exact' }, { outcome: 'lost', why: 'x' }]),
+    ).toEqual({ exact: 2, reset: 0, errored: 0, 'silently-wrong': 0, lost: 1 });
+  });
+});

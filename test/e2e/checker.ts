@@ -1,0 +1,95 @@
+// The failure suite's checker: what one client saw of one tool call, across reconnects and
+// replicas, and whether it was exact, explicitly reset or errored — or silently wrong.
+// (Runs under Node's type stripping too: the chaos runner imports it.)
+
+/** One thing a client saw during a call, in the order it saw it. */
+export type Seen =
+  | { readonly kind: 'progress'; readonly value: number }
+  | { readonly kind: 'reset'; readonly reason: string }
+  | { readonly kind: 'result'; readonly numbers: readonly number[] }
+  | { readonly kind: 'error'; readonly message: string };
+
+export type Outcome =
+  /** No reset, progress exactly 1..n, result exactly 1..n. */
+  | 'exact'
+  /** The client was told of a reset; what followed each reset was consistent and the result exact. */
+  | 'reset'
+  /** The call failed and the client was told so. */
+  | 'errored'
+  /** A splice, gap, duplicate or wrong result without a reset. Must never happen. */
+  | 'silently-wrong'
+  /** Neither a result nor an error. Must never happen either. */
+  | 'lost';
+
+export interface Verdict {
+  readonly outcome: Outcome;
+  /** For silently-wrong and lost: what was wrong. */
+  readonly why?: string;
+}
+
+const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+
+/**
+ * Classifies one call of a tool that counts 1..n (progress i for each i, result [1..n]).
+ *
+ * Between two resets (and before the first, and after the last) the progress a client sees must
+ * be one contiguous run: before any reset it starts at 1; after a reset it may start later (the
+ * events before were evicted and the reset said so) but never skips or repeats. Without any reset
+ * the run is exactly 1..n. The result, when there is one, is exactly 1..n.
+ */
+export function classify(n: number, seen: readonly Seen[]): Verdict {
+  const error = seen.find((s) => s.kind === 'error');
+  const result = seen.find((s) => s.kind === 'result');
+  if (result === undefined && error === undefined)
+    return { outcome: 'lost', why: 'no result and no error' };
+  if (result !== undefined) {
+    const expected = range(n).join(',');
+    if (result.numbers.join(',') !== expected)
+      return { outcome: 'silently-wrong', why: `result ${result.numbers.join(',')} ≠ ${expected}` };
+  }
+  let segment: number[] = [];
+  let resets = 0;
+  const checkSegment = (): string | undefined => {
+    if (segment.length === 0) return undefined;
+    if (resets === 0 && segment[0] !== 1) return `progress starts at ${segment[0]} without a reset`;
+    for (let i = 1; i < segment.length; i++)
+      if (segment[i] !== segment[i - 1]! + 1)
+        return `progress ${segment[i - 1]} → ${segment[i]} without a reset`;
+    if (segment.at(-1)! > n) return `progress ${segment.at(-1)} beyond ${n}`;
+    return undefined;
+  };
+  for (const s of seen) {
+    if (s.kind === 'progress') segment.push(s.value);
+    if (s.kind === 'reset') {
+      const problem = checkSegment();
+      if (problem !== undefined) return { outcome: 'silently-wrong', why: problem };
+      resets++;
+      segment = [];
+    }
+    if (s.kind === 'result') break;
+  }
+  const problem = checkSegment();
+  if (problem !== undefined) return { outcome: 'silently-wrong', why: problem };
+  if (result !== undefined && segment.length > 0 && segment.at(-1) !== n)
+    return { outcome: 'silently-wrong', why: `result after progress ${segment.at(-1)} of ${n}` };
+  if (result !== undefined && resets === 0 && segment.length !== n)
+    return {
+      outcome: 'silently-wrong',
+      why: `${segment.length} of ${n} progress events, no reset`,
+    };
+  if (result === undefined) return { outcome: 'errored' };
+  return { outcome: resets === 0 ? 'exact' : 'reset' };
+}
+
+/** Counts of outcomes over many calls, for the chaos runner's summary. */
+export function tally(verdicts: readonly Verdict[]): Record<Outcome, number> {
+  const counts: Record<Outcome, number> = {
+    exact: 0,
+    reset: 0,
+    errored: 0,
+    'silently-wrong': 0,
+    lost: 0,
+  };
+  for (const v of verdicts) counts[v.outcome]++;
+  return counts;
+}

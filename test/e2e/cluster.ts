@@ -1,0 +1,220 @@
+// A Tidemark cluster of real processes for the failure suite and the chaos runner: gateway and
+// worker processes on one broker, behind a TCP "load balancer" the test can cut, hold and move.
+// (Runs under Node's type stripping too: the chaos runner imports it.)
+import { randomBytes } from 'node:crypto';
+import { Admin } from '@platformatic/kafka';
+import { planTopics, provisionTopics, type TopicLayoutOptions } from '@tidemark/kafka';
+import { topicNames, type TopicNames } from '@tidemark/protocol';
+import { uniqueTopicName } from '@tidemark/testing';
+import { startProcess, supportScript, type TestProcess } from '../support/processes.ts';
+import { TcpProxy } from '../support/tcp-proxy.ts';
+
+export interface ClusterOptions {
+  brokers: readonly string[];
+  label: string;
+  partitions?: number;
+  gateways?: number;
+  workers?: number;
+  /** Topic configs beyond the defaults (e.g. a short retention of `events`). */
+  layout?: Partial<TopicLayoutOptions>;
+  /**
+   * Configs of `events` that `provisionTopics` rightly refuses (a compacted events topic): the
+   * topics are then created as planned but unchecked, to show what such a setup does.
+   */
+  misconfiguredEvents?: Record<string, string>;
+}
+
+export interface Member {
+  readonly name: string;
+  readonly process: TestProcess;
+  /** A gateway's port. */
+  readonly port: number;
+}
+
+/** A dead loopback port: a held balancer points here, so reconnects fail until released. */
+const NOWHERE = 9;
+
+export class Cluster {
+  readonly brokers: readonly string[];
+  readonly prefix: string;
+  readonly names: TopicNames;
+  readonly partitions: number;
+  /** The gateways' event-id secret (hex), for tests that mint their own claims. */
+  readonly secret: string;
+  readonly gateways: Member[] = [];
+  readonly workers: Member[] = [];
+  readonly balancer: TcpProxy;
+  private readonly cleanups: Array<() => void> = [];
+  private counter = 0;
+
+  private constructor(
+    options: ClusterOptions,
+    prefix: string,
+    names: TopicNames,
+    balancer: TcpProxy,
+  ) {
+    this.brokers = options.brokers;
+    this.prefix = prefix;
+    this.names = names;
+    this.partitions = options.partitions ?? 2;
+    this.secret = randomBytes(32).toString('hex');
+    this.balancer = balancer;
+  }
+
+  /** Provisions fresh topics and starts the gateways and workers asked for. */
+  static async start(options: ClusterOptions): Promise<Cluster> {
+    const prefix = `${uniqueTopicName(options.label)}.`;
+    const layout = {
+      prefix,
+      partitions: options.partitions ?? 2,
+      replicationFactor: 1,
+      ...options.layout,
+    };
+    if (options.misconfiguredEvents !== undefined)
+      await createUnchecked(options.brokers, layout, options.misconfiguredEvents);
+    const names =
+      options.misconfiguredEvents === undefined
+        ? (await provisionTopics({ brokers: options.brokers }, layout)).names
+        : topicNames(prefix);
+    const cluster = new Cluster(options, prefix, names, await TcpProxy.start(NOWHERE));
+    for (let i = 0; i < (options.workers ?? 1); i++) await cluster.startWorker();
+    for (let i = 0; i < (options.gateways ?? 1); i++) await cluster.startGateway();
+    cluster.balancer.target = cluster.gateways[0]?.port ?? NOWHERE;
+    await cluster.assigned();
+    return cluster;
+  }
+
+  /** Where clients connect: the balancer. */
+  get url(): string {
+    return `http://127.0.0.1:${this.balancer.port}/mcp`;
+  }
+
+  async startGateway(): Promise<Member> {
+    const process = startProcess((fn) => this.cleanups.push(fn), globalThis.process.execPath, [
+      supportScript('gateway-process.ts'),
+      this.brokers.join(','),
+      this.prefix,
+      this.secret,
+    ]);
+    const { port } = (await process.waitFor((e) => typeof e['port'] === 'number')) as {
+      port: number;
+    };
+    const member = { name: `gateway-${++this.counter}`, process, port };
+    this.gateways.push(member);
+    return member;
+  }
+
+  async startWorker(): Promise<Member> {
+    const process = startProcess((fn) => this.cleanups.push(fn), globalThis.process.execPath, [
+      supportScript('worker-process.ts'),
+      this.brokers.join(','),
+      this.prefix,
+      `${this.prefix}workers`,
+    ]);
+    await process.waitFor((e) => Array.isArray(e['assigned']));
+    const member = { name: `worker-${++this.counter}`, process, port: 0 };
+    this.workers.push(member);
+    return member;
+  }
+
+  /** Resolves when the live workers between them own every partition. */
+  async assigned(timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const owned = new Set<number>();
+      for (const worker of this.workers) {
+        const last = worker.process.events.findLast((e) => Array.isArray(e['assigned']));
+        for (const p of (last?.['assigned'] as number[] | undefined) ?? []) owned.add(p);
+      }
+      if (owned.size === this.partitions) return;
+      if (Date.now() > deadline)
+        throw new Error(`partitions not assigned after ${timeoutMs} ms: ${[...owned].join(',')}`);
+      await sleep(100);
+    }
+  }
+
+  /** The worker that started the latest execution of a session's stream. */
+  runnerOf(session: string): Member | undefined {
+    let found: Member | undefined;
+    let at = -1;
+    for (const worker of this.workers) {
+      worker.process.events.forEach((e, i) => {
+        const execution = e['execution'] as { session?: string } | undefined;
+        if (execution?.session === session && i > at) {
+          found = worker;
+          at = i;
+        }
+      });
+    }
+    return found;
+  }
+
+  /** Ends a member: SIGKILL (a crash) or SIGTERM (a drain); resolves when it exited. */
+  async kill(member: Member, signal: 'SIGKILL' | 'SIGTERM' = 'SIGKILL'): Promise<void> {
+    const { child } = member.process;
+    const list = member.port === 0 ? this.workers : this.gateways;
+    list.splice(list.indexOf(member), 1);
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill(signal);
+    await exited;
+  }
+
+  /** Cuts every client connection; new ones go to `to` (default: the current target). */
+  cut(to?: Member): void {
+    if (to !== undefined) this.balancer.target = to.port;
+    this.balancer.cut();
+  }
+
+  /** Cuts every client connection and refuses new ones until `release`. */
+  hold(): void {
+    this.balancer.target = NOWHERE;
+    this.balancer.cut();
+  }
+
+  release(to: Member | undefined = this.gateways[0]): void {
+    this.balancer.target = to?.port ?? NOWHERE;
+  }
+
+  async stop(): Promise<void> {
+    await this.balancer.close();
+    for (const cleanup of this.cleanups.splice(0)) cleanup();
+    const admin = new Admin({
+      clientId: 'tidemark-e2e-cleanup',
+      bootstrapBrokers: [...this.brokers],
+    });
+    try {
+      await admin.deleteTopics({ topics: Object.values(this.names) });
+    } catch {
+      // A broker the test destroyed takes its topics with it.
+    } finally {
+      await admin.close();
+    }
+  }
+}
+
+/** The planned topics, created as planned except for the events configs given, and not checked. */
+async function createUnchecked(
+  brokers: readonly string[],
+  layout: TopicLayoutOptions,
+  eventsConfigs: Record<string, string>,
+): Promise<void> {
+  const admin = new Admin({ clientId: 'tidemark-e2e', bootstrapBrokers: [...brokers] });
+  try {
+    for (const topic of planTopics(layout)) {
+      const configs =
+        topic.role === 'events' ? { ...topic.configs, ...eventsConfigs } : topic.configs;
+      await admin.createTopics({
+        topics: [topic.name],
+        partitions: topic.partitions,
+        replicas: topic.replicationFactor,
+        configs: Object.entries(configs).map(([name, value]) => ({ name, value })),
+      });
+    }
+  } finally {
+    await admin.close();
+  }
+}
+
+export const sleep = (ms: number): Promise<void> =>
+  new Promise((resolve) => setTimeout(resolve, ms));
