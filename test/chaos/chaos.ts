@@ -64,6 +64,7 @@ const cluster = await Cluster.start({
 const log = new KafkaLog({ brokers: [...kafka.brokers] });
 const faults: Record<string, number> = {};
 const verdicts: Array<Verdict & { call: string }> = [];
+const errors = new Map<string, number>();
 const deadline = Date.now() + seconds * 1000;
 let stopping = false;
 
@@ -81,6 +82,11 @@ async function session(index: number): Promise<void> {
         timeoutMs: 180_000,
       });
       verdicts.push({ ...call.verdict, call: `session ${index} call ${n}` });
+      for (const seen of call.seen)
+        if (seen.kind === 'error') {
+          const message = seen.message.replace(/[0-9a-f]{8,}/g, '…').slice(0, 160);
+          errors.set(message, (errors.get(message) ?? 0) + 1);
+        }
       if (call.verdict.outcome === 'silently-wrong' || call.verdict.outcome === 'lost')
         console.error(
           `!! session ${index} call ${n}: ${call.verdict.why} ${JSON.stringify(call.seen)}`,
@@ -155,6 +161,10 @@ try {
         .join(', ')})`,
       `  exact: ${counts.exact}, reset: ${counts.reset}, errored: ${counts.errored}`,
       `  silently wrong: ${counts['silently-wrong']}, lost: ${counts.lost}`,
+      ...[...errors]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 5)
+        .map(([message, count]) => `  errored ×${count}: ${message}`),
     ].join('\n'),
   );
   exitCode = counts['silently-wrong'] + counts.lost === 0 && verdicts.length > 0 ? 0 : 1;

@@ -51,6 +51,8 @@ interface TopicRow {
 }
 
 const DEFAULT_MAX_BYTES = 1 << 20;
+/** Records per partition kept in memory after their append, so live tails never query SQLite. */
+const RECENT_RECORDS = 1024;
 
 /**
  * The log port in one process: the same semantics as Kafka (offsets that only grow, a log start
@@ -70,6 +72,17 @@ export class EmbeddedLog implements LogPort, GroupPort {
   >();
   private readonly retentionTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  // This object is the only writer of its file, so topic rows, partition offsets and the latest
+  // records are kept in memory as they are written; SQLite is read for what came before.
+  private readonly topicCache = new Map<string, TopicRow>();
+  private readonly offsetCache = new Map<string, { logStart: bigint; next: bigint }>();
+  private readonly recent = new Map<string, LogRecord[]>();
+  private readonly pendingAppends: Array<{
+    topic: string;
+    records: readonly AppendRecord[];
+    resolve: (offsets: bigint[]) => void;
+    reject: (error: Error) => void;
+  }> = [];
   private readonly statements: {
     topic: StatementSync;
     partition: StatementSync;
@@ -78,6 +91,9 @@ export class EmbeddedLog implements LogPort, GroupPort {
     read: StatementSync;
     setStart: StatementSync;
     deleteBelow: StatementSync;
+    begin: StatementSync;
+    commit: StatementSync;
+    rollback: StatementSync;
   };
 
   constructor(options: EmbeddedLogOptions) {
@@ -133,6 +149,9 @@ export class EmbeddedLog implements LogPort, GroupPort {
       deleteBelow: this.db.prepare(
         'DELETE FROM records WHERE topic = ? AND partition = ? AND offset < ?',
       ),
+      begin: this.db.prepare('BEGIN IMMEDIATE'),
+      commit: this.db.prepare('COMMIT'),
+      rollback: this.db.prepare('ROLLBACK'),
     };
     for (const statement of [this.statements.partition, this.statements.read])
       statement.setReadBigInts(true);
@@ -197,31 +216,76 @@ export class EmbeddedLog implements LogPort, GroupPort {
   }
 
   append(topic: string, records: readonly AppendRecord[]): Promise<bigint[]> {
-    return this.guard(() => {
+    try {
+      if (this.closed) throw new TidemarkError(ErrorCodes.closed, 'the embedded log is closed');
       const row = this.topicRow(topic);
-      const ts = this.now();
-      const touched = new Set<number>();
-      const offsets = this.transaction(() =>
-        records.map((record) => {
-          this.checkPartition(row, record.partition);
-          const next = this.offsetsOf(topic, record.partition).highWatermark;
-          this.statements.insert.run(
-            topic,
-            record.partition,
-            next,
-            record.key,
-            record.value === null ? null : Buffer.from(record.value),
-            JSON.stringify(record.headers ?? []),
-            ts,
-          );
-          this.statements.bumpNext.run(next + 1n, topic, record.partition);
-          touched.add(record.partition);
-          return next;
-        }),
-      );
-      for (const partition of touched) this.wake(topic, partition);
-      return offsets;
+      for (const record of records) this.checkPartition(row, record.partition);
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+    return new Promise((resolve, reject) => {
+      this.pendingAppends.push({ topic, records, resolve, reject });
+      if (this.pendingAppends.length === 1) setImmediate(() => this.flushAppends());
     });
+  }
+
+  /**
+   * Group commit: every append of one turn of the event loop goes into one SQLite transaction
+   * (one WAL write), instead of one transaction each.
+   */
+  private flushAppends(): void {
+    const batch = this.pendingAppends.splice(0);
+    if (batch.length === 0) return;
+    const ts = this.now();
+    const written: Array<{ topic: string; record: LogRecord }> = [];
+    let results: bigint[][];
+    try {
+      if (this.closed) throw new TidemarkError(ErrorCodes.closed, 'the embedded log is closed');
+      results = this.transaction(() =>
+        batch.map(({ topic, records }) =>
+          records.map((record) => {
+            const next = this.offsetsOf(topic, record.partition).highWatermark;
+            const value = record.value === null ? null : Buffer.from(record.value);
+            const headers = record.headers ?? [];
+            this.statements.insert.run(
+              topic,
+              record.partition,
+              next,
+              record.key,
+              value,
+              JSON.stringify(headers),
+              ts,
+            );
+            this.statements.bumpNext.run(next + 1n, topic, record.partition);
+            // The cache runs ahead inside the transaction; a rollback clears it.
+            this.offsetCache.get(partitionKey(topic, record.partition))!.next = next + 1n;
+            written.push({
+              topic,
+              record: {
+                partition: record.partition,
+                offset: next,
+                key: record.key,
+                value,
+                headers: headers.map(([name, v]) => [name, v] as [string, string]),
+                timestampMs: ts,
+              },
+            });
+            return next;
+          }),
+        ),
+      );
+    } catch (error) {
+      for (const pending of batch)
+        pending.reject(error instanceof Error ? error : new Error(String(error)));
+      return;
+    }
+    const touched = new Set<string>();
+    for (const { topic, record } of written) {
+      this.remember(topic, record);
+      touched.add(partitionKey(topic, record.partition));
+    }
+    for (const key of touched) this.wakeKey(key);
+    batch.forEach((pending, i) => pending.resolve(results[i]!));
   }
 
   async fetch(
@@ -277,6 +341,8 @@ export class EmbeddedLog implements LogPort, GroupPort {
              value IS NULL OR offset < (SELECT MAX(r.offset) FROM records r WHERE r.topic = ?1 AND r.partition = ?2 AND r.key IS records.key))`,
         )
         .run(topic, partition, highWatermark);
+      // Compaction leaves offset gaps the in-memory run does not have: read from SQLite again.
+      this.recent.delete(partitionKey(topic, partition));
       return Number(result.changes);
     });
   }
@@ -366,6 +432,7 @@ export class EmbeddedLog implements LogPort, GroupPort {
 
   close(): Promise<void> {
     if (this.closed) return Promise.resolve();
+    this.flushAppends(); // what was appended before close is written
     this.closed = true;
     if (this.retentionTimer !== undefined) clearInterval(this.retentionTimer);
     for (const set of this.waiters.values()) for (const wake of set) wake();
@@ -389,6 +456,21 @@ export class EmbeddedLog implements LogPort, GroupPort {
       );
     }
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    const recent = this.recent.get(partitionKey(topic, partition));
+    const first = recent?.[0]?.offset;
+    if (recent !== undefined && first !== undefined && fromOffset >= first) {
+      const records: LogRecord[] = [];
+      let bytes = 0;
+      for (let i = Number(fromOffset - first); i < recent.length && records.length < 1000; i++) {
+        const record = recent[i]!;
+        const size = (record.value?.length ?? 0) + (record.key?.length ?? 0) + 64;
+        if (records.length > 0 && bytes + size > maxBytes) break;
+        bytes += size;
+        records.push(record);
+      }
+      const nextOffset = records.at(-1)?.offset ?? fromOffset - 1n;
+      return { records, logStartOffset, highWatermark, nextOffset: nextOffset + 1n };
+    }
     const rows = this.statements.read.all(topic, partition, fromOffset, 1000) as unknown as Array<{
       offset: bigint;
       key: string | null;
@@ -425,20 +507,45 @@ export class EmbeddedLog implements LogPort, GroupPort {
   private moveLogStart(topic: string, partition: number, offset: bigint): void {
     this.statements.deleteBelow.run(topic, partition, offset);
     this.statements.setStart.run(offset, topic, partition, offset);
+    const key = partitionKey(topic, partition);
+    const cached = this.offsetCache.get(key);
+    if (cached !== undefined && cached.logStart < offset) cached.logStart = offset;
+    const recent = this.recent.get(key);
+    while (recent !== undefined && recent.length > 0 && recent[0]!.offset < offset) recent.shift();
   }
 
   private offsetsOf(topic: string, partition: number): PartitionOffsets {
-    const row = this.statements.partition.get(topic, partition) as {
-      log_start: bigint;
-      next_offset: bigint;
-    };
-    return { logStartOffset: row.log_start, highWatermark: row.next_offset };
+    const key = partitionKey(topic, partition);
+    let cached = this.offsetCache.get(key);
+    if (cached === undefined) {
+      const row = this.statements.partition.get(topic, partition) as {
+        log_start: bigint;
+        next_offset: bigint;
+      };
+      cached = { logStart: row.log_start, next: row.next_offset };
+      this.offsetCache.set(key, cached);
+    }
+    return { logStartOffset: cached.logStart, highWatermark: cached.next };
+  }
+
+  /** Keeps an appended record for live readers, the latest RECENT_RECORDS per partition. */
+  private remember(topic: string, record: LogRecord): void {
+    const key = partitionKey(topic, record.partition);
+    let recent = this.recent.get(key);
+    if (recent === undefined) this.recent.set(key, (recent = []));
+    // Only a contiguous run is kept: a reader served from memory must see every offset.
+    if (recent.length > 0 && recent.at(-1)!.offset + 1n !== record.offset) recent.length = 0;
+    recent.push(record);
+    if (recent.length > RECENT_RECORDS) recent.splice(0, recent.length - RECENT_RECORDS);
   }
 
   private topicRow(topic: string): TopicRow {
+    const cached = this.topicCache.get(topic);
+    if (cached !== undefined) return cached;
     const row = this.statements.topic.get(topic) as TopicRow | undefined;
     if (row === undefined)
       throw new TidemarkError(ErrorCodes.unknownTopic, `unknown topic ${topic}`);
+    this.topicCache.set(topic, row);
     return row;
   }
 
@@ -452,7 +559,7 @@ export class EmbeddedLog implements LogPort, GroupPort {
   }
 
   private waitForAppend(topic: string, partition: number, maxWaitMs: number): Promise<void> {
-    const key = `${topic}\u0000${partition}`;
+    const key = partitionKey(topic, partition);
     if (this.closed) return Promise.resolve();
     return new Promise((resolve) => {
       const set = this.waiters.get(key) ?? new Set();
@@ -467,19 +574,22 @@ export class EmbeddedLog implements LogPort, GroupPort {
     });
   }
 
-  private wake(topic: string, partition: number): void {
-    const set = this.waiters.get(`${topic}\u0000${partition}`);
+  private wakeKey(key: string): void {
+    const set = this.waiters.get(key);
     if (set !== undefined) for (const wake of [...set]) wake();
   }
 
   private transaction<T>(fn: () => T): T {
-    this.db.exec('BEGIN IMMEDIATE');
+    this.statements.begin.run();
     try {
       const result = fn();
-      this.db.exec('COMMIT');
+      this.statements.commit.run();
       return result;
     } catch (error) {
-      this.db.exec('ROLLBACK');
+      this.statements.rollback.run();
+      // The caches ran ahead of what was rolled back: read them from the file again.
+      this.offsetCache.clear();
+      this.recent.clear();
       throw error;
     }
   }
@@ -495,3 +605,5 @@ export class EmbeddedLog implements LogPort, GroupPort {
     }
   }
 }
+
+const partitionKey = (topic: string, partition: number) => `${topic}\u0000${partition}`;

@@ -205,33 +205,34 @@ export function deliver(options: DeliveryOptions): Subscription {
   };
 
   holder.subscription = options.tails.tail(options.partition).subscribe(options.fromOffset, {
-    onRecords: (records) => {
-      for (const record of records) {
-        if (finished) return;
-        if (record.key !== session) continue;
-        const decoded = decodeStamp(record.headers);
-        if (!decoded.ok || decoded.stamp.stream !== stream) continue;
-        let payload: unknown;
-        try {
-          payload =
-            record.value === null ? undefined : JSON.parse(Buffer.from(record.value).toString());
-        } catch {
-          continue;
-        }
-        applyRecord(
-          record,
-          cursor.accept({
-            offset: record.offset,
-            stamp: decoded.stamp,
-            ...(payload === undefined ? {} : { payload }),
-          }),
-        );
-      }
-      const last = records.at(-1);
-      if (last !== undefined) completeIfCaughtUp(last.offset);
-    },
+    onRecords: (records) => sse.batch(() => onRecords(records)),
     onError: () => finish('error'),
   });
+  function onRecords(records: readonly LogRecord[]): void {
+    for (const record of records) {
+      if (finished) return;
+      if (record.key !== session) continue;
+      const decoded = decodeStamp(record.headers);
+      if (!decoded.ok || decoded.stamp.stream !== stream) continue;
+      let payload: unknown;
+      try {
+        payload =
+          record.value === null ? undefined : JSON.parse(Buffer.from(record.value).toString());
+      } catch {
+        continue;
+      }
+      applyRecord(
+        record,
+        cursor.accept({
+          offset: record.offset,
+          stamp: decoded.stamp,
+          ...(payload === undefined ? {} : { payload }),
+        }),
+      );
+    }
+    const last = records.at(-1);
+    if (last !== undefined) completeIfCaughtUp(last.offset);
+  }
   if (options.fromOffset >= options.caughtUpAt) completeIfCaughtUp(options.fromOffset);
   void sse.closed.then(() => finish('closed'));
   return { close: () => finish('closed') };

@@ -53,6 +53,16 @@ export class SseStream {
     this.write(`${idLine}event: message\ndata: ${JSON.stringify(data)}\n\n`);
   }
 
+  /** Writes what `fn` writes in one go (one syscall for a batch of events, not one each). */
+  batch(fn: () => void): void {
+    this.res.cork();
+    try {
+      fn();
+    } finally {
+      this.res.uncork();
+    }
+  }
+
   /** Ends the stream; with a retry hint so a client reconnects (drain, slow reader). */
   end(retryMs?: number): void {
     if (this.ended) return;

@@ -1,0 +1,57 @@
+// The benchmark's tool, `ticker`: n progress notifications, each stamped with the time it was
+// emitted, then a result. The same tool runs on Tidemark (this module) and on the SDK baseline
+// (sdk-server.ts), so both carry identical messages.
+import { defineToolModule } from '@tidemark/worker';
+import type { McpServer } from '@modelcontextprotocol/server';
+import * as z from 'zod';
+
+export const tickerInput = {
+  n: z.number().int().min(1).max(1_000_000),
+  intervalMs: z.number().int().min(0).max(10_000).default(0),
+};
+
+/** Wall-clock milliseconds with sub-millisecond precision, comparable across processes. */
+export const nowMs = (): number => performance.timeOrigin + performance.now();
+
+/** Emits the ticks through `notify`; with intervalMs 0 it only yields to the event loop between them. */
+export async function tick(
+  n: number,
+  intervalMs: number,
+  token: string | number | undefined,
+  notify: (params: Record<string, unknown>) => Promise<void>,
+): Promise<{ content: Array<{ type: 'text'; text: string }> }> {
+  for (let i = 1; i <= n; i++) {
+    if (token !== undefined)
+      await notify({ progressToken: token, progress: i, total: n, message: String(nowMs()) });
+    await new Promise((resolve) =>
+      intervalMs === 0 ? setImmediate(resolve) : setTimeout(resolve, intervalMs),
+    );
+  }
+  return { content: [{ type: 'text', text: `ticked ${n}` }] };
+}
+
+interface Ctx {
+  mcpReq: {
+    _meta?: { progressToken?: string | number };
+    notify: (notification: { method: string; params?: Record<string, unknown> }) => Promise<void>;
+  };
+}
+
+export default defineToolModule({
+  name: 'bench',
+  register: (server: McpServer) => {
+    server.registerTool(
+      'ticker',
+      {
+        description: 'n stamped progress notifications, then a result',
+        inputSchema: z.object(tickerInput),
+      },
+      ({ n, intervalMs }, ctx) => {
+        const { mcpReq } = ctx as unknown as Ctx;
+        return tick(n, intervalMs, mcpReq._meta?.progressToken, (params) =>
+          mcpReq.notify({ method: 'notifications/progress', params }),
+        );
+      },
+    );
+  },
+});

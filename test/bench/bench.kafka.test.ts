@@ -1,0 +1,72 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, inject, it } from 'vitest';
+
+// Smoke runs of every benchmark with tiny sizes, so they never rot: each must run end to end
+// against real servers and print and write numbers. (The numbers are not checked against
+// targets: speed is measured by `npm run bench`, never asserted by a timed test.)
+
+const run = promisify(execFile);
+const script = (name: string) => fileURLToPath(new URL(name, import.meta.url));
+const env = { ...process.env, KAFKA_BROKERS: inject('kafkaBrokers').join(',') };
+
+describe('benchmarks (smoke sizes)', () => {
+  it('npm run bench: live, resume and memory for every target, a summary and a chart', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'tidemark-bench-'));
+    const { stdout } = await run(process.execPath, [script('bench.ts'), '--smoke', '--out', out], {
+      env,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    expect(stdout).toContain('**Live delivery**');
+    const result = JSON.parse(readFileSync(join(out, 'bench-smoke.json'), 'utf8')) as {
+      live: Array<{ target: string; eventsPerSec: number }>;
+      resume: { rows: Array<{ target: string; seamMs: { p50: number } }>; storms: unknown[] };
+      memory: Array<{ target: string }>;
+    };
+    expect(new Set(result.live.map((r) => r.target))).toEqual(
+      new Set([
+        'sdk-memory',
+        'sdk-redis',
+        'tidemark-embedded',
+        'tidemark-kafka-1',
+        'tidemark-kafka-2',
+        'kafka-floor',
+      ]),
+    );
+    for (const row of result.live) expect(row.eventsPerSec).toBeGreaterThan(0);
+    for (const row of result.resume.rows) expect(row.seamMs.p50).toBeGreaterThan(0);
+    expect(result.resume.storms).toHaveLength(5);
+    expect(new Set(result.memory.map((r) => r.target))).toEqual(
+      new Set(['sdk-memory', 'tidemark-embedded', 'tidemark-kafka-1']),
+    );
+    expect(readFileSync(join(out, 'smoke-chart.svg'), 'utf8')).toMatch(/^<svg/);
+  }, 300_000);
+
+  it('npm run bench:otel and npm run bench:log', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'tidemark-bench-'));
+    const otel = await run(
+      process.execPath,
+      [
+        script('otel-overhead.ts'),
+        '--calls',
+        '20',
+        '--clients',
+        '2',
+        '--out',
+        join(out, 'otel.json'),
+      ],
+      { env },
+    );
+    expect(otel.stdout).toMatch(/SDK on: .*% fewer calls\/s/);
+    const log = await run(
+      process.execPath,
+      [script('log-bench.ts'), '--records', '2000', '--out', join(out, 'log.json')],
+      { env, maxBuffer: 16 * 1024 * 1024 },
+    );
+    expect(log.stdout).toMatch(/kafka/i);
+  }, 300_000);
+});

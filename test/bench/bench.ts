@@ -1,0 +1,79 @@
+// `npm run bench`: live delivery, resume and memory, side by side — the SDK's single-process
+// transport (in-memory and Redis event stores), Tidemark embedded, Tidemark on Kafka with one and
+// two gateways, and the raw Kafka floor — in one run on this machine. Writes
+// test/bench/results/bench.json, then the summary (SUMMARY.md and chart.svg).
+//
+//   npm run bench                    # the full run (about 15 minutes on 2 cores)
+//   npm run bench -- --smoke         # tiny sizes, every benchmark and target (what npm test runs)
+//   npm run bench -- --only live     # one benchmark (live, resume, memory)
+//
+// The load generator is this process; every server is a separate process on loopback. On a
+// 2-core machine they share the cores: each figure says how many each side used.
+import { parseArgs } from 'node:util';
+import { resolveKafka } from '@tidemark/testing';
+import { runLive } from './live.ts';
+import { runMemory } from './memory.ts';
+import { runResume } from './resume.ts';
+import { writeSummary } from './summary.ts';
+import { machine, writeResult } from './support.ts';
+import { TARGETS, type TargetName } from './targets.ts';
+
+const { values } = parseArgs({
+  options: {
+    smoke: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    targets: { type: 'string' },
+    out: { type: 'string', default: 'test/bench/results' },
+  },
+});
+const smoke = values.smoke;
+const only = new Set((values.only ?? 'live,resume,memory').split(','));
+for (const name of only)
+  if (!['live', 'resume', 'memory'].includes(name)) {
+    console.error(`bench: --only takes live, resume, memory; got ${name}`);
+    process.exit(2);
+  }
+const targets = (values.targets?.split(',') ?? [...TARGETS]) as TargetName[];
+for (const t of targets)
+  if (!(TARGETS as readonly string[]).includes(t)) {
+    console.error(`bench: unknown target ${t} (one of ${TARGETS.join(', ')})`);
+    process.exit(2);
+  }
+
+const kafka = await resolveKafka({ log: (line) => console.error(line) });
+const brokers = kafka.brokers;
+const started = Date.now();
+try {
+  const result: Record<string, unknown> = { machine: machine(), smoke };
+  if (only.has('live'))
+    result['live'] = await runLive({
+      targets,
+      brokers,
+      clients: smoke ? [1, 4] : [1, 10, 100],
+      events: smoke ? 200 : 20_000,
+      pacedTicks: smoke ? 10 : 100,
+      paceMs: 20,
+    });
+  if (only.has('resume'))
+    result['resume'] = await runResume({
+      targets,
+      brokers,
+      replays: smoke ? [10, 100] : [10, 1_000, 100_000],
+      repeats: smoke ? 3 : 20,
+      stormSessions: smoke ? 20 : 1_000,
+    });
+  if (only.has('memory'))
+    result['memory'] = await runMemory({
+      targets: targets.filter((t) => t !== 'sdk-redis' && t !== 'tidemark-kafka-2'),
+      brokers,
+      counts: smoke ? [20] : [1_000, 10_000],
+    });
+  result['seconds'] = Math.round((Date.now() - started) / 1000);
+  const file = `${values.out}/${smoke ? 'bench-smoke' : 'bench'}.json`;
+  writeResult(file, result);
+  const summary = writeSummary(result, values.out, smoke ? 'smoke-' : '');
+  console.log(summary);
+  console.log(`\nresults: ${file}`);
+} finally {
+  await kafka.stop();
+}

@@ -1,0 +1,187 @@
+// Live delivery: events/s from the tool through the server to N SSE clients, and the latency from
+// the tool's emit to the client's read, for each target; plus the floor — the same messages
+// produced to Kafka and fetched back with the same client library, no MCP at all.
+import { KafkaLog, provisionTopics } from '@tidemark/kafka';
+import { PartitionTail } from '@tidemark/log';
+import { randomBytes } from 'node:crypto';
+import { nowMs, Session } from './load.ts';
+import { percentile, round } from './support.ts';
+import { cpuMs, startTarget, type Target, type TargetName } from './targets.ts';
+
+export interface LiveOptions {
+  targets: readonly TargetName[];
+  clients: readonly number[];
+  /** Events per throughput run (spread over the clients). */
+  events: number;
+  /** Ticks per client in the paced latency run, one every `paceMs`. */
+  pacedTicks: number;
+  paceMs: number;
+  brokers?: readonly string[];
+}
+
+export interface LiveRow {
+  target: string;
+  clients: number;
+  eventsPerSec: number;
+  latencyMs: { p50: number; p99: number; p999: number };
+  /** CPU used during the throughput run, in cores: the servers', and the load generator's. */
+  serverCores: number;
+  loadCores: number;
+}
+
+async function sessions(target: Target, count: number): Promise<Session[]> {
+  const all: Session[] = [];
+  for (let i = 0; i < count; i += 50)
+    all.push(
+      ...(await Promise.all(
+        Array.from({ length: Math.min(50, count - i) }, async (_, j) => {
+          const session = new Session(target.urls[(i + j) % target.urls.length]!);
+          await session.initialize();
+          return session;
+        }),
+      )),
+    );
+  return all;
+}
+
+async function measure(target: Target, clients: number, options: LiveOptions): Promise<LiveRow> {
+  const all = await sessions(target, clients);
+  await Promise.all(all.map((s) => s.ticker(5, 0))); // warm-up
+  const perClient = Math.max(1, Math.floor(options.events / clients));
+  const pids = target.processes.map((p) => p.child.pid!);
+  const cpuBefore = pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
+  const loadBefore = process.cpuUsage();
+  const started = performance.now();
+  const counts = await Promise.all(all.map((s) => s.ticker(perClient, 0)));
+  const elapsed = performance.now() - started;
+  const load = process.cpuUsage(loadBefore);
+  const cpu = pids.reduce((sum, pid) => sum + cpuMs(pid), 0) - cpuBefore;
+  const received = counts.reduce((sum, c) => sum + c.ticks, 0);
+  // Paced: latency when the server is not saturated.
+  const latencies: number[] = [];
+  await Promise.all(
+    all.map((s) =>
+      s.ticker(options.pacedTicks, options.paceMs, (t) =>
+        latencies.push(t.receivedMs - t.emittedMs),
+      ),
+    ),
+  );
+  latencies.sort((a, b) => a - b);
+  return {
+    target: target.name,
+    clients,
+    eventsPerSec: round(received / (elapsed / 1000), 0),
+    latencyMs: {
+      p50: round(percentile(latencies, 50)),
+      p99: round(percentile(latencies, 99)),
+      p999: round(percentile(latencies, 99.9)),
+    },
+    serverCores: round(cpu / elapsed),
+    loadCores: round((load.user + load.system) / 1000 / elapsed),
+  };
+}
+
+/** The floor: records produced to Kafka one by one and read back by a tail, same library. */
+async function floor(
+  brokers: readonly string[],
+  clients: number,
+  options: LiveOptions,
+): Promise<LiveRow> {
+  const prefix = `bench-floor-${randomBytes(4).toString('hex')}.`;
+  const { names } = await provisionTopics(
+    { brokers },
+    { prefix, partitions: 1, replicationFactor: 1 },
+  );
+  const log = new KafkaLog({ brokers: [...brokers] });
+  try {
+    const tail = new PartitionTail({
+      port: log,
+      topic: names.events,
+      partition: 0,
+      maxWaitMs: 500,
+    });
+    const run = async (perClient: number, paceMs: number, latencies?: number[]) => {
+      const total = perClient * clients;
+      let received = 0;
+      const start = (await log.offsets(names.events, 0)).highWatermark;
+      const done = new Promise<void>((resolve, reject) => {
+        const sub = tail.subscribe(start, {
+          onRecords: (records) => {
+            const at = nowMs();
+            for (const r of records) latencies?.push(at - Number(Buffer.from(r.value!).toString()));
+            received += records.length;
+            if (received >= total) {
+              sub.close();
+              resolve();
+            }
+          },
+          onError: reject,
+        });
+      });
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: clients }, async () => {
+          for (let i = 0; i < perClient; i++) {
+            await log.append(names.events, [
+              { partition: 0, key: 'k', value: Buffer.from(String(nowMs())) },
+            ]);
+            if (paceMs > 0) await new Promise((resolve) => setTimeout(resolve, paceMs));
+          }
+        }),
+      );
+      await done;
+      return performance.now() - started;
+    };
+    const loadBefore = process.cpuUsage();
+    const perClient = Math.max(1, Math.floor(options.events / clients));
+    const elapsed = await run(perClient, 0);
+    const load = process.cpuUsage(loadBefore);
+    const latencies: number[] = [];
+    await run(options.pacedTicks, options.paceMs, latencies);
+    tail.close();
+    latencies.sort((a, b) => a - b);
+    return {
+      target: 'kafka-floor',
+      clients,
+      eventsPerSec: round((perClient * clients) / (elapsed / 1000), 0),
+      latencyMs: {
+        p50: round(percentile(latencies, 50)),
+        p99: round(percentile(latencies, 99)),
+        p999: round(percentile(latencies, 99.9)),
+      },
+      serverCores: 0,
+      loadCores: round((load.user + load.system) / 1000 / elapsed),
+    };
+  } finally {
+    await log.close();
+  }
+}
+
+export async function runLive(options: LiveOptions): Promise<LiveRow[]> {
+  const rows: LiveRow[] = [];
+  for (const name of options.targets) {
+    const target = await startTarget(name, {
+      ...(options.brokers ? { brokers: options.brokers } : {}),
+    });
+    try {
+      for (const clients of options.clients) {
+        const row = await measure(target, clients, options);
+        console.error(
+          `live ${name} ×${clients}: ${row.eventsPerSec} events/s, p50 ${row.latencyMs.p50} ms`,
+        );
+        rows.push(row);
+      }
+    } finally {
+      await target.stop();
+    }
+  }
+  if (options.brokers !== undefined)
+    for (const clients of options.clients) {
+      const row = await floor(options.brokers, clients, options);
+      console.error(
+        `live kafka-floor ×${clients}: ${row.eventsPerSec} events/s, p50 ${row.latencyMs.p50} ms`,
+      );
+      rows.push(row);
+    }
+  return rows;
+}

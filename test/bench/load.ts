@@ -1,0 +1,188 @@
+// The load generator's MCP client: plain fetch and a minimal SSE reader, so that the client costs
+// as little CPU as possible and the figures are about the servers.
+
+export interface Sse {
+  id: string | undefined;
+  data: string;
+}
+
+export const HEADERS = {
+  'Content-Type': 'application/json',
+  Accept: 'application/json, text/event-stream',
+  'MCP-Protocol-Version': '2025-11-25',
+} as const;
+
+/** Reads an SSE body; `onEvent` returns false to stop (the connection is dropped). */
+export async function readEvents(
+  response: Response,
+  onEvent: (event: Sse) => boolean | void,
+  controller?: AbortController,
+): Promise<void> {
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value;
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        let id: string | undefined;
+        let data = '';
+        for (const line of block.split('\n')) {
+          if (line.startsWith('id:')) id = line.slice(3).trim();
+          else if (line.startsWith('data:')) data += line.slice(5).trimStart();
+        }
+        if (id === undefined && data === '') continue;
+        if (onEvent({ id, data }) === false) {
+          controller?.abort();
+          await reader.cancel().catch(() => undefined);
+          return;
+        }
+      }
+    }
+  } catch (error) {
+    if (controller?.signal.aborted === true) return;
+    throw error;
+  }
+}
+
+export interface Tick {
+  /** Progress number. */
+  readonly i: number;
+  /** When the tool emitted it (ms, wall clock). */
+  readonly emittedMs: number;
+  /** When this client read it (ms, wall clock). */
+  readonly receivedMs: number;
+  readonly id: string | undefined;
+}
+
+export const nowMs = (): number => performance.timeOrigin + performance.now();
+
+/** One MCP session of the load generator. */
+export class Session {
+  readonly url: string;
+  id = '';
+  private nextId = 1;
+
+  constructor(url: string) {
+    this.url = url;
+  }
+
+  async initialize(): Promise<void> {
+    const response = await fetch(this.url, {
+      method: 'POST',
+      headers: HEADERS,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'bench', version: '1' },
+        },
+      }),
+    });
+    if (!response.ok) throw new Error(`initialize: ${response.status} ${await response.text()}`);
+    this.id = response.headers.get('mcp-session-id') ?? '';
+    await response.text();
+    const initialized = await fetch(this.url, {
+      method: 'POST',
+      headers: { ...HEADERS, 'Mcp-Session-Id': this.id },
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    });
+    await initialized.text();
+  }
+
+  /** Calls `ticker` and reads its stream to the result (or until `stopAfter` ticks). */
+  async ticker(
+    n: number,
+    intervalMs: number,
+    onTick?: (tick: Tick) => void,
+    stopAfter = Infinity,
+  ): Promise<{ ticks: number; ids: string[] }> {
+    const controller = new AbortController();
+    const id = this.nextId++;
+    const response = await fetch(this.url, {
+      method: 'POST',
+      headers: { ...HEADERS, 'Mcp-Session-Id': this.id },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { name: 'ticker', arguments: { n, intervalMs }, _meta: { progressToken: id } },
+      }),
+      signal: controller.signal,
+    });
+    if (!response.ok) throw new Error(`ticker: ${response.status} ${await response.text()}`);
+    return this.read(response, onTick, stopAfter, controller);
+  }
+
+  /** Resumes a stream with Last-Event-ID and reads it to its end. */
+  async resume(lastEventId: string, onTick?: (tick: Tick) => void) {
+    const response = await fetch(this.url, {
+      headers: {
+        Accept: 'text/event-stream',
+        'Mcp-Session-Id': this.id,
+        'MCP-Protocol-Version': '2025-11-25',
+        'Last-Event-ID': lastEventId,
+      },
+    });
+    if (!response.ok) throw new Error(`resume: ${response.status} ${await response.text()}`);
+    return this.read(response, onTick, Infinity, new AbortController());
+  }
+
+  /** Opens the session's standalone GET stream (held open by the server); closes on abort. */
+  async listen(signal: AbortSignal): Promise<void> {
+    const response = await fetch(this.url, {
+      headers: {
+        Accept: 'text/event-stream',
+        'Mcp-Session-Id': this.id,
+        'MCP-Protocol-Version': '2025-11-25',
+      },
+      signal,
+    });
+    if (!response.ok) throw new Error(`listen: ${response.status} ${await response.text()}`);
+    void readEvents(response, () => undefined).catch(() => undefined);
+  }
+
+  private async read(
+    response: Response,
+    onTick: ((tick: Tick) => void) | undefined,
+    stopAfter: number,
+    controller: AbortController,
+  ): Promise<{ ticks: number; ids: string[] }> {
+    let ticks = 0;
+    const ids: string[] = [];
+    await readEvents(
+      response,
+      (event) => {
+        if (event.id !== undefined) ids.push(event.id);
+        if (event.data === '') return;
+        // Progress lines are recognised without a full parse; the result ends the stream.
+        if (event.data.includes('"notifications/progress"')) {
+          ticks++;
+          if (onTick !== undefined) {
+            const message = JSON.parse(event.data) as {
+              params: { progress: number; message: string };
+            };
+            onTick({
+              i: message.params.progress,
+              emittedMs: Number(message.params.message),
+              receivedMs: nowMs(),
+              id: event.id,
+            });
+          }
+          if (ticks >= stopAfter) return false;
+          return;
+        }
+        if (event.data.includes('"result"') || event.data.includes('"error"')) return false;
+      },
+      controller,
+    );
+    return { ticks, ids };
+  }
+}

@@ -1,0 +1,116 @@
+// Resume: from the reconnecting GET (Last-Event-ID) to the first replayed event and to the end of
+// the replay (the live seam: here the stream's final response), for replays of several lengths;
+// and a reconnect storm, every session resuming at once.
+import { nowMs, Session } from './load.ts';
+import { percentile, round } from './support.ts';
+import { startTarget, type TargetName } from './targets.ts';
+
+export interface ResumeOptions {
+  targets: readonly TargetName[];
+  replays: readonly number[];
+  /** Resumes measured per replay length (fewer for long ones: at most 3 beyond 10,000). */
+  repeats: number;
+  stormSessions: number;
+  brokers?: readonly string[];
+}
+
+export interface ResumeRow {
+  target: string;
+  replay: number;
+  firstEventMs: { p50: number; p99: number };
+  seamMs: { p50: number; p99: number };
+}
+
+export interface StormRow {
+  target: string;
+  sessions: number;
+  allResumedMs: number;
+  firstEventP99Ms: number;
+}
+
+/** Resumes from `id` and times the first event and the end. */
+async function timedResume(session: Session, id: string): Promise<{ first: number; seam: number }> {
+  const started = nowMs();
+  let first = Number.NaN;
+  await session.resume(id, () => {
+    if (Number.isNaN(first)) first = nowMs() - started;
+  });
+  const seam = nowMs() - started;
+  return { first: Number.isNaN(first) ? seam : first, seam };
+}
+
+export async function runResume(
+  options: ResumeOptions,
+): Promise<{ rows: ResumeRow[]; storms: StormRow[] }> {
+  const rows: ResumeRow[] = [];
+  const storms: StormRow[] = [];
+  for (const name of options.targets) {
+    const target = await startTarget(name, {
+      ...(options.brokers ? { brokers: options.brokers } : {}),
+    });
+    try {
+      const session = new Session(target.urls[0]!);
+      await session.initialize();
+      for (const replay of options.replays) {
+        const { ids } = await session.ticker(replay + 1, 0);
+        const repeats = replay > 10_000 ? Math.min(3, options.repeats) : options.repeats;
+        const firsts: number[] = [];
+        const seams: number[] = [];
+        for (let i = 0; i < repeats; i++) {
+          // Alternate replicas when there are two: a resume on the other gateway.
+          const resumer =
+            target.urls.length > 1 && i % 2 === 1
+              ? Object.assign(new Session(target.urls[1]!), { id: session.id })
+              : session;
+          const { first, seam } = await timedResume(resumer, ids[0]!);
+          firsts.push(first);
+          seams.push(seam);
+          // Untimed: let the server notice the last replay's connection closed (the SDK allows
+          // one connection per stream and answers 409 to a second).
+          await new Promise((resolve) => setTimeout(resolve, 30));
+        }
+        firsts.sort((a, b) => a - b);
+        seams.sort((a, b) => a - b);
+        const row = {
+          target: name,
+          replay,
+          firstEventMs: { p50: round(percentile(firsts, 50)), p99: round(percentile(firsts, 99)) },
+          seamMs: { p50: round(percentile(seams, 50)), p99: round(percentile(seams, 99)) },
+        };
+        console.error(
+          `resume ${name} replay ${replay}: first ${row.firstEventMs.p50} ms, seam ${row.seamMs.p50} ms`,
+        );
+        rows.push(row);
+      }
+      // The storm: every session has a finished stream of 10 events; all resume at once.
+      const sessions: Array<{ session: Session; id: string }> = [];
+      for (let i = 0; i < options.stormSessions; i += 50)
+        sessions.push(
+          ...(await Promise.all(
+            Array.from({ length: Math.min(50, options.stormSessions - i) }, async (_, j) => {
+              const s = new Session(target.urls[(i + j) % target.urls.length]!);
+              await s.initialize();
+              const { ids } = await s.ticker(10, 0);
+              return { session: s, id: ids[0]! };
+            }),
+          )),
+        );
+      const started = nowMs();
+      const results = await Promise.all(sessions.map(({ session: s, id }) => timedResume(s, id)));
+      const firsts = results.map((r) => r.first).sort((a, b) => a - b);
+      const storm = {
+        target: name,
+        sessions: sessions.length,
+        allResumedMs: round(nowMs() - started, 0),
+        firstEventP99Ms: round(percentile(firsts, 99)),
+      };
+      console.error(
+        `resume storm ${name} ×${storm.sessions}: all done in ${storm.allResumedMs} ms`,
+      );
+      storms.push(storm);
+    } finally {
+      await target.stop();
+    }
+  }
+  return { rows, storms };
+}

@@ -1,0 +1,170 @@
+// The servers a benchmark compares, each started as its own processes on loopback:
+//   sdk-memory         the SDK's StreamableHTTPServerTransport + its in-memory event store
+//   sdk-redis          the same with a Redis Streams event store (redis-server started here)
+//   tidemark-embedded  `tidemark dev`: gateway, worker and the embedded log in one process
+//   tidemark-kafka-1   `tidemark gateway` + `tidemark worker` on Kafka
+//   tidemark-kafka-2   the same with two gateways (clients spread over both)
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import { createServer } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BIN, ROOT, startChild, startDev, type Child } from './support.ts';
+
+export const TARGETS = [
+  'sdk-memory',
+  'sdk-redis',
+  'tidemark-embedded',
+  'tidemark-kafka-1',
+  'tidemark-kafka-2',
+] as const;
+export type TargetName = (typeof TARGETS)[number];
+
+export interface Target {
+  readonly name: TargetName;
+  /** The MCP endpoints; clients are spread over them. */
+  readonly urls: string[];
+  /** The server processes (for CPU and memory readings). */
+  readonly processes: Child[];
+  stop(): Promise<void>;
+}
+
+export interface TargetContext {
+  /** Kafka bootstrap addresses, for the Kafka targets. */
+  brokers?: readonly string[];
+  /** NODE_OPTIONS for the Node server processes (the memory probe). */
+  nodeOptions?: string;
+}
+
+const TOOLS = join(ROOT, 'test/bench/bench-tools.ts');
+const SDK_SERVER = join(ROOT, 'test/bench/sdk-server.ts');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        resolve(typeof address === 'object' && address !== null ? address.port : 0),
+      );
+    });
+  });
+}
+
+export async function startTarget(name: TargetName, context: TargetContext): Promise<Target> {
+  const processes: Child[] = [];
+  const stop = async () => {
+    for (const p of processes.reverse()) await p.stop();
+  };
+  const node = context.nodeOptions === undefined ? {} : { NODE_OPTIONS: context.nodeOptions };
+  try {
+    if (name === 'sdk-memory' || name === 'sdk-redis') {
+      const args = [SDK_SERVER, name === 'sdk-memory' ? 'memory' : 'redis'];
+      if (name === 'sdk-redis') {
+        const port = await freePort();
+        const redis = await startRedis(port);
+        processes.push(redis);
+        args.push(`redis://127.0.0.1:${port}`);
+      }
+      const { process, match } = await startChild(args, /"port":(\d+)/, node);
+      processes.push(process);
+      return { name, urls: [`http://127.0.0.1:${match[1]}/mcp`], processes, stop };
+    }
+    if (name === 'tidemark-embedded') {
+      const dev = await startDev({ TIDEMARK_LOG_LEVEL: 'warn', ...node }, ['--tools', TOOLS]);
+      processes.push(dev.process);
+      return { name, urls: [dev.url], processes, stop };
+    }
+    const brokers = context.brokers;
+    if (brokers === undefined) throw new Error(`${name} needs Kafka brokers`);
+    const prefix = `bench-${randomBytes(4).toString('hex')}.`;
+    const kafka = ['--brokers', brokers.join(','), '--prefix', prefix];
+    const env = { TIDEMARK_SECRET: randomBytes(32).toString('hex'), TIDEMARK_LOG_LEVEL: 'warn' };
+    await promisify(execFile)(process.execPath, [
+      BIN,
+      'topics',
+      'create',
+      ...kafka,
+      '--partitions',
+      '4',
+      '--replication-factor',
+      '1',
+    ]);
+    Object.assign(env, node);
+    const worker = await startChild([BIN, 'worker', '--tools', TOOLS, ...kafka], /started/, env);
+    processes.push(worker.process);
+    const urls: string[] = [];
+    for (let i = 0; i < (name === 'tidemark-kafka-2' ? 2 : 1); i++) {
+      const gateway = await startChild(
+        [BIN, 'gateway', '--port', '0', '--host', '127.0.0.1', ...kafka],
+        /listening on port (\d+)/,
+        env,
+      );
+      processes.push(gateway.process);
+      urls.push(`http://127.0.0.1:${gateway.match[1]}/mcp`);
+    }
+    return { name, urls, processes, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** redis-server (Debian's package) on a port, without persistence. */
+async function startRedis(port: number): Promise<Child> {
+  const { spawn } = await import('node:child_process');
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const handle: Child = {
+    child,
+    output: () => output,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+  const failed = new Promise<never>((_, reject) =>
+    child.once('error', (error) =>
+      reject(
+        new Error(
+          `redis-server did not start (is Debian's redis-server installed?): ${error.message}`,
+        ),
+      ),
+    ),
+  );
+  const deadline = Date.now() + 10_000;
+  while (!output.includes('Ready to accept connections')) {
+    if (child.exitCode !== null || Date.now() > deadline)
+      throw new Error(`redis-server did not start:\n${output}`);
+    await Promise.race([new Promise((resolve) => setTimeout(resolve, 20)), failed]);
+  }
+  return handle;
+}
+
+/** User + system CPU time of a process so far, in ms (Linux /proc). */
+export function cpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // USER_HZ = 100
+  } catch {
+    return 0;
+  }
+}
+
+/** Resident set size of a process, in bytes (Linux /proc). */
+export function rssBytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+}
