@@ -55,6 +55,11 @@ export class TrackedClient {
     return new TrackedClient(client);
   }
 
+  /** What this client has seen so far of the call in flight. */
+  inFlight(): readonly Seen[] | undefined {
+    return this.current;
+  }
+
   get session(): string {
     return (this.client.transport as StreamableHTTPClientTransport).sessionId ?? '';
   }

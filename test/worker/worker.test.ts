@@ -1,7 +1,14 @@
 import { EmbeddedLog } from '@tidemark/embedded-log';
 import counting from '@tidemark/examples/counting';
 import interactive from '@tidemark/examples/interactive';
-import { TOPIC_CLEANUP, TOPIC_ROLES, topicNames, type TopicNames } from '@tidemark/protocol';
+import { StreamHeadStore } from '@tidemark/log';
+import {
+  requestStreamId,
+  TOPIC_CLEANUP,
+  TOPIC_ROLES,
+  topicNames,
+  type TopicNames,
+} from '@tidemark/protocol';
 import { Worker, type WorkerOptions } from '@tidemark/worker';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { LogClient, outcome } from '../support/log-client.js';
@@ -103,11 +110,15 @@ describe('the worker on the embedded log', () => {
   });
 
   it('never runs a finished call again when its request is delivered again', async () => {
-    const { startWorker, client, executions } = setup();
+    const { log, topics, startWorker, client, executions } = setup();
     await startWorker();
     const c = client();
     await c.initialize();
     await c.call(1, 'count', { to: 3, delayMs: 0 }).done;
+    // The worker writes the finished head just after the final record the client read.
+    const heads = new StreamHeadStore({ port: log, topics, partitionCount: PARTITIONS });
+    while ((await heads.get(c.session, requestStreamId(1)))?.terminal === undefined)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     // Another group reads every request from the start, as after a crash before any commit.
     await startWorker({ group: 'another-group' });
     await new Promise((resolve) => setTimeout(resolve, 500));

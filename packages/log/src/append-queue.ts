@@ -9,7 +9,8 @@ interface Pending {
 /**
  * Serialises appends per partition of one topic: one append in flight per partition, with
  * everything queued meanwhile sent together as the next batch. Order per partition — and so per
- * stream — holds whatever the client does with concurrent sends.
+ * stream — holds whatever the client does with concurrent sends, and a failure fails everything
+ * queued behind it (nothing is written after a record that was not).
  */
 export class AppendQueue {
   private readonly queues = new Map<number, Pending[]>();
@@ -41,8 +42,9 @@ export class AppendQueue {
         );
         batch.forEach((p, i) => p.resolve(offsets[i] as bigint));
       } catch (error) {
-        // A failed batch fails as a whole; what was queued behind it is still sent, in order.
-        for (const p of batch) p.reject(error);
+        // A failed batch fails what was queued behind it too: a writer that pipelines its records
+        // must never see a later one land after a hole. Their generations fail and run again.
+        for (const p of [...batch, ...queue.splice(0, queue.length)]) p.reject(error);
       }
     }
     this.busy.delete(partition);

@@ -162,6 +162,7 @@ export class GenerationWriter {
   private failed: unknown;
   private done = false;
   private last: bigint;
+  private pending = 0;
 
   constructor(
     private readonly writer: StreamWriter,
@@ -185,9 +186,18 @@ export class GenerationWriter {
     return this.head.stream;
   }
 
-  /** Writes one message; resolves with its offset once durable. */
+  /**
+   * Writes one message; resolves with its offset once durable. The record is queued at once, in
+   * order, so a caller may go on before it resolves (pipelining); a failed write poisons the
+   * generation, and nothing queued behind it is written.
+   */
   send(message: unknown): Promise<bigint> {
     return this.write('message', message);
+  }
+
+  /** Records queued and not yet durable. */
+  get unacknowledged(): number {
+    return this.pending;
   }
 
   /** Writes the terminal record (with the final message, if any) and the finished head. */
@@ -219,6 +229,7 @@ export class GenerationWriter {
       );
     if (kind === 'terminal') this.done = true;
     const seq = ++this.seq;
+    this.pending++;
     try {
       this.last = await this.writer.appendEvent(
         this.partition,
@@ -230,6 +241,8 @@ export class GenerationWriter {
     } catch (error) {
       this.failed = error;
       throw error;
+    } finally {
+      this.pending--;
     }
   }
 }

@@ -162,7 +162,13 @@ export class SessionRuntime {
     if (related !== undefined) {
       const entry = this.inflight.get(related);
       // Nothing of a finished or cancelled request goes out after its end.
-      if (entry !== undefined && !entry.closed) await entry.writer.send(message);
+      if (entry === undefined || entry.closed) return;
+      // Pipelined: the tool goes on while its message is written (the final response is queued
+      // behind it, and a failed write poisons the generation, so nothing lands after a hole). Past
+      // MAX_UNACKNOWLEDGED messages in flight the tool waits for the log: memory stays bounded.
+      const written = entry.writer.send(message);
+      if (entry.writer.unacknowledged > MAX_UNACKNOWLEDGED) await written;
+      else written.catch(() => undefined);
       return;
     }
     this.standalone ??= this.options.heads
@@ -229,6 +235,9 @@ export class SessionRuntime {
     return withRetries(this.server, module, this);
   }
 }
+
+/** Messages of one call written ahead of the log before its tool waits (see `route`). */
+const MAX_UNACKNOWLEDGED = 256;
 
 function isResponse(message: JSONRPCMessage): message is JSONRPCMessage & { id: RequestId } {
   return 'id' in message && !('method' in message) && ('result' in message || 'error' in message);
