@@ -133,6 +133,17 @@ export class Cluster {
     }
   }
 
+  /** Every execution the live workers started for a session: its cause and attempt. */
+  executionsOf(session: string): Array<{ cause: string; attempt: number }> {
+    return this.workers.flatMap((worker) =>
+      worker.process.events.flatMap((e) => {
+        const execution = e['execution'] as
+          { session?: string; cause: string; attempt: number } | undefined;
+        return execution?.session === session ? [execution] : [];
+      }),
+    );
+  }
+
   /** The worker that started the latest execution of a session's stream. */
   runnerOf(session: string): Member | undefined {
     let found: Member | undefined;
