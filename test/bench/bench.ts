@@ -5,10 +5,11 @@
 //
 //   npm run bench                    # the full run (about 15 minutes on 2 cores)
 //   npm run bench -- --smoke         # tiny sizes, every benchmark and target (what npm test runs)
-//   npm run bench -- --only live     # one benchmark (live, resume, memory)
+//   npm run bench -- --only live     # one benchmark (live, resume, memory); the others' results are kept
 //
 // The load generator is this process; every server is a separate process on loopback. On a
 // 2-core machine they share the cores: each figure says how many each side used.
+import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { resolveKafka } from '@tidemark/testing';
 import { runLive } from './live.ts';
@@ -44,7 +45,13 @@ const kafka = await resolveKafka({ log: (line) => console.error(line) });
 const brokers = kafka.brokers;
 const started = Date.now();
 try {
-  const result: Record<string, unknown> = { machine: machine(), smoke };
+  const file = `${values.out}/${smoke ? 'bench-smoke' : 'bench'}.json`;
+  // With --only, the other benchmarks' results of the last run are kept.
+  const previous =
+    values.only !== undefined && existsSync(file)
+      ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>)
+      : {};
+  const result: Record<string, unknown> = { ...previous, machine: machine(), smoke };
   if (only.has('live'))
     result['live'] = await runLive({
       targets,
@@ -69,7 +76,6 @@ try {
       counts: smoke ? [20] : [1_000, 10_000],
     });
   result['seconds'] = Math.round((Date.now() - started) / 1000);
-  const file = `${values.out}/${smoke ? 'bench-smoke' : 'bench'}.json`;
   writeResult(file, result);
   const summary = writeSummary(result, values.out, smoke ? 'smoke-' : '');
   console.log(summary);

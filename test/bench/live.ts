@@ -8,6 +8,8 @@ import { nowMs, Session } from './load.ts';
 import { percentile, round } from './support.ts';
 import { cpuMs, startTarget, type Target, type TargetName } from './targets.ts';
 
+const FLOOR_BATCH = 100;
+
 export interface LiveOptions {
   targets: readonly TargetName[];
   clients: readonly number[];
@@ -100,6 +102,8 @@ async function floor(
       partition: 0,
       maxWaitMs: 500,
     });
+    // Unpaced, each client produces batches of FLOOR_BATCH records (what the library can move);
+    // paced, one record at a time (the latency of one produce → fetch).
     const run = async (perClient: number, paceMs: number, latencies?: number[]) => {
       const total = perClient * clients;
       let received = 0;
@@ -121,10 +125,17 @@ async function floor(
       const started = performance.now();
       await Promise.all(
         Array.from({ length: clients }, async () => {
-          for (let i = 0; i < perClient; i++) {
-            await log.append(names.events, [
-              { partition: 0, key: 'k', value: Buffer.from(String(nowMs())) },
-            ]);
+          const batch = paceMs > 0 ? 1 : FLOOR_BATCH;
+          for (let i = 0; i < perClient; i += batch) {
+            const n = Math.min(batch, perClient - i);
+            await log.append(
+              names.events,
+              Array.from({ length: n }, () => ({
+                partition: 0,
+                key: 'k',
+                value: Buffer.from(String(nowMs())),
+              })),
+            );
             if (paceMs > 0) await new Promise((resolve) => setTimeout(resolve, paceMs));
           }
         }),

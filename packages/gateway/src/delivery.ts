@@ -64,6 +64,9 @@ export class EventTails {
   }
 }
 
+/** Records processed per corked SSE write. */
+const WRITE_CHUNK = 64;
+
 export interface DeliveryOptions {
   session: SessionId;
   stream: StreamId;
@@ -205,7 +208,12 @@ export function deliver(options: DeliveryOptions): Subscription {
   };
 
   holder.subscription = options.tails.tail(options.partition).subscribe(options.fromOffset, {
-    onRecords: (records) => sse.batch(() => onRecords(records)),
+    // A long catch-up is written in chunks: one syscall per chunk, and the first events of a
+    // replay reach the client before the whole batch is processed.
+    onRecords: (records) => {
+      for (let i = 0; i < records.length; i += WRITE_CHUNK)
+        sse.batch(() => onRecords(records.slice(i, i + WRITE_CHUNK)));
+    },
     onError: () => finish('error'),
   });
   function onRecords(records: readonly LogRecord[]): void {
