@@ -59,6 +59,9 @@ export interface Tick {
   readonly id: string | undefined;
 }
 
+/** How long a resumed stream may stay silent before the client gives up on it. */
+const IDLE_MS = 2_000;
+
 export const nowMs = (): number => performance.timeOrigin + performance.now();
 
 /** One MCP session of the load generator. */
@@ -103,7 +106,7 @@ export class Session {
     intervalMs: number,
     onTick?: (tick: Tick) => void,
     stopAfter = Infinity,
-  ): Promise<{ ticks: number; ids: string[] }> {
+  ): Promise<{ ticks: number; ids: string[]; finished: boolean }> {
     const controller = new AbortController();
     const id = this.nextId++;
     const response = await fetch(this.url, {
@@ -123,7 +126,9 @@ export class Session {
 
   /** Resumes a stream with Last-Event-ID and reads it to its end. */
   async resume(lastEventId: string, onTick?: (tick: Tick) => void) {
+    const controller = new AbortController();
     const response = await fetch(this.url, {
+      signal: controller.signal,
       headers: {
         Accept: 'text/event-stream',
         'Mcp-Session-Id': this.id,
@@ -132,7 +137,7 @@ export class Session {
       },
     });
     if (!response.ok) throw new Error(`resume: ${response.status} ${await response.text()}`);
-    return this.read(response, onTick, Infinity, new AbortController());
+    return this.read(response, onTick, Infinity, controller, IDLE_MS);
   }
 
   /** Opens the session's standalone GET stream (held open by the server); closes on abort. */
@@ -149,17 +154,49 @@ export class Session {
     void readEvents(response, () => undefined).catch(() => undefined);
   }
 
+  /**
+   * Resumes and reads to the stream's final response as a client does: when the server closes the
+   * stream first (a slow reader), it resumes again from the last id it got.
+   */
+  async resumeToEnd(
+    lastEventId: string,
+    onTick?: (tick: Tick) => void,
+  ): Promise<{ ticks: number; reconnects: number }> {
+    let from = lastEventId;
+    let ticks = 0;
+    for (let reconnects = 0; ; reconnects++) {
+      const read = await this.resume(from, onTick);
+      ticks += read.ticks;
+      if (read.finished) return { ticks, reconnects };
+      // A server that replays nothing more and never ends the stream has lost the rest.
+      if (read.ticks === 0) return { ticks, reconnects };
+      if (reconnects >= 1_000) throw new Error('resume: the stream never reached its end');
+      from = read.ids.at(-1) ?? from;
+    }
+  }
+
   private async read(
     response: Response,
     onTick: ((tick: Tick) => void) | undefined,
     stopAfter: number,
     controller: AbortController,
-  ): Promise<{ ticks: number; ids: string[] }> {
+    idleMs?: number,
+  ): Promise<{ ticks: number; ids: string[]; finished: boolean }> {
     let ticks = 0;
+    let finished = false;
     const ids: string[] = [];
+    // A replay that stays open with nothing more to say is given up after idleMs.
+    let idle: NodeJS.Timeout | undefined;
+    const arm = () => {
+      if (idleMs === undefined) return;
+      clearTimeout(idle);
+      idle = setTimeout(() => controller.abort(), idleMs);
+    };
+    arm();
     await readEvents(
       response,
       (event) => {
+        arm();
         if (event.id !== undefined) ids.push(event.id);
         if (event.data === '') return;
         // Progress lines are recognised without a full parse; the result ends the stream.
@@ -179,10 +216,14 @@ export class Session {
           if (ticks >= stopAfter) return false;
           return;
         }
-        if (event.data.includes('"result"') || event.data.includes('"error"')) return false;
+        if (event.data.includes('"result"') || event.data.includes('"error"')) {
+          finished = true;
+          return false;
+        }
       },
       controller,
     );
-    return { ticks, ids };
+    clearTimeout(idle);
+    return { ticks, ids, finished };
   }
 }

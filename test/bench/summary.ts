@@ -71,7 +71,7 @@ export function renderMarkdown(result: Result): string {
   }
   if (result.resume !== undefined) {
     parts.push(
-      '**Resume** (reconnecting GET → first replayed event, and → the end of the replay)',
+      '**Resume** (reconnecting GET → first replayed event, and → the end of the replay; a server that closes a stream its client reads too slowly makes the client resume again: "reconnects")',
       table(
         [
           'target',
@@ -80,6 +80,8 @@ export function renderMarkdown(result: Result): string {
           'p99 ms',
           'replay end p50 ms',
           'p99 ms',
+          'reconnects',
+          'events received',
         ],
         result.resume.rows.map((r) => [
           r.target,
@@ -88,6 +90,10 @@ export function renderMarkdown(result: Result): string {
           r.firstEventMs.p99,
           r.seamMs.p50,
           r.seamMs.p99,
+          r.reconnects ?? 0,
+          r.received === undefined || r.received === r.replay
+            ? 'all'
+            : `**${n(r.received)} of ${n(r.replay)}**`,
         ]),
       ),
       '**Reconnect storm** (every session resumes at once)',

@@ -87,6 +87,9 @@ async function session(index: number): Promise<void> {
           const message = seen.message.replace(/[0-9a-f]{8,}/g, '…').slice(0, 160);
           errors.set(message, (errors.get(message) ?? 0) + 1);
         }
+      // A client told its call failed backs off before the next, as an agent would (a held
+      // balancer refuses connections for a second or so; a tight loop would count each refusal).
+      if (call.verdict.outcome === 'errored') await sleep(250);
       if (call.verdict.outcome === 'silently-wrong' || call.verdict.outcome === 'lost')
         console.error(
           `!! session ${index} call ${n}: ${call.verdict.why} ${JSON.stringify(call.seen)}`,
