@@ -6,6 +6,7 @@
 //   npm run bench                    # the full run (about 15 minutes on 2 cores)
 //   npm run bench -- --smoke         # tiny sizes, every benchmark and target (what npm test runs)
 //   npm run bench -- --only live     # one benchmark (live, resume, memory); the others' results are kept
+//   npm run bench -- --only resume --targets tidemark-kafka-2 --storm 10000 --out /tmp/storm
 //
 // The load generator is this process; every server is a separate process on loopback. On a
 // 2-core machine they share the cores: each figure says how many each side used.
@@ -24,6 +25,7 @@ const { values } = parseArgs({
     smoke: { type: 'boolean', default: false },
     only: { type: 'string' },
     targets: { type: 'string' },
+    storm: { type: 'string' },
     out: { type: 'string', default: 'test/bench/results' },
   },
 });
@@ -67,7 +69,7 @@ try {
       brokers,
       replays: smoke ? [10, 100] : [10, 1_000, 100_000],
       repeats: smoke ? 3 : 20,
-      stormSessions: smoke ? 20 : 1_000,
+      stormSessions: Number(values.storm ?? (smoke ? 20 : 1_000)),
     });
   if (only.has('memory'))
     result['memory'] = await runMemory({
