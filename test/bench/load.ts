@@ -1,53 +1,12 @@
-// The load generator's MCP client: plain fetch and a minimal SSE reader, so that the client costs
-// as little CPU as possible and the figures are about the servers.
-
-export interface Sse {
-  id: string | undefined;
-  data: string;
-}
+// The load generator's MCP client: plain fetch and the tests' minimal SSE reader, so that the
+// client costs as little CPU as possible and the figures are about the servers.
+import { readSse } from '../support/sse.ts';
 
 export const HEADERS = {
   'Content-Type': 'application/json',
   Accept: 'application/json, text/event-stream',
   'MCP-Protocol-Version': '2025-11-25',
 } as const;
-
-/** Reads an SSE body; `onEvent` returns false to stop (the connection is dropped). */
-export async function readEvents(
-  response: Response,
-  onEvent: (event: Sse) => boolean | void,
-  controller?: AbortController,
-): Promise<void> {
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buffer += value;
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        let id: string | undefined;
-        let data = '';
-        for (const line of block.split('\n')) {
-          if (line.startsWith('id:')) id = line.slice(3).trim();
-          else if (line.startsWith('data:')) data += line.slice(5).trimStart();
-        }
-        if (id === undefined && data === '') continue;
-        if (onEvent({ id, data }) === false) {
-          controller?.abort();
-          await reader.cancel().catch(() => undefined);
-          return;
-        }
-      }
-    }
-  } catch (error) {
-    if (controller?.signal.aborted === true) return;
-    throw error;
-  }
-}
 
 export interface Tick {
   /** Progress number. */
@@ -151,7 +110,7 @@ export class Session {
       signal,
     });
     if (!response.ok) throw new Error(`listen: ${response.status} ${await response.text()}`);
-    void readEvents(response, () => undefined).catch(() => undefined);
+    void readSse(response, () => undefined).catch(() => undefined);
   }
 
   /**
@@ -193,7 +152,7 @@ export class Session {
       idle = setTimeout(() => controller.abort(), idleMs);
     };
     arm();
-    await readEvents(
+    await readSse(
       response,
       (event) => {
         arm();

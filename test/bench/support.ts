@@ -16,13 +16,17 @@ export interface Child {
   stop(): Promise<void>;
 }
 
-/** Starts a process and resolves once its output matches `ready` (with the match). */
+/**
+ * Starts a process (Node by default) and resolves once its output matches `ready` (with the
+ * match); fails with its output when it exits or does not get there in 60 s.
+ */
 export async function startChild(
   args: readonly string[],
   ready: RegExp,
   env: NodeJS.ProcessEnv = {},
+  command: string = process.execPath,
 ): Promise<{ process: Child; match: RegExpExecArray }> {
-  const child = spawn(process.execPath, args, {
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -30,6 +34,8 @@ export async function startChild(
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  let spawnError: Error | undefined;
+  child.once('error', (error) => (spawnError = error));
   const handle: Child = {
     child,
     output: () => output,
@@ -46,9 +52,10 @@ export async function startChild(
   for (;;) {
     const match = ready.exec(output);
     if (match !== null) return { process: handle, match };
+    if (spawnError !== undefined) throw new Error(`${command}: ${spawnError.message}`);
     if (child.exitCode !== null || Date.now() > deadline) {
       await handle.stop();
-      throw new Error(`${args.join(' ')} did not start:\n${output}`);
+      throw new Error(`${command} ${args.join(' ')} did not start:\n${output}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

@@ -114,43 +114,9 @@ export async function startTarget(name: TargetName, context: TargetContext): Pro
 
 /** redis-server (Debian's package) on a port, without persistence. */
 async function startRedis(port: number): Promise<Child> {
-  const { spawn } = await import('node:child_process');
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const handle: Child = {
-    child,
-    output: () => output,
-    stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-  const failed = new Promise<never>((_, reject) =>
-    child.once('error', (error) =>
-      reject(
-        new Error(
-          `redis-server did not start (is Debian's redis-server installed?): ${error.message}`,
-        ),
-      ),
-    ),
-  );
-  const deadline = Date.now() + 10_000;
-  while (!output.includes('Ready to accept connections')) {
-    if (child.exitCode !== null || Date.now() > deadline)
-      throw new Error(`redis-server did not start:\n${output}`);
-    await Promise.race([new Promise((resolve) => setTimeout(resolve, 20)), failed]);
-  }
-  return handle;
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+  const { process } = await startChild(args, /Ready to accept connections/, {}, 'redis-server');
+  return process;
 }
 
 /** User + system CPU time of a process so far, in ms (Linux /proc). */

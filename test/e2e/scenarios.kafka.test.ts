@@ -54,6 +54,29 @@ const outcomeOf = (call: CheckedCall) =>
 const ranAgain = (c: Cluster, tracked: TrackedClient) =>
   c.executionsOf(tracked.session).some((e) => e.cause === 'takeover');
 
+/**
+ * Starts a counting call whose client is held away (every connection cut, reconnects refused)
+ * once it has seen progress `at`; `held` resolves then.
+ */
+function callHeldAt(
+  c: Cluster,
+  tracked: TrackedClient,
+  at: number,
+  options: { to: number; delayMs: number },
+): { call: Promise<CheckedCall>; held: Promise<void> } {
+  let held = false;
+  const call = tracked.call({
+    ...options,
+    onProgress: (value) => {
+      if (value === at && !held) {
+        held = true;
+        c.hold();
+      }
+    },
+  });
+  return { call, held: until(() => held, 'the client to be held') };
+}
+
 const resetsOf = (call: CheckedCall) =>
   call.seen.flatMap((s) => (s.kind === 'reset' ? [s.reason] : []));
 
@@ -113,18 +136,8 @@ describe('failure suite (real processes, official client, checker)', () => {
       const tracked = await client(c);
       const log = new KafkaLog({ brokers });
       onTestFinished(() => log.close());
-      let held = false;
-      const call = tracked.call({
-        to: 40,
-        delayMs: 50,
-        onProgress: (value) => {
-          if (value === 5 && !held) {
-            held = true;
-            c.hold();
-          }
-        },
-      });
-      await until(() => held, 'the client to be held');
+      const { call, held } = callHeldAt(c, tracked, 5, { to: 40, delayMs: 50 });
+      await held;
       await sleep(500); // the worker writes on past the client's last event
       const partition = partitionForSession(tracked.session as SessionId, c.partitions);
       const { highWatermark } = await log.offsets(c.names.events, partition);
@@ -143,18 +156,8 @@ describe('failure suite (real processes, official client, checker)', () => {
       const tracked = await client(c);
       const log = new KafkaLog({ brokers });
       onTestFinished(() => log.close());
-      let held = false;
-      const call = tracked.call({
-        to: 60,
-        delayMs: 100,
-        onProgress: (value) => {
-          if (value === 3 && !held) {
-            held = true;
-            c.hold();
-          }
-        },
-      });
-      await until(() => held, 'the client to be held');
+      const { call, held } = callHeldAt(c, tracked, 3, { to: 60, delayMs: 100 });
+      await held;
       const partition = partitionForSession(tracked.session as SessionId, c.partitions);
       const start = (await log.offsets(c.names.events, partition)).highWatermark;
       await until(
@@ -186,23 +189,13 @@ describe('failure suite (real processes, official client, checker)', () => {
     const tracked = await client(c);
     const log = new KafkaLog({ brokers });
     onTestFinished(() => log.close());
-    let held = false;
     // A long call: the cleaner only compacts rolled segments, and segments roll on appends.
-    const call = tracked.call({
-      to: 5_000,
-      delayMs: 50,
-      onProgress: (value) => {
-        if (value === 3 && !held) {
-          held = true;
-          c.hold();
-        }
-      },
-    });
+    const { call, held } = callHeldAt(c, tracked, 3, { to: 5_000, delayMs: 50 });
     onTestFinished(async () => {
       await tracked.close();
       await call;
     });
-    await until(() => held, 'the client to be held');
+    await held;
     const partition = partitionForSession(tracked.session as SessionId, c.partitions);
     const count = async () =>
       (await log.fetch(c.names.events, partition, 0n)).records.filter(
@@ -229,18 +222,8 @@ describe('failure suite (real processes, official client, checker)', () => {
     const tracked = await client(c);
     const log = new KafkaLog({ brokers });
     onTestFinished(() => log.close());
-    let held = false;
-    const call = tracked.call({
-      to: 10,
-      delayMs: 30,
-      onProgress: (value) => {
-        if (value === 2 && !held) {
-          held = true;
-          c.hold();
-        }
-      },
-    });
-    await until(() => held, 'the client to be held');
+    const { call, held } = callHeldAt(c, tracked, 2, { to: 10, delayMs: 30 });
+    await held;
     await sleep(1_500); // the call finishes while the client is away
     const partition = partitionForSession(tracked.session as SessionId, c.partitions);
     const { highWatermark } = await log.offsets(c.names.events, partition);

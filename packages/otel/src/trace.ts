@@ -18,6 +18,8 @@ export function traceHeaders(from: Context = context.active()): Array<[string, s
 export function contextFromHeaders(headers: ReadonlyArray<readonly [string, string]>): Context {
   const carrier: Record<string, string> = {};
   for (const [name, value] of headers) if (TRACE_KEYS.has(name)) carrier[name] = value;
+  // Most records of an untraced process carry none: skip the propagator (called per record).
+  if (carrier['traceparent'] === undefined) return context.active();
   return propagation.extract(context.active(), carrier);
 }
 
