@@ -9,7 +9,10 @@ WORKDIR /app
 COPY package.json package-lock.json turbo.json tsconfig.base.json ./
 COPY packages ./packages
 COPY examples ./examples
-RUN npm ci --no-audit --no-fund && npx turbo run build && npm prune --omit=dev --no-audit --no-fund
+# The image has its own Node 24: drop the one the repository brings for older machines.
+RUN npm ci --no-audit --no-fund && TURBO_TELEMETRY_DISABLED=1 npx turbo run build \
+ && npm prune --omit=dev --no-audit --no-fund \
+ && rm -rf node_modules/node-linux-* node_modules/node-darwin-* node_modules/.bin/node
 
 FROM node:24-slim
 ENV NODE_ENV=production

@@ -7,10 +7,11 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import { createServer } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN, ROOT, startChild, startDev, type Child } from './support.ts';
+import { redisServer } from '../support/prerequisites.ts';
+import { reservePorts } from '@tidemark/testing';
 
 export const TARGETS = [
   'sdk-memory',
@@ -40,19 +41,6 @@ export interface TargetContext {
 const TOOLS = join(ROOT, 'test/bench/bench-tools.ts');
 const SDK_SERVER = join(ROOT, 'test/bench/sdk-server.ts');
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        resolve(typeof address === 'object' && address !== null ? address.port : 0),
-      );
-    });
-  });
-}
-
 export async function startTarget(name: TargetName, context: TargetContext): Promise<Target> {
   const processes: Child[] = [];
   const stop = async () => {
@@ -63,7 +51,7 @@ export async function startTarget(name: TargetName, context: TargetContext): Pro
     if (name === 'sdk-memory' || name === 'sdk-redis') {
       const args = [SDK_SERVER, name === 'sdk-memory' ? 'memory' : 'redis'];
       if (name === 'sdk-redis') {
-        const port = await freePort();
+        const port = await reservePorts();
         const redis = await startRedis(port);
         processes.push(redis);
         args.push(`redis://127.0.0.1:${port}`);
@@ -115,7 +103,7 @@ export async function startTarget(name: TargetName, context: TargetContext): Pro
 /** redis-server (Debian's package) on a port, without persistence. */
 async function startRedis(port: number): Promise<Child> {
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
-  const { process } = await startChild(args, /Ready to accept connections/, {}, 'redis-server');
+  const { process } = await startChild(args, /Ready to accept connections/, {}, redisServer());
   return process;
 }
 

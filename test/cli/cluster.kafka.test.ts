@@ -1,14 +1,13 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Admin } from '@platformatic/kafka';
 import { connectResumingClient } from '../support/clients.js';
-import { uniqueTopicName } from '@tidemark/testing';
+import { reservePorts, uniqueTopicName } from '@tidemark/testing';
 import { expect, inject, it, onTestFinished } from 'vitest';
 import { TcpProxy } from '../support/tcp-proxy.js';
 
@@ -16,15 +15,6 @@ const run = promisify(execFile);
 const brokers = inject('kafkaBrokers').join(',');
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const bin = join(root, 'packages/cli/dist/bin.js');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function tidemark(args: string[], ready: RegExp): Promise<void> {
   const child = spawn(process.execPath, [bin, ...args], {
@@ -95,7 +85,7 @@ it('tidemark topics create, two gateways and two workers on the real broker, dri
 
   const secretFile = join(mkdtempSync(join(tmpdir(), 'tidemark-secret-')), 'secret');
   writeFileSync(secretFile, randomBytes(32).toString('hex'));
-  const ports = [await freePort(), await freePort()] as const;
+  const ports = [await reservePorts(), await reservePorts()] as const;
   await Promise.all([
     ...ports.map((port) =>
       tidemark(
@@ -158,3 +148,25 @@ it('tidemark topics create, two gateways and two workers on the real broker, dri
   expect(progress).toEqual(numbers);
   expect(result.content).toEqual([{ type: 'text', text: numbers.join(',') }]);
 }, 180_000);
+
+it('tidemark topics create with more replicas than brokers: exit 2 and the flag that fixes it', async () => {
+  const prefix = `${uniqueTopicName('rf')}.`;
+  const admin = new Admin({ clientId: 'tidemark-test', bootstrapBrokers: brokers.split(',') });
+  const count = (await admin.metadata({ topics: [] }).finally(() => admin.close())).brokers.size;
+  const failed = await run(process.execPath, [
+    bin,
+    'topics',
+    'create',
+    '--brokers',
+    brokers,
+    '--prefix',
+    prefix,
+    '--replication-factor',
+    String(count + 1),
+  ]).catch((error: unknown) => error as { code: number; stderr: string });
+  const brokersWord = count === 1 ? 'broker' : 'brokers';
+  expect(failed).toMatchObject({
+    code: 2,
+    stderr: `tidemark topics: replication factor ${count + 1} is larger than the ${count} available ${brokersWord}: pass --replication-factor ${count}\n`,
+  });
+});

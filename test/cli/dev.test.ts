@@ -1,62 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connectResumingClient } from '../support/clients.js';
+import { startDevServer } from '../support/dev-server.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { TcpProxy } from '../support/tcp-proxy.js';
+import { reservePorts } from '@tidemark/testing';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const numbers = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Starts a command in its own process group (so npm and its node child die together). */
-function start(
-  command: string,
-  args: string[],
-): { child: ChildProcess; url: Promise<string>; kill: (signal: NodeJS.Signals) => void } {
-  const child = spawn(command, args, {
-    cwd: root,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const url = new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`no MCP endpoint printed in 60 s:\n${output}`)),
-      60_000,
-    );
-    const read = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /MCP endpoint: (http:\/\/\S+)/.exec(output);
-      if (match !== null) {
-        clearTimeout(timer);
-        resolve(match[1]!);
-      }
-    };
-    child.stdout.on('data', read);
-    child.stderr.on('data', read);
-  });
-  const kill = (signal: NodeJS.Signals) => {
-    try {
-      process.kill(-child.pid!, signal);
-    } catch {
-      // already gone
-    }
-  };
-  onTestFinished(() => kill('SIGKILL'));
-  return { child, url, kill };
-}
 
 async function connect(url: string) {
   return connectResumingClient(url, {
@@ -69,9 +22,9 @@ async function connect(url: string) {
 
 describe('npm start: the embedded single-process server', () => {
   it('a newcomer’s first run: no broker; list the examples, call count, drop mid-stream, resume with Last-Event-ID, exact result', async () => {
-    const port = await freePort();
+    const port = await reservePorts();
     const data = mkdtempSync(join(tmpdir(), 'tidemark-dev-'));
-    const server = start('npm', [
+    const server = startDevServer('npm', [
       'start',
       '--silent',
       '--',
@@ -111,10 +64,17 @@ describe('npm start: the embedded single-process server', () => {
   });
 
   it('the seed’s restart: kill -9 mid-call, start again on the same data — the session holds, the call re-runs as a new generation, the client is reset and gets the exact result', async () => {
-    const port = await freePort();
+    const port = await reservePorts();
     const data = mkdtempSync(join(tmpdir(), 'tidemark-dev-'));
     const bin = join(root, 'packages/cli/dist/bin.js');
-    const first = start(process.execPath, [bin, 'dev', '--port', String(port), '--data', data]);
+    const first = startDevServer(process.execPath, [
+      bin,
+      'dev',
+      '--port',
+      String(port),
+      '--data',
+      data,
+    ]);
     const url = await first.url;
     const client = await connect(url);
     const resets: Array<{ reason: string; generation: string }> = [];
@@ -125,7 +85,7 @@ describe('npm start: the embedded single-process server', () => {
     };
     const progress: number[] = [];
     let killed = false;
-    let second: ReturnType<typeof start> | undefined;
+    let second: ReturnType<typeof startDevServer> | undefined;
     const result = await client.callTool(
       { name: 'count', arguments: { to: 30, delayMs: 40 } },
       {
@@ -135,7 +95,14 @@ describe('npm start: the embedded single-process server', () => {
           if (p.progress === 10 && !killed) {
             killed = true;
             first.kill('SIGKILL');
-            second = start(process.execPath, [bin, 'dev', '--port', String(port), '--data', data]);
+            second = startDevServer(process.execPath, [
+              bin,
+              'dev',
+              '--port',
+              String(port),
+              '--data',
+              data,
+            ]);
           }
         },
       },

@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import { Admin } from '@platformatic/kafka';
 import { connectResumingClient } from '../support/clients.js';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
@@ -10,6 +8,7 @@ import { uniqueTopicName } from '@tidemark/testing';
 import { beforeAll, describe, expect, inject, it, onTestFinished, afterAll } from 'vitest';
 import { startProcess, supportScript, type TestProcess } from '../support/processes.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
+import { pythonWithMcp } from '../support/prerequisites.js';
 
 // Official clients, unmodified, against two gateway processes sharing one broker and one worker:
 // initialize on one replica, call a streaming tool, cut the socket mid-stream, resume on the other.
@@ -127,9 +126,7 @@ describe('official MCP clients against two gateway processes on the real broker'
 
   it('Python SDK client (mcp on PyPI): exact progress and result across a cut and a change of replica', async () => {
     const proxy = await proxyToFirst();
-    const python =
-      process.env['TIDEMARK_PYTHON'] ??
-      join(homedir(), '.cache', 'tidemark', 'pyenv', 'bin', 'python');
+    const python = pythonWithMcp();
     const cutter = cutAtTen(proxy);
     const client = startProcess(
       onTestFinished,

@@ -1,17 +1,17 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { validate, ValidationSeverity } from 'dockerfile-utils';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { helmBinary } from '../support/prerequisites.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const chart = join(root, 'helm/tidemark');
-const helm = process.env['TIDEMARK_HELM'] ?? join(homedir(), '.cache/tidemark/go/bin/helm');
+const helm = helmBinary();
 const cli = join(root, 'packages/cli/dist/bin.js');
 
 type Manifest = { kind: string; metadata: { name: string; labels?: Record<string, string> }; spec?: Record<string, unknown> } & Record<string, unknown>;

@@ -189,7 +189,9 @@ export async function topics(args: readonly string[], io: Io): Promise<void> {
     ...(kafka.connection === undefined ? {} : { connection: kafka.connection }),
   };
   if (action === 'create') {
-    const report = await provisionTopics(admin, layout);
+    const report = await provisionTopics(admin, layout).catch((error: unknown) => {
+      throw tooFewBrokers(error, layout.replicationFactor) ?? error;
+    });
     io.out(
       `created: ${report.created.join(', ') || 'none'}; already there: ${report.existing.join(', ') || 'none'}`,
     );
@@ -197,6 +199,16 @@ export async function topics(args: readonly string[], io: Io): Promise<void> {
     const names = await checkTopics(admin, layout);
     io.out(`topics ok: ${Object.values(names).join(', ')}`);
   }
+}
+
+/** provisionTopics' "more replicas than brokers", said in terms of this command's flags. */
+function tooFewBrokers(error: unknown, wanted: number): UsageError | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { option, limit } = error as { option?: unknown; limit?: unknown };
+  if (option !== 'replicationFactor' || typeof limit !== 'number') return undefined;
+  return new UsageError(
+    `replication factor ${wanted} is larger than the ${limit} available broker${limit === 1 ? '' : 's'}: pass --replication-factor ${limit}`,
+  );
 }
 
 function kafkaOptions(

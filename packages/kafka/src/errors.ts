@@ -4,6 +4,8 @@ interface ProtocolErrorLike {
   apiId?: unknown;
   canRetry?: unknown;
   message?: unknown;
+  /** The broker's own words (the response's error message), when it sent any. */
+  serverErrorMessage?: unknown;
 }
 
 /** Kafka protocol errors that mean "your metadata is stale": refresh and try again. */
@@ -31,13 +33,39 @@ export function kafkaApiIds(error: unknown): string[] {
     .filter((id): id is string => typeof id === 'string');
 }
 
+/**
+ * What the broker said, for people: each protocol error's name and the broker's own message
+ * ("INVALID_REPLICATION_FACTOR: … only 1 broker(s) are registered"), instead of the client's
+ * summary ("Creating topics failed.").
+ */
+export function describeKafkaError(error: unknown): string {
+  const said = innerErrors(error)
+    .filter((inner) => typeof inner.apiId === 'string')
+    .map((inner) => {
+      const words = [inner.serverErrorMessage, inner.message].find(
+        (text): text is string => typeof text === 'string' && text !== '',
+      );
+      return words === undefined ? String(inner.apiId) : `${String(inner.apiId)}: ${words}`;
+    });
+  if (said.length > 0) return [...new Set(said)].join('; ');
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** A refusal retrying cannot fix: every protocol error in it says it cannot be retried. */
+function isRefusal(error: unknown): boolean {
+  const inner = innerErrors(error).filter((e) => typeof e.apiId === 'string');
+  return inner.length > 0 && inner.every((e) => e.canRetry === false);
+}
+
 export function isStaleMetadata(error: unknown): boolean {
   return kafkaApiIds(error).some((id) => STALE_METADATA.has(id));
 }
 
 /**
- * Turns whatever the Kafka client threw into a typed Tidemark error, once, at this boundary. Safe
- * on foreign errors: anything unknown is "log unavailable", retryable, with the original as cause.
+ * Turns whatever the Kafka client threw into a typed Tidemark error, once, at this boundary, with
+ * the broker's own reason in the message. Safe on foreign errors: a refusal the broker says cannot
+ * be retried is "broker refused"; anything else is "log unavailable", retryable; the original is
+ * the cause.
  */
 export function toTidemarkError(error: unknown, context: string): TidemarkError {
   if (error instanceof TidemarkError) return error;
@@ -53,8 +81,12 @@ export function toTidemarkError(error: unknown, context: string): TidemarkError 
       retryable: true,
     });
   }
-  const message = error instanceof Error ? error.message : String(error);
-  return new TidemarkError(ErrorCodes.logUnavailable, `${context}: ${message}`, {
+  if (isRefusal(error)) {
+    return new TidemarkError(ErrorCodes.brokerRefused, `${context}: ${describeKafkaError(error)}`, {
+      cause: error,
+    });
+  }
+  return new TidemarkError(ErrorCodes.logUnavailable, `${context}: ${describeKafkaError(error)}`, {
     cause: error,
     retryable: true,
   });

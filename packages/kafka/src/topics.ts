@@ -112,6 +112,7 @@ export async function provisionTopics(
   const plan = planTopics(options);
   return withAdmin(admin, async (client) => {
     const existing = new Set(await client.listTopics());
+    if (plan.some((topic) => !existing.has(topic.name))) await fitsCluster(client, plan);
     const created: string[] = [];
     for (const topic of plan) {
       if (existing.has(topic.name)) continue;
@@ -220,6 +221,27 @@ async function checkWith(client: Admin, plan: readonly TopicPlan[]): Promise<voi
     throw new TidemarkError(
       ErrorCodes.topicMismatch,
       `Tidemark topics do not match what they must be:\n  - ${problems.join('\n  - ')}`,
+    );
+  }
+}
+
+/** The replication factor cannot exceed the brokers there are: say so before creating anything. */
+async function fitsCluster(client: Admin, plan: readonly TopicPlan[]): Promise<void> {
+  let brokers;
+  try {
+    brokers = (await client.metadata({ topics: [] })).brokers.size;
+  } catch (error) {
+    throw toTidemarkError(error, 'describe cluster');
+  }
+  const wanted = Math.max(...plan.map((topic) => topic.replicationFactor));
+  if (wanted > brokers) {
+    throw Object.assign(
+      invalidOption(
+        'replicationFactor',
+        `at most the ${brokers} available broker${brokers === 1 ? '' : 's'}`,
+        wanted,
+      ),
+      { option: 'replicationFactor', limit: brokers },
     );
   }
 }

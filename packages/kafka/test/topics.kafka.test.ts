@@ -83,6 +83,41 @@ describe('topic provisioning', () => {
     ).rejects.toMatchObject({ code: ErrorCodes.topicMismatch });
   });
 
+  it('refuses a replication factor above the brokers there are, before creating anything', async (ctx) => {
+    const prefix = `${uniqueTopicName('rf')}.`;
+    cleanupPrefix(ctx, prefix);
+    const count = (await withAdmin((admin) => admin.metadata({ topics: [] }))).brokers.size;
+    const error = await provisionTopics(
+      { brokers },
+      { prefix, replicationFactor: count + 1 },
+    ).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      code: ErrorCodes.invalidOptions,
+      option: 'replicationFactor',
+      limit: count,
+    });
+    expect((error as Error).message).toBe(
+      `replicationFactor: expected at most the ${count} available broker${count === 1 ? '' : 's'}, got ${count + 1}`,
+    );
+    const left = await withAdmin((admin) => admin.listTopics());
+    expect(left.filter((topic) => topic.startsWith(prefix))).toEqual([]);
+  });
+
+  it('a broker refusal says what the broker said, not the client’s summary', async (ctx) => {
+    const prefix = `${uniqueTopicName('refused')}.`;
+    cleanupPrefix(ctx, prefix);
+    const error = await provisionTopics(
+      { brokers },
+      { prefix, replicationFactor: 1, overrides: { requests: { 'retention.ms': 'soon' } } },
+    ).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: ErrorCodes.brokerRefused, retryable: false });
+    expect((error as Error).message).toMatch(
+      new RegExp(
+        `^create topic ${prefix.replaceAll('.', '\\.')}requests: INVALID_CONFIG: .*retention\\.ms`,
+      ),
+    );
+  });
+
   it('says which topics are missing', async () => {
     const prefix = `${uniqueTopicName('missing')}.`;
     const error = await checkTopics({ brokers }, { prefix }).catch((e: unknown) => e);

@@ -14,6 +14,8 @@ export const ErrorCodes = {
   /** A topic is missing or its configuration contradicts what Tidemark needs. */
   topicMismatch: 'TIDEMARK_TOPIC_MISMATCH',
   unknownTopic: 'TIDEMARK_UNKNOWN_TOPIC',
+  /** The broker refused a request and says retrying cannot help (an invalid config, no ACL). */
+  brokerRefused: 'TIDEMARK_BROKER_REFUSED',
   closed: 'TIDEMARK_CLOSED',
 } as const;
 

@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { findLocalBrokerScript } from './kafka-broker.js';
+import { reservePorts } from './ports.js';
 
 const run = promisify(execFile);
 
@@ -20,9 +20,10 @@ export interface DedicatedBroker {
 }
 
 /**
- * Starts a single-node broker with `infra/kafka/kafka.sh` on free loopback ports, for tests that
- * restart or kill the broker and must not disturb the shared one. Needs Java and Maven; throws a
- * clear error without them.
+ * Starts a single-node broker with `infra/kafka/kafka.sh` on free loopback ports outside the
+ * kernel's ephemeral range (so its own clients, reconnecting while it is down, cannot take its port
+ * before it restarts), for tests that restart or kill the broker and must not disturb the shared
+ * one. Needs Java and Maven; throws a clear error without them.
  */
 export async function startDedicatedBroker(
   options: { searchFrom?: string } = {},
@@ -33,7 +34,7 @@ export async function startDedicatedBroker(
       'infra/kafka/kafka.sh not found: a dedicated broker needs the repository checkout',
     );
   const dir = mkdtempSync(join(tmpdir(), 'tidemark-dedicated-kafka-'));
-  const port = await freePortPair();
+  const port = await reservePorts({ count: 2 });
   const env = {
     ...process.env,
     TIDEMARK_KAFKA_DIR: dir,
@@ -56,32 +57,4 @@ export async function startDedicatedBroker(
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-/** A port whose successor is free too (the broker's controller listens there). */
-async function freePortPair(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = await freePort(0);
-    if (
-      port < 65535 &&
-      (await freePort(port + 1).then(
-        () => true,
-        () => false,
-      ))
-    )
-      return port;
-  }
-  throw new Error('no free pair of loopback ports');
-}
-
-function freePort(port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => {
-      const address = server.address();
-      const chosen = typeof address === 'object' && address !== null ? address.port : port;
-      server.close(() => resolve(chosen));
-    });
-  });
 }

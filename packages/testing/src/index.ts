@@ -13,3 +13,5 @@ export { describeLogPortContract } from './log-contract.js';
 export type { LogContractSubject } from './log-contract.js';
 export { startDedicatedBroker } from './dedicated-broker.js';
 export type { DedicatedBroker } from './dedicated-broker.js';
+export { ephemeralPortRange, reservePorts } from './ports.js';
+export type { PortRange, ReservePortsOptions } from './ports.js';

@@ -1,8 +1,10 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { reservePorts } from './ports.js';
 
 const run = promisify(execFile);
 
@@ -141,15 +143,34 @@ async function startLocalBroker(
     log(`kafka: using the running local broker at ${before}`);
     return { brokers: [before], source: 'local', stop: async () => {} };
   }
-  log('kafka: starting the local broker (infra/kafka/kafka.sh start)');
-  const { stdout } = await run('bash', [script, 'start'], { env, maxBuffer: 16 * 1024 * 1024 });
+  // Otherwise a broker of this run's own: its own directory, and ports outside the ephemeral
+  // range unless the environment names them (TIDEMARK_KAFKA_PORT, TIDEMARK_KAFKA_DIR).
+  const own = env['TIDEMARK_KAFKA_DIR'] === undefined;
+  const dir = env['TIDEMARK_KAFKA_DIR'] ?? mkdtempSync(join(tmpdir(), 'tidemark-kafka-'));
+  const brokerEnv = {
+    ...env,
+    TIDEMARK_KAFKA_DIR: dir,
+    TIDEMARK_KAFKA_PORT: env['TIDEMARK_KAFKA_PORT'] ?? String(await reservePorts({ count: 2 })),
+    // The suites create a few hundred topics and run a chaos profile against this broker.
+    TIDEMARK_KAFKA_HEAP: env['TIDEMARK_KAFKA_HEAP'] ?? '1g',
+  };
+  log(`kafka: starting a local broker (infra/kafka/kafka.sh start, in ${dir})`);
+  const { stdout } = await run('bash', [script, 'start'], {
+    env: brokerEnv,
+    maxBuffer: 16 * 1024 * 1024,
+  });
   const address = stdout.trim().split('\n').at(-1) ?? '';
   log(`kafka: local broker ready at ${address}`);
   return {
     brokers: [address],
     source: 'local',
     stop: async () => {
-      await run('bash', [script, 'stop'], { env });
+      // A directory the environment named keeps its data; the run's own is removed, except the
+      // broker's log where CI asks for it (it prints the log when a run fails).
+      await run('bash', [script, own ? 'reset' : 'stop'], { env: brokerEnv });
+      if (own && env['TIDEMARK_KEEP_BROKER_LOG'] !== '1') {
+        rmSync(dir, { recursive: true, force: true });
+      }
     },
   };
 }

@@ -1,0 +1,180 @@
+#!/usr/bin/env node
+// What `npm test` needs besides npm packages, installed by `npm test` itself and cached, so the
+// README's test command passes on a fresh machine:
+//
+//   Kafka broker jars   Maven Central → ~/.m2, for infra/kafka/kafka.sh (not needed with
+//                       KAFKA_BROKERS or a Docker engine)
+//   Python MCP client   mcp==2.3.0 in a venv of the project's own (TIDEMARK_PYTHON overrides)
+//   helm                built from the Go module proxy (TIDEMARK_HELM overrides)
+//   redis-server        Debian's package, for the benchmarks' SDK + Redis baseline
+//                       (TIDEMARK_REDIS_SERVER overrides)
+//
+// Caches live in $XDG_CACHE_HOME/tidemark (default ~/.cache/tidemark); test/support/prerequisites.ts
+// reads the same places. A prerequisite that cannot be installed stops the run with a message that
+// names it and the alternatives: tests never skip for want of one.
+//
+// Plain JavaScript that runs on any Node, so an old one is told what to do instead of failing
+// on syntax.
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+const cache = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'tidemark');
+const PYTHON_MCP = '2.3.0';
+const HELM = 'v3.22.0';
+
+/** Runs a command; resolves with its output, rejects with its stderr's last lines. */
+function sh(command, args, options = {}) {
+  return new Promise((resolve, reject) => {
+    execFile(command, args, { maxBuffer: 64 << 20, ...options }, (error, stdout, stderr) => {
+      if (!error) return resolve(stdout);
+      const tail = `${stderr}${stdout}`.trim().split('\n').slice(-12).join('\n');
+      reject(new Error(`${command} ${args.join(' ')} failed${tail ? `:\n${tail}` : ''}`));
+    });
+  });
+}
+const succeeds = (command, args) =>
+  sh(command, args).then(
+    () => true,
+    () => false,
+  );
+const onPath = (tool) => succeeds('sh', ['-c', `command -v ${tool}`]);
+
+function nodeIsNewEnough() {
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  if (major > 22 || (major === 22 && minor >= 22)) return;
+  throw new Error(
+    `Node.js ${process.versions.node} is too old (the project needs >= 22.22). ` +
+      '`npm install` brings Node 24 for linux-x64, linux-arm64 and darwin-x64 (the optional ' +
+      'node-<os>-<arch> packages) and npm scripts run on it; elsewhere, install Node 24.',
+  );
+}
+
+async function dockerAnswers() {
+  if (process.env.DOCKER_HOST) return true;
+  if (!existsSync('/var/run/docker.sock')) return false;
+  return new Promise((resolve) => {
+    const socket = connect('/var/run/docker.sock');
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+async function kafka() {
+  if (process.env.KAFKA_BROKERS) return 'KAFKA_BROKERS';
+  if (await dockerAnswers()) return 'Docker (Testcontainers)';
+  const missing = [];
+  for (const tool of ['java', 'mvn']) if (!(await onPath(tool))) missing.push(tool);
+  if (missing.length > 0) {
+    throw new Error(
+      `Kafka: the suites need a real broker and ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} ` +
+        'not on PATH. Give them one of: KAFKA_BROKERS=host:port (a cluster you run); a Docker ' +
+        'engine (Testcontainers); or Java 17+ and Maven (a local broker from Maven Central jars).',
+    );
+  }
+  await sh('bash', [join(root, 'infra/kafka/kafka.sh'), 'fetch']);
+  return 'local broker jars';
+}
+
+async function python() {
+  if (process.env.TIDEMARK_PYTHON) return process.env.TIDEMARK_PYTHON;
+  const venv = join(cache, 'pyenv');
+  const bin = join(venv, 'bin', 'python');
+  const check = `import importlib.metadata as m; assert m.version("mcp") == "${PYTHON_MCP}"`;
+  if (await succeeds(bin, ['-c', check])) return bin;
+  if (!(await onPath('python3'))) {
+    throw new Error(
+      'Python: the interop suite runs the official Python MCP client and python3 is not on ' +
+        `PATH. Install Python 3.10+ (with venv), or set TIDEMARK_PYTHON to an interpreter that has mcp==${PYTHON_MCP}.`,
+    );
+  }
+  log(`installing the Python MCP SDK (mcp==${PYTHON_MCP}) into ${venv}`);
+  try {
+    await sh('python3', ['-m', 'venv', '--clear', venv]);
+  } catch (error) {
+    throw new Error(
+      `Python: python3 -m venv failed (on Debian, install python3-venv), or set TIDEMARK_PYTHON.\n${error.message}`,
+      { cause: error },
+    );
+  }
+  await sh(join(venv, 'bin', 'pip'), [
+    'install',
+    '--quiet',
+    '--disable-pip-version-check',
+    `mcp==${PYTHON_MCP}`,
+  ]);
+  return bin;
+}
+
+async function helm() {
+  if (process.env.TIDEMARK_HELM) return process.env.TIDEMARK_HELM;
+  const bin = join(cache, 'go', 'bin', 'helm');
+  if (existsSync(bin)) return bin;
+  if (!(await onPath('go'))) {
+    throw new Error(
+      `helm: the chart tests render the chart with helm ${HELM}, built from the Go module proxy, ` +
+        'and go is not on PATH. Install Go 1.24+, or set TIDEMARK_HELM to a helm 3 binary.',
+    );
+  }
+  log(`building helm ${HELM} from the Go module proxy into ${dirname(bin)} (once)`);
+  await sh('go', ['install', `helm.sh/helm/v3/cmd/helm@${HELM}`], {
+    env: { ...process.env, GOBIN: dirname(bin) },
+  });
+  return bin;
+}
+
+async function redis() {
+  if (process.env.TIDEMARK_REDIS_SERVER) return process.env.TIDEMARK_REDIS_SERVER;
+  if (await onPath('redis-server')) return 'redis-server';
+  const isRoot = process.getuid?.() === 0;
+  const sudo = !isRoot && (await succeeds('sudo', ['-n', 'true']));
+  if (!(await onPath('apt-get')) || (!isRoot && !sudo)) {
+    throw new Error(
+      'redis-server: the benchmarks smoke run compares against the SDK with a Redis event store. ' +
+        'Install it (Debian/Ubuntu: sudo apt-get install redis-server; macOS: brew install redis), ' +
+        'or set TIDEMARK_REDIS_SERVER to a redis-server binary.',
+    );
+  }
+  log('installing redis-server (Debian package)');
+  const apt = (args) =>
+    sh(sudo ? 'sudo' : 'apt-get', [...(sudo ? ['-n', 'apt-get'] : []), ...args], {
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
+  const install = ['install', '-y', '--no-install-recommends', 'redis-server'];
+  await apt(install).catch(() => apt(['update']).then(() => apt(install)));
+  return 'redis-server';
+}
+
+function log(line) {
+  process.stderr.write(`test prerequisites: ${line}\n`);
+}
+
+async function main() {
+  try {
+    nodeIsNewEnough();
+  } catch (error) {
+    log(error.message);
+    process.exit(1);
+  }
+  const steps = { kafka, python, helm, redis };
+  const results = await Promise.allSettled(Object.values(steps).map((step) => step()));
+  const failures = [];
+  for (const [i, name] of Object.keys(steps).entries()) {
+    const result = results[i];
+    if (result.status === 'rejected') failures.push(`${name}: ${result.reason.message}`);
+  }
+  if (failures.length > 0) {
+    process.stderr.write(
+      `\nnpm test cannot run: ${failures.length} prerequisite${failures.length > 1 ? 's are' : ' is'} missing.\n\n` +
+        failures.map((failure) => `  - ${failure.replace(/\n/g, '\n    ')}`).join('\n\n') +
+        '\n\n',
+    );
+    process.exit(1);
+  }
+}
+
+await main();

@@ -1,0 +1,116 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { reservePorts } from '@tidemark/testing';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { connectResumingClient } from '../support/clients.js';
+import { startDevServer } from '../support/dev-server.js';
+
+// The packages as a user gets them: every workspace package packed with `npm pack`, installed from
+// the tarballs into an empty project outside this repository, and a tool module of the user's own
+// run by `npx tidemark dev`. Catches a dependency that is imported but not declared, a file left
+// out of a package, a bin that npm cannot link.
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const numbers = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+
+// The module a user writes in their own repository: plain JavaScript, importing @tidemark/worker.
+const MODULE = `
+import { defineToolModule } from '@tidemark/worker';
+import * as z from 'zod';
+
+export default defineToolModule({
+  name: 'mine',
+  register(server) {
+    server.registerTool(
+      'shout',
+      { description: 'Repeats a word, louder each time.', inputSchema: z.object({ word: z.string(), times: z.number().int() }) },
+      async ({ word, times }, ctx) => {
+        const token = ctx.mcpReq._meta?.progressToken;
+        const out = [];
+        for (let i = 1; i <= times; i++) {
+          out.push(word.toUpperCase() + '!'.repeat(i));
+          if (token !== undefined) {
+            await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: times } });
+          }
+        }
+        return { content: [{ type: 'text', text: out.join(' ') }] };
+      },
+    );
+  },
+});
+`;
+
+describe('the published packages, outside this repository', () => {
+  it('npm pack every workspace, install the tarballs into an empty project, npx tidemark dev --tools ./module.mjs, call it with the official client', async () => {
+    const work = mkdtempSync(join(tmpdir(), 'tidemark-user-'));
+    onTestFinished(() => rmSync(work, { recursive: true, force: true }));
+    const tarballs = join(work, 'tarballs');
+    const project = join(work, 'project');
+    for (const dir of [tarballs, project]) mkdirSync(dir);
+    // The user's npm runs on the same Node as this test (the repository's own Node 24).
+    const env = {
+      ...process.env,
+      PATH: `${dirname(process.execPath)}${delimiter}${process.env['PATH'] ?? ''}`,
+      npm_config_audit: 'false',
+      npm_config_fund: 'false',
+      npm_config_update_notifier: 'false',
+    };
+
+    await run('npm', ['pack', '--workspaces', '--pack-destination', tarballs], {
+      cwd: root,
+      env,
+    });
+    const packed = readdirSync(tarballs).filter((file) => file.endsWith('.tgz'));
+    expect(packed.sort()).toEqual(
+      [
+        'cli',
+        'embedded-log',
+        'examples',
+        'gateway',
+        'kafka',
+        'log',
+        'otel',
+        'protocol',
+        'testing',
+        'worker',
+      ].map((name) => `tidemark-${name}-0.1.0.tgz`),
+    );
+    // What a user installs: the command and the authoring package (the rest come as their
+    // dependencies, here from the tarballs since they are not published), and zod for schemas.
+    const runtime = packed.filter((file) => !file.includes('testing'));
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({ name: 'my-tools', private: true, type: 'module' }),
+    );
+    await run(
+      'npm',
+      ['install', '--prefer-offline', ...runtime.map((file) => join(tarballs, file)), 'zod@^4'],
+      { cwd: project, env, maxBuffer: 16 * 1024 * 1024 },
+    );
+    writeFileSync(join(project, 'module.mjs'), MODULE);
+
+    const port = await reservePorts();
+    const server = startDevServer(
+      'npx',
+      ['tidemark', 'dev', '--tools', './module.mjs', '--port', String(port), '--data', './state'],
+      { cwd: project, env },
+    );
+    const client = await connectResumingClient(await server.url, { name: 'outsider' });
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(['shout']);
+    const progress: number[] = [];
+    const result = await client.callTool(
+      { name: 'shout', arguments: { word: 'tide', times: 5 } },
+      { onprogress: (p) => progress.push(p.progress) },
+    );
+    expect(progress).toEqual(numbers(5));
+    expect(result.content).toEqual([
+      { type: 'text', text: 'TIDE! TIDE!! TIDE!!! TIDE!!!! TIDE!!!!!' },
+    ]);
+  }, 240_000);
+});

@@ -1,0 +1,18 @@
+// Where the tests find what `npm test` installs before them (infra/test-prerequisites.mjs): the
+// same environment overrides and the same cache, so a suite run alone (`npx vitest run …`) after
+// one `npm test` finds them too.
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+const cache = join(process.env['XDG_CACHE_HOME'] || join(homedir(), '.cache'), 'tidemark');
+
+/** A Python interpreter with the official MCP SDK (`mcp` on PyPI). */
+export const pythonWithMcp = (): string =>
+  process.env['TIDEMARK_PYTHON'] ?? join(cache, 'pyenv', 'bin', 'python');
+
+/** helm 3, built from the Go module proxy. */
+export const helmBinary = (): string =>
+  process.env['TIDEMARK_HELM'] ?? join(cache, 'go', 'bin', 'helm');
+
+/** redis-server, for the benchmarks' SDK + Redis baseline. */
+export const redisServer = (): string => process.env['TIDEMARK_REDIS_SERVER'] ?? 'redis-server';
