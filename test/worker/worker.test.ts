@@ -109,6 +109,33 @@ describe('the worker on the embedded log', () => {
     ]);
   });
 
+  it('a call that keeps dying with its worker is answered with an error after maxExecutionsPerCall, not run forever', async () => {
+    const { startWorker, client, executions } = setup();
+    const first = await startWorker({ maxExecutionsPerCall: 1 });
+    const c = client();
+    await c.initialize();
+    let progressSeen = 0;
+    let final: Record<string, unknown> | undefined;
+    const watching = c.watch(9, (s) => {
+      if (s.kind === 'message' && s.message['method'] === 'notifications/progress') progressSeen++;
+      if (s.kind === 'message' && s.final) final = s.message;
+    });
+    await c.call(9, 'count', { to: 1_000, delayMs: 20 }).sent;
+    while (progressSeen < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+    await first.stop(); // as if the call had killed it
+    await startWorker({ maxExecutionsPerCall: 1 });
+    await watching.done;
+    expect(final).toMatchObject({
+      id: 9,
+      error: {
+        code: -32603,
+        message:
+          'Internal error: the call was started 1 times without finishing (limit 1); it is not run again',
+      },
+    });
+    expect(executions.filter((e) => e.stream === 'n9').map((e) => e.cause)).toEqual(['first']);
+  });
+
   it('never runs a finished call again when its request is delivered again', async () => {
     const { log, topics, startWorker, client, executions } = setup();
     await startWorker();

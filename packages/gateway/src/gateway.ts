@@ -56,6 +56,7 @@ import {
   ATTR_TIDEMARK_STREAM,
 } from '@tidemark/otel';
 import { deliver, EventTails } from './delivery.js';
+import { parseInbound } from './inbound.js';
 import { SseStream } from './sse.js';
 
 /** The legacy-lane protocol revisions this gateway speaks (sessions, SSE ids, resume). */
@@ -79,6 +80,10 @@ export interface GatewayOptions {
   allowedHosts?: readonly string[];
   /** Largest request body, bytes. Default 4 MiB. */
   maxBodyBytes?: number;
+  /** Deepest nesting of objects and arrays in a message; deeper bodies get 400. Default 64. */
+  maxJsonDepth?: number;
+  /** Messages in one JSON-RPC batch (2025-03-26); larger batches get 400. Default 64. */
+  maxBatchMessages?: number;
   /** Keep-alive comment interval on SSE streams. Default 15 s. */
   keepAliveMs?: number;
   /** `retry:` hint sent to clients (priming, drain). Default 1,000 ms. */
@@ -100,6 +105,8 @@ export interface GatewayOptions {
 export const GATEWAY_DEFAULTS = {
   path: '/mcp',
   maxBodyBytes: 4 * 1024 * 1024,
+  maxJsonDepth: 64,
+  maxBatchMessages: 64,
   keepAliveMs: 15_000,
   retryMs: 1_000,
   maxBufferedBytes: 1024 * 1024,
@@ -136,6 +143,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const o = { ...GATEWAY_DEFAULTS, ...options };
   for (const key of [
     'maxBodyBytes',
+    'maxJsonDepth',
+    'maxBatchMessages',
     'keepAliveMs',
     'retryMs',
     'maxBufferedBytes',
@@ -201,14 +210,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     jsonError(res, 405, -32000, 'Method not allowed');
   });
   // One place that turns anything thrown into an answer: bad JSON, oversize bodies, log failures.
+  // A client's mistake is a 4xx and not logged as a failure; only the server's own is a 5xx.
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const status =
-      typeof error === 'object' && error !== null && 'status' in error ? Number(error.status) : 500;
     if (res.headersSent) return void res.end();
-    if (status === 413)
-      return void jsonError(res, 413, -32000, `Request body larger than ${o.maxBodyBytes} bytes`);
-    if (status === 400)
-      return void jsonError(res, 400, -32700, 'Parse error: the body is not JSON');
+    const refusal = bodyRefusal(error, o.maxBodyBytes);
+    if (refusal !== undefined)
+      return void jsonError(res, refusal.status, refusal.code, refusal.message);
     onError(error);
     jsonError(res, 503, -32000, 'The log is unavailable; retry');
   });
@@ -234,7 +241,22 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         'Not Acceptable: Accept must include application/json and text/event-stream',
       );
     }
+    // Authentication comes before either lane and before anything is written to the log.
+    const auth = await authenticate(req, res);
+    if (auth === null) return;
     const body = req.body as unknown;
+    const inbound = parseInbound(body, {
+      maxDepth: o.maxJsonDepth,
+      maxBatch: o.maxBatchMessages,
+    });
+    if (!inbound.ok) {
+      res.status(400).json({
+        jsonrpc: '2.0',
+        id: inbound.id,
+        error: { code: inbound.code, message: inbound.message },
+      });
+      return;
+    }
     if (looksModern(req, body)) {
       const route = classifyInboundRequest({
         httpMethod: 'POST',
@@ -257,11 +279,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       }
       if (route.kind === 'modern') return handleModern(req, res, route);
     }
-    const messages = (Array.isArray(body) ? body : [body]) as JsonRpcMessage[];
-    if (messages.length === 0 || !messages.every(isMessage))
-      return jsonError(res, 400, -32600, 'Invalid Request: not JSON-RPC 2.0');
-    const auth = await authenticate(req, res);
-    if (auth === null) return;
+    const messages = inbound.messages as JsonRpcMessage[];
 
     const initialize = messages.find((m) => m.method === 'initialize');
     if (initialize !== undefined) {
@@ -291,7 +309,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     if (found === undefined) return;
     const version = protocolVersionOf(req, res, found.protocolVersion);
     if (version === undefined) return;
-    if (Array.isArray(body) && version !== '2025-03-26')
+    if (inbound.batch && version !== '2025-03-26')
       return jsonError(
         res,
         400,
@@ -311,7 +329,17 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         -32600,
         'Invalid Request: batches with requests are not supported; send requests one per POST',
       );
-    return streamRequest(req, res, found.id, version, requests[0]!);
+    const request = requests[0]!;
+    // An id names its stream: one used before in this session (the spec forbids reuse) would
+    // read another call's stream and never see its own answer.
+    if ((await heads.get(found.id, requestStreamId(request.id))) !== undefined)
+      return jsonError(
+        res,
+        400,
+        -32600,
+        `Invalid Request: request id ${JSON.stringify(request.id)} was already used in this session`,
+      );
+    return streamRequest(req, res, found.id, version, request);
   }
 
   /**
@@ -841,13 +869,38 @@ function isJson(contentType: string | undefined): boolean {
   );
 }
 
-function isMessage(value: unknown): value is JsonRpcMessage {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    !Array.isArray(value) &&
-    (value as JsonRpcMessage).jsonrpc === '2.0'
-  );
+/** What body-parser threw for a body the client got wrong, as the answer it deserves. */
+function bodyRefusal(
+  error: unknown,
+  maxBodyBytes: number,
+): { status: number; code: number; message: string } | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { status, type } = error as { status?: unknown; type?: unknown };
+  if (typeof status !== 'number' || status < 400 || status > 499) return undefined;
+  switch (type) {
+    case 'entity.too.large':
+      return {
+        status: 413,
+        code: -32000,
+        message: `Request body larger than ${maxBodyBytes} bytes`,
+      };
+    case 'entity.parse.failed':
+      return { status: 400, code: -32700, message: 'Parse error: the body is not JSON' };
+    case 'charset.unsupported':
+      return {
+        status: 415,
+        code: -32000,
+        message: 'Unsupported Media Type: the body must be UTF-8',
+      };
+    case 'encoding.unsupported':
+      return {
+        status: 415,
+        code: -32000,
+        message: 'Unsupported Media Type: Content-Encoding must be identity, gzip or deflate',
+      };
+    default:
+      return { status, code: -32000, message: 'Bad request body' };
+  }
 }
 
 function isRequest(message: JsonRpcMessage): message is JsonRpcMessage & { id: RequestId } {

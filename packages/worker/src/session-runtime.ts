@@ -1,4 +1,5 @@
 import {
+  isJSONRPCRequest,
   McpServer,
   type JSONRPCMessage,
   type Transport,
@@ -29,6 +30,12 @@ export interface SessionRuntimeOptions {
   onDone: StreamDone;
   /** Calls of this session running at once; more are answered with an error at once. */
   maxConcurrentCalls: number;
+  /**
+   * Executions of one call (retries, takeovers after a worker died) before it is answered with an
+   * error instead of run again: a request that kills every worker that runs it must not do so
+   * forever.
+   */
+  maxExecutionsPerCall: number;
   /** Observability hooks: executions started (per generation) and skipped. */
   onExecution?: (event: { stream: StreamId; attempt: number; cause: string }) => void;
 }
@@ -95,16 +102,9 @@ export class SessionRuntime {
       previous: head,
       cause: head === undefined ? 'first' : 'takeover',
     });
-    if (this.inflight.size >= this.options.maxConcurrentCalls) {
-      // One busy session must not hold the partition (and every other session on it) back.
-      await writer.finish({
-        jsonrpc: '2.0',
-        id: message.id,
-        error: {
-          code: -32000,
-          message: `Too many concurrent requests in this session (limit ${this.options.maxConcurrentCalls}); retry later`,
-        },
-      });
+    const refusal = this.refusal(message, writer.generation.attempt);
+    if (refusal !== undefined) {
+      await writer.finish({ jsonrpc: '2.0', id: message.id, error: refusal });
       return this.options.onDone(offset);
     }
     this.options.onExecution?.({
@@ -114,6 +114,34 @@ export class SessionRuntime {
     });
     this.inflight.set(stream, { writer, offset, closed: false });
     this.transport.deliver(message);
+  }
+
+  /**
+   * Why a request is answered with an error instead of run: not a request the SDK accepts (it would
+   * drop it without an answer), too many calls of this session running, or a call that has been
+   * executed too often without finishing.
+   */
+  private refusal(
+    message: JSONRPCMessage,
+    attempt: number,
+  ): { code: number; message: string } | undefined {
+    if (!isJSONRPCRequest(message)) {
+      return { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 request' };
+    }
+    if (attempt > this.options.maxExecutionsPerCall) {
+      return {
+        code: -32603,
+        message: `Internal error: the call was started ${attempt - 1} times without finishing (limit ${this.options.maxExecutionsPerCall}); it is not run again`,
+      };
+    }
+    if (this.inflight.size >= this.options.maxConcurrentCalls) {
+      // One busy session must not hold the partition (and every other session on it) back.
+      return {
+        code: -32000,
+        message: `Too many concurrent requests in this session (limit ${this.options.maxConcurrentCalls}); retry later`,
+      };
+    }
+    return undefined;
   }
 
   /** A notification or a response from the client. Cancellation ends the stream at once. */

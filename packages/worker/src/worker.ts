@@ -6,6 +6,7 @@ import {
   isTidemarkError,
   newWorkerEpoch,
   parseSessionId,
+  requestStreamId,
   type GroupMembership,
   type GroupPort,
   type LogPort,
@@ -51,6 +52,11 @@ export interface WorkerOptions {
   maxConcurrentCalls?: number;
   /** Calls of one session running at once; more are answered with an error. Default 16. */
   maxConcurrentCallsPerSession?: number;
+  /**
+   * Executions of one call — retries and takeovers after a worker died — after which it is answered
+   * with an error instead of run again. Default 8.
+   */
+  maxExecutionsPerCall?: number;
   /** How often committable offsets are committed. Default 1,000 ms. */
   commitIntervalMs?: number;
   /** Long-poll wait on `requests`. Default 500 ms. */
@@ -72,6 +78,7 @@ export const WORKER_DEFAULTS = {
   maxSessions: 1_000,
   maxConcurrentCalls: 64,
   maxConcurrentCallsPerSession: 16,
+  maxExecutionsPerCall: 8,
   commitIntervalMs: 1_000,
   pollMs: 500,
 } as const;
@@ -82,6 +89,10 @@ interface PartitionState {
   readonly stop: AbortController;
   done: Promise<void>;
   lastCommitted: bigint | undefined;
+}
+
+function isRequestId(value: unknown): value is RequestId {
+  return typeof value === 'string' || (typeof value === 'number' && Number.isSafeInteger(value));
 }
 
 /**
@@ -118,6 +129,8 @@ export class Worker {
     for (const key of [
       'maxSessions',
       'maxConcurrentCalls',
+      'maxConcurrentCallsPerSession',
+      'maxExecutionsPerCall',
       'commitIntervalMs',
       'pollMs',
     ] as const) {
@@ -286,6 +299,10 @@ export class Worker {
         this.onProblem(
           `requests ${partition}@${record.offset}: session ${session} is unknown or ended; skipped`,
         );
+        await this.answerFailure(session, message, {
+          code: -32001,
+          message: 'Session not found: it ended or expired; initialize a new one',
+        });
         return done();
       }
       if ('method' in message && 'id' in message && message.id !== undefined) {
@@ -327,7 +344,30 @@ export class Worker {
       }
     } catch (error) {
       this.onProblem(`requests ${partition}@${record.offset}: failed`, error);
+      await this.answerFailure(session, message);
       done();
+    }
+  }
+
+  /**
+   * A request that failed before its tool could answer it (its session could not start: a tool
+   * module's `register` threw; the log refused a write) still gets an answer: a JSON-RPC error as the
+   * end of its stream. Every request a worker takes is answered.
+   */
+  private async answerFailure(
+    session: SessionId,
+    message: JSONRPCMessage,
+    error = { code: -32603, message: 'Internal error: the server could not run this request' },
+  ): Promise<void> {
+    if (!('method' in message) || !('id' in message) || !isRequestId(message.id)) return;
+    const stream = requestStreamId(message.id);
+    try {
+      const previous = await this.heads.get(session, stream);
+      if (previous?.terminal !== undefined) return;
+      const writer = await this.writer.begin(session, stream, { previous });
+      await writer.finish({ jsonrpc: '2.0', id: message.id, error });
+    } catch (error) {
+      this.onProblem(`answering the failed request ${String(message.id)} of ${session}`, error);
     }
   }
 
@@ -401,6 +441,7 @@ export class Worker {
       writer: this.writer,
       heads: this.heads,
       maxConcurrentCalls: this.options.maxConcurrentCallsPerSession,
+      maxExecutionsPerCall: this.options.maxExecutionsPerCall,
       onDone: (offset) => {
         this.partitions.get(partition)?.tracker?.done(offset);
         this.endCallSpan(partition, offset);

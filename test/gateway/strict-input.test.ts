@@ -1,0 +1,240 @@
+import { defineToolModule } from '@tidemark/worker';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { embeddedStack, type EmbeddedStackOptions } from '../support/embedded-stack.js';
+import { connectResumingClient } from '../support/clients.js';
+import { MCP_HEADERS, RawMcpClient, readSse } from '../support/sse.js';
+
+// Issue #16's findings, each as it was observed: requests the worker's SDK would drop were
+// accepted and never answered, deep JSON and odd encodings were "log unavailable", the modern lane
+// skipped authentication, a reused id hung. Each is answered now, and nothing bad reaches the log.
+
+async function setup(options: EmbeddedStackOptions = {}) {
+  const stack = await embeddedStack({ partitions: 1, ...options });
+  onTestFinished(() => stack.stop());
+  const requestsEnd = async () => (await stack.log.offsets(stack.topics.requests, 0)).highWatermark;
+  return { stack, url: stack.gateways[0]!.url, requestsEnd };
+}
+
+const numbers = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+
+/** Bodies the SDK's strict schemas refuse; the gateway used to write every one to the log. */
+const MALFORMED: Record<string, string> = {
+  'an extra top-level member': '{"jsonrpc":"2.0","id":7,"method":"tools/list","extra":1}',
+  'a top-level __proto__': '{"jsonrpc":"2.0","id":7,"method":"tools/list","__proto__":{"x":1}}',
+  'params as a string': '{"jsonrpc":"2.0","id":7,"method":"tools/list","params":"x"}',
+  'params as an array': '{"jsonrpc":"2.0","id":7,"method":"tools/list","params":[1]}',
+  'an id of 1.5': '{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}',
+  'an id of 2^60': '{"jsonrpc":"2.0","id":1152921504606846976,"method":"tools/list"}',
+  'an id of 1e400': '{"jsonrpc":"2.0","id":1e400,"method":"tools/list"}',
+  'method together with error':
+    '{"jsonrpc":"2.0","id":7,"method":"tools/list","error":{"code":1,"message":"x"}}',
+  'jsonrpc 1.0': '{"jsonrpc":"1.0","id":7,"method":"tools/list"}',
+};
+
+describe('one strict inbound check, before anything is written to the log', () => {
+  it.each(Object.entries(MALFORMED))(
+    '%s → 400 invalid request, nothing logged',
+    async (_, body) => {
+      const { url, requestsEnd } = await setup();
+      const client = new RawMcpClient(url);
+      await client.initialize();
+      const before = await requestsEnd();
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          ...MCP_HEADERS,
+          'Mcp-Session-Id': client.session,
+          'MCP-Protocol-Version': '2025-11-25',
+        },
+        body,
+      });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ error: { code: -32600 } });
+      expect(await requestsEnd()).toBe(before);
+    },
+  );
+
+  it('64 malformed requests over 4 sessions no longer wedge anyone: a fresh client gets its exact result', async () => {
+    const { url } = await setup();
+    for (let s = 0; s < 4; s++) {
+      const client = new RawMcpClient(url);
+      await client.initialize();
+      for (let i = 0; i < 16; i++) {
+        const response = await client.post({
+          jsonrpc: '2.0',
+          id: 100 + i,
+          method: 'tools/call',
+          params: { name: 'count', arguments: { to: 1 } },
+          extra: true,
+        });
+        expect(response.status).toBe(400);
+      }
+    }
+    const fresh = await connectResumingClient(url, { name: 'fresh' });
+    const result = await fresh.callTool({ name: 'count', arguments: { to: 5 } });
+    expect(result.content).toEqual([{ type: 'text', text: numbers(5).join(',') }]);
+  });
+
+  it('JSON nested 5,000 deep → 400 for initialize and tools/call, on both lanes; the process keeps serving', async () => {
+    const { url, requestsEnd } = await setup();
+    const deep = (n: number) => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
+    const before = await requestsEnd();
+    for (const [method, version] of [
+      ['initialize', '2025-11-25'],
+      ['tools/call', '2025-11-25'],
+      ['tools/call', '2026-07-28'],
+    ] as const) {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { ...MCP_HEADERS, 'MCP-Protocol-Version': version },
+        body: `{"jsonrpc":"2.0","id":1,"method":"${method}","params":${deep(5_000)}}`,
+      });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({
+        id: 1,
+        error: { code: -32600, message: 'Invalid Request: nested deeper than 64 levels' },
+      });
+    }
+    expect(await requestsEnd()).toBe(before);
+    const client = await connectResumingClient(url, { name: 'after' });
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+  });
+
+  it('a charset other than UTF-8 or an unknown Content-Encoding → 415, not "log unavailable"', async () => {
+    const errors: unknown[] = [];
+    const { url } = await setup({ gateway: { onError: (error) => errors.push(error) } });
+    const init = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}';
+    for (const headers of [
+      { 'Content-Type': 'application/json; charset=latin1' },
+      { 'Content-Encoding': 'bogus' },
+    ]) {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { ...MCP_HEADERS, ...headers },
+        body: init,
+      });
+      expect(response.status).toBe(415);
+      expect(await response.json()).toMatchObject({ error: { code: -32000 } });
+    }
+    expect(errors).toEqual([]);
+  });
+
+  it('a batch beyond the limit → 400, nothing logged (it used to write 50,000 records)', async () => {
+    const { url, requestsEnd } = await setup({ gateway: { maxBodyBytes: 4 * 1024 * 1024 } });
+    const client = new RawMcpClient(url);
+    await client.initialize('2025-03-26');
+    const before = await requestsEnd();
+    const batch = Array.from({ length: 50_000 }, () => ({
+      jsonrpc: '2.0',
+      method: 'notifications/initialized',
+    }));
+    const response = await client.post(batch, { 'MCP-Protocol-Version': '2025-03-26' });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      error: { message: 'Invalid Request: a batch of 50000 messages (at most 64)' },
+    });
+    expect(await requestsEnd()).toBe(before);
+  });
+
+  it('a request id reused while the first call runs → 400 at once; the first call still ends exactly', async () => {
+    const { url } = await setup();
+    const client = new RawMcpClient(url);
+    await client.initialize();
+    const first = client.callCount(5, 10, 30);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const again = await client.post({
+      jsonrpc: '2.0',
+      id: 5,
+      method: 'tools/call',
+      params: { name: 'count', arguments: { to: 2 } },
+    });
+    expect(again.status).toBe(400);
+    expect(await again.json()).toMatchObject({
+      error: {
+        code: -32600,
+        message: 'Invalid Request: request id 5 was already used in this session',
+      },
+    });
+    const { messages } = await first;
+    expect(messages.at(-1)).toMatchObject({
+      id: 5,
+      result: { content: [{ type: 'text', text: numbers(10).join(',') }] },
+    });
+  });
+});
+
+describe('authentication on every lane', () => {
+  it('the 2026-07-28 lane asks for a token like the legacy lane: 401 without one, with or without the header', async () => {
+    const { url, requestsEnd } = await setup({
+      gateway: {
+        authenticate: (req) =>
+          Promise.resolve(
+            req.headers.authorization === 'Bearer good' ? { subject: 'alice' } : undefined,
+          ),
+      },
+    });
+    const modern = (headers: Record<string, string>) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { ...MCP_HEADERS, ...headers },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/list',
+          params: {
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+              'io.modelcontextprotocol/clientCapabilities': {},
+              'io.modelcontextprotocol/clientInfo': { name: 'x', version: '1' },
+            },
+          },
+        }),
+      });
+    const before = await requestsEnd();
+    expect((await modern({ 'MCP-Protocol-Version': '2026-07-28' })).status).toBe(401);
+    expect((await modern({})).status).toBe(401);
+    expect(await requestsEnd()).toBe(before);
+    const allowed = await modern({
+      'MCP-Protocol-Version': '2026-07-28',
+      Authorization: 'Bearer good',
+    });
+    expect(allowed.status).toBe(200);
+  });
+});
+
+describe('every request a worker takes is answered', () => {
+  it('a tool module whose register throws: the client gets a JSON-RPC error, not a hang', async () => {
+    const broken = defineToolModule({
+      name: 'broken',
+      register() {
+        throw new Error('missing API_KEY');
+      },
+    });
+    const { url } = await setup({ modules: [broken] });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: MCP_HEADERS,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'a', version: '1' },
+        },
+      }),
+    });
+    expect(response.status).toBe(200);
+    let answer: unknown;
+    await readSse(response, (event) => {
+      if (event.data === '') return;
+      answer = JSON.parse(event.data);
+      return false;
+    });
+    expect(answer).toMatchObject({
+      id: 0,
+      error: { code: -32603, message: 'Internal error: the server could not run this request' },
+    });
+  });
+});
