@@ -86,7 +86,7 @@ export async function startTarget(name: TargetName, context: TargetContext): Pro
     const urls: string[] = [];
     for (let i = 0; i < (name === 'tidemark-kafka-2' ? 2 : 1); i++) {
       const gateway = await startChild(
-        [BIN, 'gateway', '--port', '0', '--host', '127.0.0.1', ...kafka],
+        [BIN, 'gateway', '--auth', 'none', '--port', '0', '--host', '127.0.0.1', ...kafka],
         /listening on port (\d+)/,
         env,
       );

@@ -91,6 +91,8 @@ it('tidemark topics create, two gateways and two workers on the real broker, dri
       tidemark(
         [
           'gateway',
+          '--auth',
+          'none',
           '--port',
           String(port),
           '--host',

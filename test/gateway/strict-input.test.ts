@@ -2,7 +2,7 @@ import { defineToolModule } from '@tidemark/worker';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { embeddedStack, type EmbeddedStackOptions } from '../support/embedded-stack.js';
 import { connectResumingClient } from '../support/clients.js';
-import { MCP_HEADERS, RawMcpClient, readSse } from '../support/sse.js';
+import { initializeRequest, MCP_HEADERS, RawMcpClient, readSse } from '../support/sse.js';
 
 // Issue #16's findings, each as it was observed: requests the worker's SDK would drop were
 // accepted and never answered, deep JSON and odd encodings were "log unavailable", the modern lane
@@ -163,6 +163,29 @@ describe('one strict inbound check, before anything is written to the log', () =
   });
 });
 
+describe('DNS rebinding', () => {
+  it('on loopback, a Host that is not a loopback name → 403 (a page rebinding its domain to 127.0.0.1)', async () => {
+    const { url } = await setup();
+    const port = new URL(url).port;
+    const { request } = await import('node:http');
+    const statusWith = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(
+          { host: '127.0.0.1', port, path: '/mcp', method: 'GET', headers: { Host: host } },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+    expect(await statusWith(`evil.example:${port}`)).toBe(403);
+    expect(await statusWith(`localhost:${port}`)).not.toBe(403);
+    expect(await statusWith(`127.0.0.1:${port}`)).not.toBe(403);
+  });
+});
+
 describe('authentication on every lane', () => {
   it('the 2026-07-28 lane asks for a token like the legacy lane: 401 without one, with or without the header', async () => {
     const { url, requestsEnd } = await setup({
@@ -214,16 +237,7 @@ describe('every request a worker takes is answered', () => {
     const response = await fetch(url, {
       method: 'POST',
       headers: MCP_HEADERS,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-11-25',
-          capabilities: {},
-          clientInfo: { name: 'a', version: '1' },
-        },
-      }),
+      body: JSON.stringify(initializeRequest()),
     });
     expect(response.status).toBe(200);
     let answer: unknown;

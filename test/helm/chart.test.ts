@@ -25,7 +25,10 @@ type Container = {
   securityContext?: Record<string, unknown>;
 };
 
-const REQUIRED = ['--set', 'kafka.brokers=kafka-bootstrap.kafka:9092', '--set', 'eventIdSecret.existingSecret=tidemark-event-id'];
+const REQUIRED = [
+  ...['--set', 'kafka.brokers=kafka-bootstrap.kafka:9092', '--set', 'eventIdSecret.existingSecret=tidemark-event-id'],
+  ...['--set', 'auth.mode=tokens', '--set', 'auth.tokens.existingSecret=tidemark-tokens'],
+];
 
 async function template(...sets: string[]): Promise<Manifest[]> {
   const { stdout } = await run(helm, ['template', 'mcp', chart, '--namespace', 'ai', ...REQUIRED, ...sets], { maxBuffer: 16 * 1024 * 1024 });
@@ -43,6 +46,23 @@ const helpOf = async (command: string) => (await run(process.execPath, [cli, com
 const CLI_ENV = /^(KAFKA_BROKERS|TIDEMARK_SECRET|KAFKA_SASL_(MECHANISM|USERNAME|PASSWORD)|OTEL_[A-Z_]+|K8S_(POD_NAME|NAMESPACE|NODE_NAME))$/;
 
 describe('the Helm chart', () => {
+  it('requires an authentication choice, and renders each as the gateway flags the CLI takes', async () => {
+    const noChoice = await run(helm, ['template', 'mcp', chart, '--set', 'kafka.brokers=k:9092', '--set', 'eventIdSecret.existingSecret=s']).catch(
+      (error: unknown) => error as { stderr: string },
+    );
+    expect(noChoice.stderr).toMatch(/auth.*missing property 'mode'/);
+    const argsOf = async (...sets: string[]) => podSpec(deployment(await template(...sets), 'gateway')).spec.containers[0]!.args;
+    expect(await argsOf()).toEqual(expect.arrayContaining(['--auth-tokens', '/etc/tidemark/auth/tokens']));
+    expect(await argsOf('--set', 'auth.mode=none')).toEqual(expect.arrayContaining(['--auth', 'none']));
+    const jwt = await argsOf(
+      ...['--set', 'auth.mode=jwt', '--set', 'auth.jwt.jwksUrl=https://id.example/jwks', '--set', 'auth.jwt.issuer=https://id.example'],
+      ...['--set', 'auth.jwt.audience=https://mcp.example.com/mcp'],
+    );
+    expect(jwt).toEqual(expect.arrayContaining(['--auth-jwks', 'https://id.example/jwks', '--auth-issuer', 'https://id.example', '--auth-audience', 'https://mcp.example.com/mcp']));
+    const help = await helpOf('gateway');
+    for (const flag of ['--auth-tokens', '--auth-jwks', '--auth-issuer', '--auth-audience', '--auth none']) expect(help).toContain(flag);
+  });
+
   it('passes helm lint --strict', async () => {
     const { stdout } = await run(helm, ['lint', '--strict', chart, ...REQUIRED]);
     expect(stdout).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
@@ -134,8 +154,9 @@ describe('the Helm chart', () => {
     expect(await failure('--set', 'kafka.brokers=not a broker list', '--set', 'eventIdSecret.existingSecret=s')).toMatch(/kafka.brokers.*pattern|does not match pattern/);
     expect(await failure(...REQUIRED, '--set', 'topics.partitions=0')).toMatch(/partitions.*minimum|must be >= 1/);
     expect(await failure(...REQUIRED, '--set', 'worker.tools=null')).toMatch(/tools/);
-    expect(await failure('--set', 'kafka.brokers=k:9092')).toMatch(/eventIdSecret: set existingSecret/);
-    expect(await failure('--set', 'eventIdSecret.generate=true')).toMatch(/kafka.brokers is required/);
+    expect(await failure('--set', 'kafka.brokers=k:9092', '--set', 'auth.mode=none')).toMatch(/eventIdSecret: set existingSecret/);
+    expect(await failure('--set', 'eventIdSecret.generate=true', '--set', 'auth.mode=none')).toMatch(/kafka.brokers is required/);
+    expect(await failure(...REQUIRED.slice(0, 4), '--set', 'auth.mode=tokens')).toMatch(/auth.tokens.existingSecret/);
   });
 });
 

@@ -47,6 +47,18 @@ export async function readSse(
   }
 }
 
+/** The body of a legacy-lane `initialize`. */
+export const initializeRequest = (version = '2025-11-25', id = 0) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'initialize',
+  params: {
+    protocolVersion: version,
+    capabilities: {},
+    clientInfo: { name: 'raw', version: '1' },
+  },
+});
+
 export class RawMcpClient {
   private readonly url: string;
   /** A session to join (another replica's client), or one `initialize` will set. */
@@ -62,16 +74,7 @@ export class RawMcpClient {
     const response = await fetch(this.url, {
       method: 'POST',
       headers: MCP_HEADERS,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: {
-          protocolVersion: version,
-          capabilities: {},
-          clientInfo: { name: 'raw', version: '1' },
-        },
-      }),
+      body: JSON.stringify(initializeRequest(version)),
     });
     if (response.status !== 200)
       throw new Error(`initialize: ${response.status} ${await response.text()}`);

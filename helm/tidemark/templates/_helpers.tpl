@@ -89,3 +89,27 @@ allowPrivilegeEscalation: false
 readOnlyRootFilesystem: true
 capabilities: { drop: [ALL] }
 {{- end -}}
+
+{{/* The gateway's authentication flags, from auth.mode (the values schema requires a choice). */}}
+{{- define "tidemark.authArgs" -}}
+{{- $auth := .Values.auth -}}
+{{- if eq $auth.mode "none" }}
+- --auth
+- none
+{{- else if eq $auth.mode "tokens" }}
+{{- $_ := required "auth.tokens.existingSecret: the Secret with lines \"<token> <subject>\" (auth.mode=tokens)" $auth.tokens.existingSecret }}
+- --auth-tokens
+- {{ printf "/etc/tidemark/auth/%s" $auth.tokens.key | quote }}
+{{- else if eq $auth.mode "jwt" }}
+- --auth-jwks
+- {{ required "auth.jwt.jwksUrl is required with auth.mode=jwt" $auth.jwt.jwksUrl | quote }}
+- --auth-issuer
+- {{ required "auth.jwt.issuer is required with auth.mode=jwt" $auth.jwt.issuer | quote }}
+- --auth-audience
+- {{ required "auth.jwt.audience is required with auth.mode=jwt" $auth.jwt.audience | quote }}
+{{- with $auth.jwt.publicUrl }}
+- --public-url
+- {{ . | quote }}
+{{- end }}
+{{- end }}
+{{- end }}

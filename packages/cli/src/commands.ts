@@ -14,6 +14,7 @@ import {
   type Keyring,
 } from '@tidemark/protocol';
 import { loadToolModules, Worker, type WorkerOptions } from '@tidemark/worker';
+import { AUTH_FLAGS, authOf } from './auth.js';
 import type { Logger } from './logger.js';
 import { brokers, list, parseFlags, port, positiveInt, str, UsageError } from './options.js';
 
@@ -46,20 +47,25 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     tools: { type: 'string', multiple: true },
     data: { type: 'string' },
     'allow-remote': { type: 'boolean' },
+    ...AUTH_FLAGS,
   });
   const listenPort = port(str(values['port']), '--port', 3000);
   const host = str(values['host']) ?? '127.0.0.1';
   if (!LOOPBACK.has(host) && values['allow-remote'] !== true) {
     throw new UsageError(
-      `--host: ${host} is not a loopback address; dev has no authentication, so pass --allow-remote to expose it`,
+      `--host: ${host} is not a loopback address; dev is for one machine, so pass --allow-remote (and an --auth-tokens file) to expose it`,
     );
   }
+  const auth = authOf(values, io.cwd, false);
   const data = resolve(io.cwd, str(values['data']) ?? '.tidemark');
   const modules = await loadToolModules(
     toolSpecifiers(list(values['tools']), io.cwd, DEFAULT_EXAMPLES),
   );
-  mkdirSync(data, { recursive: true });
+  // The log holds every request and result, the secret signs event ids: this user's only.
+  mkdirSync(data, { recursive: true, mode: 0o700 });
+  chmodSync(data, 0o700);
   const log = new EmbeddedLog({ path: join(data, 'log.sqlite'), retentionCheckIntervalMs: 10_000 });
+  chmodSync(join(data, 'log.sqlite'), 0o600); // SQLite gives its -wal and -shm files the same mode
   const topics = topicNames('tidemark.');
   for (const role of TOPIC_ROLES) {
     log.createTopic({
@@ -81,6 +87,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     topics,
     keyring: keyringOf(devSecret(data)),
     onError: (error) => io.log.error({ err: error }, 'gateway error'),
+    ...auth,
   });
   const server = await gateway.listen(listenPort, host);
   addHealth(gateway, () => Promise.resolve(true));
@@ -100,9 +107,11 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     host: { type: 'string' },
     'secret-file': { type: 'string' },
     'allowed-origin': { type: 'string', multiple: true },
+    ...AUTH_FLAGS,
   });
   if (values['port'] === undefined)
     throw new UsageError('--port: required (the port to listen on)');
+  const auth = authOf(values, io.cwd, true);
   const listenPort = port(str(values['port']), '--port', 0);
   const kafka = kafkaOptions(values, io.env);
   const secret = secretOf(str(values['secret-file']), io);
@@ -115,9 +124,10 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     keyring: keyringOf(secret),
     onError: (error) => io.log.error({ err: error }, 'gateway error'),
     ...(origins.length > 0 ? { allowedOrigins: origins } : {}),
+    ...auth,
   });
   addHealth(gw, () => ready(kafka, topics));
-  const server = await gw.listen(listenPort, str(values['host']) ?? '0.0.0.0');
+  const server = await gw.listen(listenPort, str(values['host']) ?? '127.0.0.1');
   io.out(`Tidemark gateway listening on port ${portOf(server)} (topics ${topics.requests} …)`);
   await io.stopSignal;
   await gw.drain();
@@ -268,9 +278,11 @@ function readSecretFile(path: string): string {
 /** dev keeps its secret next to its log, so ids minted before a restart still verify after it. */
 function devSecret(data: string): Uint8Array {
   const path = join(data, 'secret');
-  if (!existsSync(path)) {
-    writeFileSync(path, randomBytes(32).toString('hex'), { mode: 0o600 });
-    chmodSync(path, 0o600);
+  try {
+    // Created exclusively (O_EXCL): two processes starting at once cannot both write one.
+    writeFileSync(path, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
   return Buffer.from(readFileSync(path, 'utf8').trim());
 }

@@ -27,11 +27,25 @@ unfinished calls run again as a new generation, resuming clients are reset, neve
   --host <addr>      address to bind. Default 127.0.0.1
   --allow-remote     required to bind anything but a loopback address (dev has no auth)
   --tools <module>   tool module to load (repeatable, or comma-separated). Default: the examples
-  --data <dir>       where the log and the event-id secret live. Default .tidemark`,
-  gateway: `Usage: tidemark gateway --port <n> [--host 0.0.0.0] [--brokers <list>] [--secret-file <path>]
+  --data <dir>       where the log and the event-id secret live (0700). Default .tidemark
+  --auth-tokens <file>, --auth-jwks <url|file> --auth-issuer <iss> --auth-audience <aud>
+                     authenticate clients as the gateway does. Default: none (loopback only)`,
+  gateway: `Usage: tidemark gateway --port <n> (--auth-tokens <file> | --auth-jwks <url|file> ... | --auth none)
+                        [--host 127.0.0.1] [--brokers <list>] [--secret-file <path>]
 
   --port <n>             port to listen on (required)
-  --host <addr>          address to bind. Default 0.0.0.0
+  --host <addr>          address to bind. Default 127.0.0.1 (a container: 0.0.0.0)
+
+Authentication (required: exactly one choice; sessions are bound to the subject, tools see it):
+  --auth-tokens <file>   lines "<token> <subject>" (tokens of 16+ characters; # comments)
+  --auth-jwks <url|file> OAuth 2.1 bearer JWTs, checked against these keys, with
+  --auth-issuer <iss>    the expected issuer, and
+  --auth-audience <aud>  the expected audience
+  --public-url <url>     the MCP URL clients use, for /.well-known/oauth-protected-resource
+                         (default: --auth-audience, when it is a URL)
+  --auth none            no authentication: anyone who reaches the port may call every tool
+
+Kafka and the rest:
   --brokers <list>       Kafka bootstrap host:port[,host:port]; or KAFKA_BROKERS
   --secret-file <path>   the event-id secret (>= 32 bytes, shared by every replica); or TIDEMARK_SECRET
   --prefix <p>           topic prefix. Default tidemark.

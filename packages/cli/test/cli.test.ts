@@ -37,14 +37,38 @@ describe('the tidemark command line', () => {
     [['dev', '--port', '70000'], /--port: expected a port number/],
     [['dev', '--host', '0.0.0.0'], /not a loopback address.*--allow-remote/],
     [['gateway'], /--port: required/],
-    [['gateway', '--port', '8080'], /--brokers: required/],
-    [['gateway', '--port', '8080', '--brokers', 'nohostport'], /--brokers: expected host:port/],
+    [['gateway', '--port', '8080'], /choose how clients authenticate: --auth-tokens <file>/],
+    [['gateway', '--port', '8080', '--auth', 'basic'], /--auth: expected "none", got "basic"/],
     [
-      ['gateway', '--port', '8080', '--brokers', 'k:9092'],
+      ['gateway', '--port', '8080', '--auth', 'none', '--auth-tokens', 't.txt'],
+      /give one choice only/,
+    ],
+    [['gateway', '--port', '8080', '--auth-tokens', '/no/such'], /--auth-tokens: cannot read/],
+    [
+      ['gateway', '--port', '8080', '--auth-jwks', 'https://issuer.example/jwks'],
+      /--auth-jwks: needs --auth-issuer and --auth-audience/,
+    ],
+    [
+      [
+        ...['gateway', '--port', '8080', '--auth-jwks', 'https://issuer.example/jwks'],
+        ...['--auth-issuer', 'https://issuer.example', '--auth-audience', 'tidemark'],
+      ],
+      /--public-url: required with --auth-jwks/,
+    ],
+    [['gateway', '--port', '8080', '--auth', 'none'], /--brokers: required/],
+    [
+      ['gateway', '--port', '8080', '--auth', 'none', '--brokers', 'nohostport'],
+      /--brokers: expected host:port/,
+    ],
+    [
+      ['gateway', '--port', '8080', '--auth', 'none', '--brokers', 'k:9092'],
       /--secret-file: required \(or set TIDEMARK_SECRET\)/,
     ],
     [
-      ['gateway', '--port', '8080', '--brokers', 'k:9092', '--secret-file', '/no/such/file'],
+      [
+        ...['gateway', '--port', '8080', '--auth', 'none', '--brokers', 'k:9092'],
+        ...['--secret-file', '/no/such/file'],
+      ],
       /does not exist/,
     ],
     [['worker', '--brokers', 'k:9092'], /--tools: required/],
@@ -74,7 +98,7 @@ describe('the tidemark command line', () => {
   });
 
   it('takes brokers and the secret from the environment', async () => {
-    const { code, err } = await run(['gateway', '--port', '8080'], {
+    const { code, err } = await run(['gateway', '--port', '8080', '--auth', 'none'], {
       KAFKA_BROKERS: 'k:9092',
       TIDEMARK_SECRET: 'short',
     });

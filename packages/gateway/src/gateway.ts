@@ -57,15 +57,11 @@ import {
 } from '@tidemark/otel';
 import { deliver, EventTails } from './delivery.js';
 import { parseInbound } from './inbound.js';
+import type { Authenticate, AuthResult } from './auth/authenticators.js';
 import { SseStream } from './sse.js';
 
 /** The legacy-lane protocol revisions this gateway speaks (sessions, SSE ids, resume). */
 export const LEGACY_PROTOCOL_VERSIONS = ['2025-03-26', '2025-06-18', '2025-11-25'] as const;
-
-export interface AuthResult {
-  /** The authenticated subject a session is bound to. */
-  subject: string;
-}
 
 export interface GatewayOptions {
   log: LogPort;
@@ -76,7 +72,10 @@ export interface GatewayOptions {
   path?: string;
   /** Allowed `Origin` values; requests with another Origin get 403. Default: loopback origins only. */
   allowedOrigins?: readonly string[] | 'any';
-  /** Allowed `Host` values (DNS-rebinding protection). Default: any. */
+  /**
+   * Allowed `Host` values (DNS-rebinding protection), with or without a port. Default: on a
+   * loopback address, loopback host names only (`localhost`, `127.0.0.1`, `[::1]`); elsewhere, any.
+   */
   allowedHosts?: readonly string[];
   /** Largest request body, bytes. Default 4 MiB. */
   maxBodyBytes?: number;
@@ -96,7 +95,19 @@ export interface GatewayOptions {
    * Bearer-token hook: resolves the subject of a request, or undefined to answer 401. When set,
    * sessions are bound to their subject; another subject presenting the session id gets 404.
    */
-  authenticate?: (req: Request) => Promise<AuthResult | undefined>;
+  authenticate?: Authenticate;
+  /**
+   * OAuth 2.0 Protected Resource Metadata (RFC 9728), as the MCP authorization spec requires of a
+   * server that takes OAuth tokens: served at `/.well-known/oauth-protected-resource[/<path>]` and
+   * named in every 401's `WWW-Authenticate`.
+   */
+  resourceMetadata?: {
+    /** This server's public MCP URL, e.g. `https://mcp.example.com/mcp`. */
+    resource: string;
+    /** Issuers of the tokens it accepts. */
+    authorizationServers: readonly string[];
+    scopesSupported?: readonly string[];
+  };
   /** Unexpected failures answered with 5xx. Default: stderr. */
   onError?: (error: unknown) => void;
   now?: () => number;
@@ -112,6 +123,13 @@ export const GATEWAY_DEFAULTS = {
   maxBufferedBytes: 1024 * 1024,
   tailWaitMs: 500,
 } as const;
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** `example.com:3000` → `example.com`; `[::1]:3000` → `[::1]`. */
+function hostnameOf(host: string): string {
+  return host.replace(/:\d+$/, '').toLowerCase();
+}
 
 const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/;
 
@@ -178,6 +196,18 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
 
   const app = express();
   app.disable('x-powered-by');
+  const metadataUrl = serveResourceMetadata(app, options.resourceMetadata);
+  // Bound to loopback, only loopback names may reach it: a web page that rebinds its own domain to
+  // 127.0.0.1 sends that domain as Host and is refused.
+  let loopbackOnly = false;
+  const hostAllowed = (host: string | undefined): boolean => {
+    if (o.allowedHosts !== undefined)
+      return (
+        host !== undefined &&
+        (o.allowedHosts.includes(host) || o.allowedHosts.includes(hostnameOf(host)))
+      );
+    return !loopbackOnly || (host !== undefined && LOOPBACK_HOSTS.has(hostnameOf(host)));
+  };
 
   app.use(o.path, (req, res, next) => {
     if (draining)
@@ -190,7 +220,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           : o.allowedOrigins.includes(origin);
       if (!allowed) return void jsonError(res, 403, -32000, 'Forbidden: Origin not allowed');
     }
-    if (o.allowedHosts !== undefined && !o.allowedHosts.includes(req.headers.host ?? '')) {
+    if (!hostAllowed(req.headers.host)) {
       return void jsonError(res, 403, -32000, 'Forbidden: Host not allowed');
     }
     next();
@@ -603,7 +633,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     if (options.authenticate === undefined) return undefined;
     const result = await options.authenticate(req);
     if (result === undefined) {
-      res.setHeader('WWW-Authenticate', 'Bearer');
+      res.setHeader(
+        'WWW-Authenticate',
+        metadataUrl === undefined ? 'Bearer' : `Bearer resource_metadata="${metadataUrl}"`,
+      );
       jsonError(res, 401, -32000, 'Unauthorized');
       return null;
     }
@@ -788,6 +821,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     },
     listen: (listenPort, host) =>
       new Promise((resolve, reject) => {
+        if (LOOPBACK_HOSTS.has(host === '::1' ? '[::1]' : host)) loopbackOnly = true;
         const server = app.listen(listenPort, host, (error?: Error) =>
           error === undefined ? resolve(server) : reject(error),
         );
@@ -867,6 +901,34 @@ function isJson(contentType: string | undefined): boolean {
     contentType !== undefined &&
     contentType.split(';')[0]!.trim().toLowerCase() === 'application/json'
   );
+}
+
+/** Serves RFC 9728 metadata when configured; returns its URL for `WWW-Authenticate`. */
+function serveResourceMetadata(
+  app: express.Express,
+  metadata: GatewayOptions['resourceMetadata'],
+): string | undefined {
+  if (metadata === undefined) return undefined;
+  let resource: URL;
+  try {
+    resource = new URL(metadata.resource);
+  } catch {
+    throw invalidOption('resourceMetadata.resource', 'an absolute URL', metadata.resource);
+  }
+  const document = {
+    resource: metadata.resource,
+    authorization_servers: metadata.authorizationServers,
+    bearer_methods_supported: ['header'],
+    ...(metadata.scopesSupported === undefined
+      ? {}
+      : { scopes_supported: metadata.scopesSupported }),
+  };
+  const suffix = resource.pathname === '/' ? '' : resource.pathname;
+  const path = `/.well-known/oauth-protected-resource${suffix}`;
+  app.get([path, '/.well-known/oauth-protected-resource'], (_req, res) => {
+    res.json(document);
+  });
+  return `${resource.origin}${path}`;
 }
 
 /** What body-parser threw for a body the client got wrong, as the answer it deserves. */

@@ -8,6 +8,8 @@ export interface Execution {
   readonly generation: Generation;
   /** The generation's attempt: 1 for the first execution, higher after a retry or a takeover. */
   readonly attempt: number;
+  /** The authenticated subject the session is bound to, when the gateway authenticates. */
+  readonly subject?: string;
 }
 
 const storage = new AsyncLocalStorage<Execution>();

@@ -23,6 +23,8 @@ export type StreamDone = (requestOffset: bigint) => void;
 
 export interface SessionRuntimeOptions {
   session: SessionId;
+  /** The authenticated subject the session is bound to, if any. */
+  subject?: string | undefined;
   modules: readonly ToolModule[];
   serverInfo: { name: string; version: string };
   writer: StreamWriter;
@@ -211,7 +213,13 @@ export class SessionRuntime {
     const entry = this.inflight.get(stream);
     if (entry === undefined) return undefined;
     const generation = entry.writer.generation;
-    return { sessionId: this.session, stream, generation, attempt: generation.attempt };
+    return {
+      sessionId: this.session,
+      stream,
+      generation,
+      attempt: generation.attempt,
+      ...(this.options.subject === undefined ? {} : { subject: this.options.subject }),
+    };
   }
 
   /** @internal A retryable failure: the call runs again as a new generation of its stream. */

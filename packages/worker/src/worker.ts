@@ -432,10 +432,12 @@ export class Worker {
       return existing;
     }
     const isInitialize = 'method' in message && message.method === 'initialize';
-    const record = isInitialize ? undefined : await this.sessions.get(session);
+    // The gateway wrote the session's record before its initialize: it names the subject.
+    const record = await this.sessions.get(session);
     if (!isInitialize && record === undefined) return undefined;
     const runtime = new SessionRuntime({
       session,
+      subject: record?.subject,
       modules: this.options.modules,
       serverInfo: this.options.serverInfo,
       writer: this.writer,
@@ -449,7 +451,7 @@ export class Worker {
       },
       onExecution: (event) => this.options.onExecution?.({ session, ...event }),
     });
-    await runtime.start(record);
+    await runtime.start(isInitialize ? undefined : record);
     this.runtimes.set(session, runtime);
     recordLiveSessions(1);
     this.runtimePartition.set(session, partition);
