@@ -67,14 +67,8 @@ describe('npm start: the embedded single-process server', () => {
     const port = await reservePorts();
     const data = mkdtempSync(join(tmpdir(), 'tidemark-dev-'));
     const bin = join(root, 'packages/cli/dist/bin.js');
-    const first = startDevServer(process.execPath, [
-      bin,
-      'dev',
-      '--port',
-      String(port),
-      '--data',
-      data,
-    ]);
+    const args = [bin, 'dev', '--port', String(port), '--data', data];
+    const first = startDevServer(process.execPath, args);
     const url = await first.url;
     const client = await connect(url);
     const resets: Array<{ reason: string; generation: string }> = [];
@@ -95,14 +89,7 @@ describe('npm start: the embedded single-process server', () => {
           if (p.progress === 10 && !killed) {
             killed = true;
             first.kill('SIGKILL');
-            second = startDevServer(process.execPath, [
-              bin,
-              'dev',
-              '--port',
-              String(port),
-              '--data',
-              data,
-            ]);
+            second = startDevServer(process.execPath, args);
           }
         },
       },
