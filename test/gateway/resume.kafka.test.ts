@@ -152,9 +152,16 @@ describe('every row of the resume decision over HTTP, on the real broker', () =>
       client.session as SessionId,
       keyring,
     );
-    expect(await resumeToEnd(client, beyond)).toMatchObject({
+    const answer = await resumeToEnd(client, beyond);
+    expect(answer).toMatchObject({
       status: 400,
       body: { error: { data: { reason: 'beyond-tail' } } },
+    });
+    // Offsets and watermarks stay in spans and logs: the answer names the reason only.
+    expect(answer.body?.['error']).toEqual({
+      code: -32600,
+      message: 'Invalid Last-Event-ID: beyond-tail',
+      data: { reason: 'beyond-tail' },
     });
   });
 

@@ -1,3 +1,5 @@
+import { StreamHeadStore } from '@tidemark/log';
+import { requestStreamId, type SessionId } from '@tidemark/protocol';
 import { defineToolModule } from '@tidemark/worker';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { embeddedStack, type EmbeddedStackOptions } from '../support/embedded-stack.js';
@@ -29,6 +31,8 @@ const MALFORMED: Record<string, string> = {
   'method together with error':
     '{"jsonrpc":"2.0","id":7,"method":"tools/list","error":{"code":1,"message":"x"}}',
   'jsonrpc 1.0': '{"jsonrpc":"1.0","id":7,"method":"tools/list"}',
+  // Found by the property test (test/e2e/answered.test.ts): it opened a session and never answered.
+  'initialize without an id': '{"jsonrpc":"2.0","method":"initialize","params":{}}',
 };
 
 describe('one strict inbound check, before anything is written to the log', () => {
@@ -160,6 +164,64 @@ describe('one strict inbound check, before anything is written to the log', () =
       id: 5,
       result: { content: [{ type: 'text', text: numbers(10).join(',') }] },
     });
+  });
+});
+
+describe('DELETE', () => {
+  it('ends the session’s open streams and cancels its running calls: the stream ends, the call’s head is terminal', async () => {
+    const { stack, url } = await setup();
+    const client = new RawMcpClient(url);
+    await client.initialize();
+    const call = client.callCount(4, 2_000, 20);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const deleted = await fetch(url, {
+      method: 'DELETE',
+      headers: { 'Mcp-Session-Id': client.session, 'MCP-Protocol-Version': '2025-11-25' },
+    });
+    expect(deleted.status).toBe(200);
+    const { messages } = await call; // ends instead of running for 40 s
+    const progress = messages.filter((m) => m['method'] === 'notifications/progress');
+    expect(progress.length).toBeGreaterThan(0);
+    expect(progress.length).toBeLessThan(2_000);
+    expect(messages.some((m) => 'result' in m)).toBe(false);
+    const heads = new StreamHeadStore({ port: stack.log, topics: stack.topics, partitionCount: 1 });
+    for (let i = 0; i < 100; i++) {
+      if ((await heads.get(client.session as SessionId, requestStreamId(4)))?.terminal) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(
+      (await heads.get(client.session as SessionId, requestStreamId(4)))?.terminal,
+    ).toBeDefined();
+  });
+});
+
+describe('browser clients', () => {
+  it('an allowed Origin gets its preflight answered and can read Mcp-Session-Id; another gets 403', async () => {
+    const { url } = await setup({ gateway: { allowedOrigins: ['https://app.example'] } });
+    const preflight = await fetch(url, {
+      method: 'OPTIONS',
+      headers: {
+        Origin: 'https://app.example',
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'content-type, mcp-session-id, authorization',
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example');
+    expect(preflight.headers.get('access-control-allow-headers')).toMatch(/Mcp-Session-Id/);
+    const init = await fetch(url, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, Origin: 'https://app.example' },
+      body: JSON.stringify(initializeRequest()),
+    });
+    expect(init.status).toBe(200);
+    expect(init.headers.get('access-control-expose-headers')).toMatch(/Mcp-Session-Id/);
+    await init.body?.cancel();
+    const other = await fetch(url, {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://evil.example', 'Access-Control-Request-Method': 'POST' },
+    });
+    expect(other.status).toBe(403);
   });
 });
 

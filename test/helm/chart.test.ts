@@ -7,6 +7,7 @@ import { validate, ValidationSeverity } from 'dockerfile-utils';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { helmBinary } from '../support/prerequisites.js';
+import { planTopics } from '@tidemark/kafka';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -142,6 +143,8 @@ describe('the Helm chart', () => {
     const topics = byKind(strimzi, 'KafkaTopic');
     expect(topics.map((t) => (t.spec as { topicName: string }).topicName).sort()).toEqual(['tidemark.events', 'tidemark.requests', 'tidemark.sessions', 'tidemark.streams']);
     expect(topics.find((t) => (t.spec as { topicName: string }).topicName === 'tidemark.events')!.spec).toMatchObject({ config: { 'cleanup.policy': 'delete' } });
+    // What `tidemark topics create` sets (planTopics), so both ways of creating topics agree.
+    for (const topic of topics) expect((topic.spec as { config: Record<string, string> }).config['max.message.bytes']).toBe(planTopics()[0]!.configs['max.message.bytes']);
     expect(byKind(strimzi, 'Job')).toEqual([]);
   });
 

@@ -116,3 +116,32 @@ describe('metrics operators need', () => {
     expect(await value('tidemark.gateway.tail_readers')).toBe(0);
   });
 });
+
+describe('refusals', () => {
+  it('count every 4xx by status and the limit or check that refused it', async () => {
+    const stack = await embeddedStack({ partitions: 1, gateway: { maxBodyBytes: 1_000 } });
+    onTestFinished(() => stack.stop());
+    const url = stack.gateways[0]!.url;
+    const post = (body: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+        },
+        body,
+      });
+    const before = await points('tidemark.gateway.refusals');
+    const count = (list: typeof before, status: number, reason: string) =>
+      (list.find(
+        (p) =>
+          p.attributes['http.response.status_code'] === status &&
+          p.attributes['tidemark.refusal.reason'] === reason,
+      )?.value as number | undefined) ?? 0;
+    expect((await post('{"jsonrpc":"2.0","id":1,"method":"x","extra":1}')).status).toBe(400);
+    expect((await post('x'.repeat(2_000))).status).toBe(413);
+    const after = await points('tidemark.gateway.refusals');
+    expect(count(after, 400, 'invalid-request') - count(before, 400, 'invalid-request')).toBe(1);
+    expect(count(after, 413, 'body-size') - count(before, 413, 'body-size')).toBe(1);
+  });
+});

@@ -5,7 +5,14 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { EmbeddedLog } from '@tidemark/embedded-log';
 import { createGateway, type Gateway } from '@tidemark/gateway';
-import { checkTopics, KafkaLog, provisionTopics, type KafkaLogOptions } from '@tidemark/kafka';
+import {
+  checkTopics,
+  createTopicsProbe,
+  KafkaLog,
+  provisionTopics,
+  type KafkaLogOptions,
+  type TopicsProbe,
+} from '@tidemark/kafka';
 import {
   createKeyring,
   TOPIC_CLEANUP,
@@ -15,6 +22,7 @@ import {
 } from '@tidemark/protocol';
 import { loadToolModules, Worker, type WorkerOptions } from '@tidemark/worker';
 import { AUTH_FLAGS, authOf } from './auth.js';
+import { LIMIT_FLAGS, limitsOf } from './limits.js';
 import type { Logger } from './logger.js';
 import { brokers, list, parseFlags, port, positiveInt, str, UsageError } from './options.js';
 
@@ -48,6 +56,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     data: { type: 'string' },
     'allow-remote': { type: 'boolean' },
     ...AUTH_FLAGS,
+    ...LIMIT_FLAGS,
   });
   const listenPort = port(str(values['port']), '--port', 3000);
   const host = str(values['host']) ?? '127.0.0.1';
@@ -57,6 +66,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     );
   }
   const auth = authOf(values, io.cwd, false);
+  const limits = limitsOf(values);
   const data = resolve(io.cwd, str(values['data']) ?? '.tidemark');
   const modules = await loadToolModules(
     toolSpecifiers(list(values['tools']), io.cwd, DEFAULT_EXAMPLES),
@@ -88,6 +98,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     keyring: keyringOf(devSecret(data)),
     onError: (error) => io.log.error({ err: error }, 'gateway error'),
     ...auth,
+    ...limits,
   });
   const server = await gateway.listen(listenPort, host);
   addHealth(gateway, () => Promise.resolve(true));
@@ -108,10 +119,12 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     'secret-file': { type: 'string' },
     'allowed-origin': { type: 'string', multiple: true },
     ...AUTH_FLAGS,
+    ...LIMIT_FLAGS,
   });
   if (values['port'] === undefined)
     throw new UsageError('--port: required (the port to listen on)');
   const auth = authOf(values, io.cwd, true);
+  const limits = limitsOf(values);
   const listenPort = port(str(values['port']), '--port', 0);
   const kafka = kafkaOptions(values, io.env);
   const secret = secretOf(str(values['secret-file']), io);
@@ -125,12 +138,15 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     onError: (error) => io.log.error({ err: error }, 'gateway error'),
     ...(origins.length > 0 ? { allowedOrigins: origins } : {}),
     ...auth,
+    ...limits,
   });
-  addHealth(gw, () => ready(kafka, topics));
+  const probe = topicsProbe(kafka, topics);
+  addHealth(gw, () => probe.ready());
   const server = await gw.listen(listenPort, str(values['host']) ?? '127.0.0.1');
   io.out(`Tidemark gateway listening on port ${portOf(server)} (topics ${topics.requests} …)`);
   await io.stopSignal;
   await gw.drain();
+  await probe.close();
   await log.close();
 }
 
@@ -157,14 +173,15 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
   });
   await w.start();
   let health: Server | undefined;
+  const probe = topicsProbe(kafka, topics);
   if (values['health-port'] !== undefined) {
     const healthPort = port(str(values['health-port']), '--health-port', 0);
     health = createServer((req, res) => {
       if (req.url === '/healthz') return void res.writeHead(200).end('ok');
       if (req.url === '/readyz') {
-        void ready(kafka, topics).then((ok) =>
-          res.writeHead(ok ? 200 : 503).end(ok ? 'ready' : 'not ready'),
-        );
+        void probe
+          .ready()
+          .then((ok) => res.writeHead(ok ? 200 : 503).end(ok ? 'ready' : 'not ready'));
         return;
       }
       res.writeHead(404).end();
@@ -174,6 +191,7 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
   await io.stopSignal;
   health?.close();
   await w.stop();
+  await probe.close();
   await log.close();
 }
 
@@ -311,20 +329,15 @@ function addHealth(gw: Gateway, isReady: () => Promise<boolean>): void {
   });
 }
 
-async function ready(
-  kafka: KafkaLogOptions,
-  names: ReturnType<typeof topicNames>,
-): Promise<boolean> {
+/** `/readyz`: the topics are there and right; one admin connection, one check a second. */
+function topicsProbe(kafka: KafkaLogOptions, names: ReturnType<typeof topicNames>): TopicsProbe {
   const prefix = names.requests.slice(0, -'requests'.length);
-  return checkTopics(
+  return createTopicsProbe(
     {
       brokers: kafka.brokers,
       ...(kafka.connection === undefined ? {} : { connection: kafka.connection }),
     },
     { prefix },
-  ).then(
-    () => true,
-    () => false,
   );
 }
 

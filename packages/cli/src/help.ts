@@ -29,7 +29,9 @@ unfinished calls run again as a new generation, resuming clients are reset, neve
   --tools <module>   tool module to load (repeatable, or comma-separated). Default: the examples
   --data <dir>       where the log and the event-id secret live (0700). Default .tidemark
   --auth-tokens <file>, --auth-jwks <url|file> --auth-issuer <iss> --auth-audience <aud>
-                     authenticate clients as the gateway does. Default: none (loopback only)`,
+                     authenticate clients as the gateway does. Default: none (loopback only)
+  --max-body-bytes, --max-streams-per-session, --max-requests-per-second, --max-connections
+                     the gateway's limits (see tidemark gateway --help)`,
   gateway: `Usage: tidemark gateway --port <n> (--auth-tokens <file> | --auth-jwks <url|file> ... | --auth none)
                         [--host 127.0.0.1] [--brokers <list>] [--secret-file <path>]
 
@@ -44,6 +46,12 @@ Authentication (required: exactly one choice; sessions are bound to the subject,
   --public-url <url>     the MCP URL clients use, for /.well-known/oauth-protected-resource
                          (default: --auth-audience, when it is a URL)
   --auth none            no authentication: anyone who reaches the port may call every tool
+
+Limits (each answered with a clear 4xx; see README "Security"):
+  --max-body-bytes <n>          request body. Default 4194304 (413 beyond)
+  --max-streams-per-session <n> open SSE streams of a session on this replica. Default 32 (429)
+  --max-requests-per-second <n> per subject (no auth: per non-loopback address). Default 100 (429)
+  --max-connections <n>         connections held at once. Default 10000
 
 Kafka and the rest:
   --brokers <list>       Kafka bootstrap host:port[,host:port]; or KAFKA_BROKERS

@@ -57,6 +57,10 @@ describe('the tidemark command line', () => {
     ],
     [['gateway', '--port', '8080', '--auth', 'none'], /--brokers: required/],
     [
+      ['dev', '--max-body-bytes', '4MB'],
+      /--max-body-bytes: expected a positive integer, got "4MB"/,
+    ],
+    [
       ['gateway', '--port', '8080', '--auth', 'none', '--brokers', 'nohostport'],
       /--brokers: expected host:port/,
     ],

@@ -1,8 +1,12 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
+import cors from 'cors';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { SessionStore, StreamHeadStore } from '@tidemark/log';
 import { classifyInboundRequest, type InboundModernRoute } from '@modelcontextprotocol/server';
 import {
+  CLASSIFICATION_HEADER,
+  CONTROL_HEADER,
   decideResume,
   decodeStamp,
   encodeEventId,
@@ -14,6 +18,8 @@ import {
   partitionForSession,
   requestStreamId,
   resetNotification,
+  SESSION_ENDED,
+  SESSION_ENDED_METHOD,
   STANDALONE_STREAM,
   StreamCursor,
   verifyEventId,
@@ -48,6 +54,7 @@ import {
   ATTR_TIDEMARK_RESUME_OUTCOME,
   ATTR_TIDEMARK_RESUME_REASON,
   recordLiveStreams,
+  recordRefusal,
   recordResume,
   tidemarkTracer,
   traceHeaders,
@@ -83,6 +90,20 @@ export interface GatewayOptions {
   maxJsonDepth?: number;
   /** Messages in one JSON-RPC batch (2025-03-26); larger batches get 400. Default 64. */
   maxBatchMessages?: number;
+  /** Open SSE streams of one session on this replica; more get 429. Default 32. */
+  maxStreamsPerSession?: number;
+  /**
+   * Requests per second of one authenticated subject — without authentication, of one client
+   * address other than loopback — with bursts up to twice that, on this replica; more get 429 with
+   * `Retry-After`. Default 100.
+   */
+  maxRequestsPerSecond?: number;
+  /** Connections this server holds at once; more are closed at accept. Default 10,000. */
+  maxConnections?: number;
+  /** Time to receive a request's headers (408 after). Default 10 s. */
+  headersTimeoutMs?: number;
+  /** Time to receive a whole request, body included (408 after). Default 30 s. */
+  requestTimeoutMs?: number;
   /** Keep-alive comment interval on SSE streams. Default 15 s. */
   keepAliveMs?: number;
   /** `retry:` hint sent to clients (priming, drain). Default 1,000 ms. */
@@ -118,6 +139,11 @@ export const GATEWAY_DEFAULTS = {
   maxBodyBytes: 4 * 1024 * 1024,
   maxJsonDepth: 64,
   maxBatchMessages: 64,
+  maxStreamsPerSession: 32,
+  maxRequestsPerSecond: 100,
+  maxConnections: 10_000,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
   keepAliveMs: 15_000,
   retryMs: 1_000,
   maxBufferedBytes: 1024 * 1024,
@@ -125,6 +151,7 @@ export const GATEWAY_DEFAULTS = {
 } as const;
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+const LOOPBACK_ADDRESSES = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
 /** `example.com:3000` → `example.com`; `[::1]:3000` → `[::1]`. */
 function hostnameOf(host: string): string {
@@ -163,6 +190,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     'maxBodyBytes',
     'maxJsonDepth',
     'maxBatchMessages',
+    'maxStreamsPerSession',
+    'maxRequestsPerSecond',
+    'maxConnections',
+    'headersTimeoutMs',
+    'requestTimeoutMs',
     'keepAliveMs',
     'retryMs',
     'maxBufferedBytes',
@@ -186,6 +218,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const heads = new StreamHeadStore(stores);
   const tails = new EventTails(port, topics.events, o.tailWaitMs);
   const open = new Set<SseStream>();
+  // Per subject (or address), in this replica's memory: a token bucket of twice the rate.
+  const limiter = new RateLimiterMemory({
+    points: o.maxRequestsPerSecond * 2,
+    duration: 2,
+  });
+  /** This replica's open streams of each session: DELETE ends them. */
+  const bySession = new Map<SessionId, Set<SseStream>>();
   const servers = new Set<Server>();
   let draining = false;
   const sseOptions = {
@@ -200,6 +239,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   // Bound to loopback, only loopback names may reach it: a web page that rebinds its own domain to
   // 127.0.0.1 sends that domain as Host and is refused.
   let loopbackOnly = false;
+  const originAllowed = (origin: string): boolean =>
+    o.allowedOrigins === 'any' ||
+    (o.allowedOrigins === undefined
+      ? LOOPBACK_ORIGIN.test(origin)
+      : o.allowedOrigins.includes(origin));
   const hostAllowed = (host: string | undefined): boolean => {
     if (o.allowedHosts !== undefined)
       return (
@@ -213,19 +257,43 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     if (draining)
       return void jsonError(res, 503, -32000, 'Service draining: retry on another replica');
     const origin = req.headers.origin;
-    if (origin !== undefined && o.allowedOrigins !== 'any') {
-      const allowed =
-        o.allowedOrigins === undefined
-          ? LOOPBACK_ORIGIN.test(origin)
-          : o.allowedOrigins.includes(origin);
-      if (!allowed) return void jsonError(res, 403, -32000, 'Forbidden: Origin not allowed');
-    }
+    if (origin !== undefined && !originAllowed(origin))
+      return void jsonError(res, 403, -32000, 'Forbidden: Origin not allowed');
     if (!hostAllowed(req.headers.host)) {
       return void jsonError(res, 403, -32000, 'Forbidden: Host not allowed');
     }
     next();
   });
+  // Browser clients from an allowed Origin: preflight answered, MCP headers readable.
+  app.use(
+    o.path,
+    cors({
+      origin: (origin, callback) => callback(null, origin !== undefined && originAllowed(origin)),
+      methods: ['GET', 'POST', 'DELETE'],
+      allowedHeaders: [
+        'Content-Type',
+        'Accept',
+        'Authorization',
+        'Mcp-Session-Id',
+        'MCP-Protocol-Version',
+        'Last-Event-ID',
+        'Mcp-Method',
+        'Mcp-Name',
+        'traceparent',
+        'tracestate',
+      ],
+      exposedHeaders: ['Mcp-Session-Id', 'WWW-Authenticate'],
+      maxAge: 600,
+    }),
+  );
 
+  // A declared length past the limit is refused before a byte of the body is read (body-parser
+  // would read it all to its end first); the connection closes after the answer.
+  app.post(o.path, (req, res, next) => {
+    if (Number(req.headers['content-length'] ?? 0) <= o.maxBodyBytes) return next();
+    res.setHeader('Connection', 'close');
+    jsonError(res, 413, -32000, `Request body larger than ${o.maxBodyBytes} bytes`, 'body-size');
+  });
   app.post(o.path, express.json({ limit: o.maxBodyBytes, type: () => true }), (req, res, next) => {
     void handlePost(req, res).catch(next);
   });
@@ -244,8 +312,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) return void res.end();
     const refusal = bodyRefusal(error, o.maxBodyBytes);
+    // An oversize body is not read to its end: the connection closes after the answer.
+    if (refusal?.status === 413) res.setHeader('Connection', 'close');
     if (refusal !== undefined)
-      return void jsonError(res, refusal.status, refusal.code, refusal.message);
+      return void jsonError(res, refusal.status, refusal.code, refusal.message, 'body');
     onError(error);
     jsonError(res, 503, -32000, 'The log is unavailable; retry');
   });
@@ -280,6 +350,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       maxBatch: o.maxBatchMessages,
     });
     if (!inbound.ok) {
+      recordRefusal(400, 'invalid-request');
       res.status(400).json({
         jsonrpc: '2.0',
         id: inbound.id,
@@ -315,6 +386,14 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     if (initialize !== undefined) {
       if (messages.length > 1)
         return jsonError(res, 400, -32600, 'Invalid Request: initialize must be sent alone');
+      if (!isRequest(initialize))
+        return jsonError(
+          res,
+          400,
+          -32600,
+          'Invalid Request: initialize must be a request (with an id)',
+          'invalid-request',
+        );
       const session = newSessionId();
       const requested = (initialize.params as { protocolVersion?: unknown } | undefined)
         ?.protocolVersion;
@@ -326,13 +405,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         ...(auth === undefined ? {} : { subject: auth.subject }),
         createdAtMs: now(),
       });
-      return streamRequest(
-        req,
-        res,
-        session,
-        version,
-        initialize as JsonRpcMessage & { id: RequestId },
-      );
+      return streamRequest(req, res, session, version, initialize);
     }
 
     const found = await findSession(req, res, auth);
@@ -360,6 +433,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         'Invalid Request: batches with requests are not supported; send requests one per POST',
       );
     const request = requests[0]!;
+    if (tooManyStreams(found.id, res)) return;
     // An id names its stream: one used before in this session (the spec forbids reuse) would
     // read another call's stream and never see its own answer.
     if ((await heads.get(found.id, requestStreamId(request.id))) !== undefined)
@@ -391,7 +465,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     // The classification binds the worker's server to the request's revision; its presence marks
     // a record of the modern lane.
     const modernHeaders: Array<[string, string]> = [
-      ['tm-classification', JSON.stringify(route.classification)],
+      [CLASSIFICATION_HEADER, JSON.stringify(route.classification)],
     ];
     const cancel = () =>
       void produce(
@@ -514,6 +588,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     if (auth === null) return;
     const found = await findSession(req, res, auth);
     if (found === undefined) return;
+    if (tooManyStreams(found.id, res)) return;
     if (protocolVersionOf(req, res, found.protocolVersion) === undefined) return;
     const session = found.id;
     const partition = partitionForSession(session, partitionCount);
@@ -577,9 +652,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     resumeSpan.end();
     recordResume(decision.outcome, decision.reason);
     if (decision.outcome === 'invalid') {
-      res
-        .status(WireAnswers.invalid.httpStatus)
-        .json(invalidResumeBody(decision.reason, decision.detail));
+      res.status(WireAnswers.invalid.httpStatus).json(invalidResumeBody(decision.reason));
       return;
     }
     const stream = decision.stream;
@@ -625,11 +698,46 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     const found = await findSession(req, res, auth);
     if (found === undefined) return;
     await sessions.end(found.id);
+    // The worker that owns the session cancels its running calls (their streams end, on every
+    // replica); this replica's open streams of the session end now.
+    await produce(
+      found.id,
+      [{ jsonrpc: '2.0', method: SESSION_ENDED_METHOD }],
+      [[CONTROL_HEADER, SESSION_ENDED]],
+    );
+    for (const sse of bySession.get(found.id) ?? []) sse.end();
     res.status(200).end();
   }
 
-  /** undefined: no auth configured; null: answered 401. */
+  /** undefined: no auth configured; null: answered (401, or 429 past the rate limit). */
   async function authenticate(req: Request, res: Response): Promise<AuthResult | undefined | null> {
+    const result = await authenticateOnly(req, res);
+    if (result === null) return null;
+    // By subject; without authentication by address, except this machine's own clients.
+    const address = req.socket.remoteAddress ?? '';
+    if (result === undefined && LOOPBACK_ADDRESSES.has(address)) return result;
+    const key = result?.subject ?? `address:${address}`;
+    try {
+      await limiter.consume(key);
+      return result;
+    } catch (rejection) {
+      const waitMs = (rejection as { msBeforeNext?: number }).msBeforeNext ?? 1_000;
+      res.setHeader('Retry-After', String(Math.max(1, Math.ceil(waitMs / 1000))));
+      jsonError(
+        res,
+        429,
+        -32000,
+        'Too many requests: slow down and retry after Retry-After',
+        'rate-limit',
+      );
+      return null;
+    }
+  }
+
+  async function authenticateOnly(
+    req: Request,
+    res: Response,
+  ): Promise<AuthResult | undefined | null> {
     if (options.authenticate === undefined) return undefined;
     const result = await options.authenticate(req);
     if (result === undefined) {
@@ -637,7 +745,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         'WWW-Authenticate',
         metadataUrl === undefined ? 'Bearer' : `Bearer resource_metadata="${metadataUrl}"`,
       );
-      jsonError(res, 401, -32000, 'Unauthorized');
+      jsonError(res, 401, -32000, 'Unauthorized', 'unauthorized');
       return null;
     }
     return result;
@@ -803,12 +911,35 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     });
   }
 
+  /** Answers 429 when a session already has as many open streams here as it may. */
+  function tooManyStreams(session: SessionId, res: Response): boolean {
+    if ((bySession.get(session)?.size ?? 0) < o.maxStreamsPerSession) return false;
+    jsonError(
+      res,
+      429,
+      -32000,
+      `Too many open streams in this session (limit ${o.maxStreamsPerSession}); close one first`,
+      'streams-per-session',
+    );
+    return true;
+  }
+
   function openSse(res: Response, headers: Record<string, string>): SseStream {
     const sse = new SseStream(res, sseOptions, headers);
     open.add(sse);
+    const session = headers['Mcp-Session-Id'] as SessionId | undefined;
+    if (session !== undefined) {
+      const streams = bySession.get(session) ?? new Set<SseStream>();
+      bySession.set(session, streams.add(sse));
+    }
     recordLiveStreams(1);
     void sse.closed.then(() => {
       open.delete(sse);
+      if (session !== undefined) {
+        const streams = bySession.get(session);
+        streams?.delete(sse);
+        if (streams?.size === 0) bySession.delete(session);
+      }
       recordLiveStreams(-1);
     });
     return sse;
@@ -822,9 +953,22 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     listen: (listenPort, host) =>
       new Promise((resolve, reject) => {
         if (LOOPBACK_HOSTS.has(host === '::1' ? '[::1]' : host)) loopbackOnly = true;
-        const server = app.listen(listenPort, host, (error?: Error) =>
-          error === undefined ? resolve(server) : reject(error),
+        // A client trickling its headers or body is answered 408 and let go (checked at least
+        // every second); SSE responses are not requests being received, so they are not cut.
+        const server = createServer(
+          {
+            headersTimeout: o.headersTimeoutMs,
+            requestTimeout: o.requestTimeoutMs,
+            connectionsCheckingInterval: Math.min(1_000, o.headersTimeoutMs),
+          },
+          app,
         );
+        server.maxConnections = o.maxConnections;
+        server.once('error', reject);
+        server.listen(listenPort, host, () => {
+          server.off('error', reject);
+          resolve(server);
+        });
         servers.add(server);
       }),
     drain: async () => {
@@ -972,7 +1116,15 @@ function isRequest(message: JsonRpcMessage): message is JsonRpcMessage & { id: R
   );
 }
 
-function jsonError(res: Response, status: number, code: number, message: string): void {
+/** A JSON-RPC error as the whole answer; every 4xx is counted by reason (`tidemark.gateway.refusals`). */
+function jsonError(
+  res: Response,
+  status: number,
+  code: number,
+  message: string,
+  reason = 'other',
+): void {
   if (res.headersSent) return;
+  if (status >= 400 && status < 500) recordRefusal(status, reason);
   res.status(status).json({ jsonrpc: '2.0', id: null, error: { code, message } });
 }

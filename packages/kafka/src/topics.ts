@@ -26,6 +26,12 @@ export interface TopicLayoutOptions {
   segmentMs?: number;
   /** How long a compacted record is kept before the cleaner may replace it. Default 1 min. */
   minCompactionLagMs?: number;
+  /**
+   * Largest record every topic takes (`max.message.bytes`), set explicitly: the broker's default
+   * (1 MiB) is below the gateway's default body limit (4 MiB), and a request, its initialize in
+   * `sessions` and a final result in `streams` can each be that large. Default 4 MiB + 64 KiB.
+   */
+  maxMessageBytes?: number;
   /** Extra or overriding configs per topic. */
   overrides?: Partial<Record<TopicRole, Record<string, string>>>;
 }
@@ -38,6 +44,7 @@ export const TOPIC_LAYOUT_DEFAULTS = {
   requestsRetentionMs: 60 * 60 * 1000,
   segmentMs: 10 * 60 * 1000,
   minCompactionLagMs: 60 * 1000,
+  maxMessageBytes: 4 * 1024 * 1024 + 64 * 1024,
 } as const;
 
 export interface TopicPlan {
@@ -51,7 +58,7 @@ export interface TopicPlan {
 /** The four topics with their configs: what `provisionTopics` creates and `checkTopics` expects. */
 export function planTopics(options: TopicLayoutOptions = {}): TopicPlan[] {
   const o = { ...TOPIC_LAYOUT_DEFAULTS, ...options };
-  for (const key of ['partitions', 'replicationFactor'] as const) {
+  for (const key of ['partitions', 'replicationFactor', 'maxMessageBytes'] as const) {
     if (!Number.isInteger(o[key]) || o[key] < 1)
       throw invalidOption(key, 'a positive integer', o[key]);
   }
@@ -82,7 +89,12 @@ export function planTopics(options: TopicLayoutOptions = {}): TopicPlan[] {
     name: names[role],
     partitions: o.partitions,
     replicationFactor: o.replicationFactor,
-    configs: { 'cleanup.policy': TOPIC_CLEANUP[role], ...base[role], ...o.overrides?.[role] },
+    configs: {
+      'cleanup.policy': TOPIC_CLEANUP[role],
+      'max.message.bytes': String(o.maxMessageBytes),
+      ...base[role],
+      ...o.overrides?.[role],
+    },
   }));
 }
 
@@ -152,6 +164,42 @@ export async function checkTopics(
   const plan = planTopics(options);
   await withAdmin(admin, (client) => checkWith(client, plan));
   return topicNames(options.prefix ?? TOPIC_LAYOUT_DEFAULTS.prefix);
+}
+
+/** A readiness probe: are the topics there and right? One admin client, answers cached. */
+export interface TopicsProbe {
+  /** True when `checkTopics` would pass; the answer is reused for `cacheMs`. */
+  ready(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/**
+ * For `/readyz`, which a kubelet asks every few seconds on every pod: one admin connection kept
+ * open (not one per probe), and one check per `cacheMs` however often it is asked.
+ */
+export function createTopicsProbe(
+  admin: AdminConnection,
+  options: TopicLayoutOptions = {},
+  cacheMs = 1_000,
+): TopicsProbe {
+  const plan = planTopics(options);
+  let client: Admin | undefined;
+  let last: { atMs: number; answer: Promise<boolean> } | undefined;
+  return {
+    ready() {
+      if (last !== undefined && Date.now() - last.atMs < cacheMs) return last.answer;
+      client ??= adminClient(admin);
+      const answer = checkWith(client, plan).then(
+        () => true,
+        () => false,
+      );
+      last = { atMs: Date.now(), answer };
+      return answer;
+    },
+    async close() {
+      await client?.close();
+    },
+  };
 }
 
 async function checkWith(client: Admin, plan: readonly TopicPlan[]): Promise<void> {
@@ -256,14 +304,18 @@ async function waitUntilListed(client: Admin, names: readonly string[]): Promise
   }
 }
 
-async function withAdmin<T>(admin: AdminConnection, fn: (client: Admin) => Promise<T>): Promise<T> {
+function adminClient(admin: AdminConnection): Admin {
   if (admin.brokers === undefined || admin.brokers.length === 0)
     throw invalidOption('brokers', 'a non-empty list of host:port', admin.brokers);
-  const client = new Admin({
+  return new Admin({
     clientId: admin.clientId ?? 'tidemark-admin',
     bootstrapBrokers: [...admin.brokers],
     ...admin.connection,
   });
+}
+
+async function withAdmin<T>(admin: AdminConnection, fn: (client: Admin) => Promise<T>): Promise<T> {
+  const client = adminClient(admin);
   try {
     return await fn(client);
   } finally {

@@ -2,7 +2,7 @@ import { Admin } from '@platformatic/kafka';
 import { ErrorCodes, TOPIC_ROLES } from '@tidemark/protocol';
 import { uniqueTopicName } from '@tidemark/testing';
 import { describe, expect, inject, it, type TestContext } from 'vitest';
-import { checkTopics, planTopics, provisionTopics } from '../src/index.js';
+import { checkTopics, createTopicsProbe, planTopics, provisionTopics } from '../src/index.js';
 
 const brokers = inject('kafkaBrokers');
 
@@ -48,13 +48,18 @@ describe('topic provisioning', () => {
           {
             resourceType: 2,
             resourceName: `${prefix}events`,
-            configurationKeys: ['cleanup.policy', 'retention.ms'],
+            configurationKeys: ['cleanup.policy', 'retention.ms', 'max.message.bytes'],
           },
         ],
       }),
     );
     const events = Object.fromEntries(configs[0]!.configs.map((c) => [c.name, c.value]));
-    expect(events).toEqual({ 'cleanup.policy': 'delete', 'retention.ms': '120000' });
+    expect(events).toEqual({
+      'cleanup.policy': 'delete',
+      'retention.ms': '120000',
+      // Explicit, above the gateway's 4 MiB body limit (the broker's default is 1 MiB).
+      'max.message.bytes': String(4 * 1024 * 1024 + 64 * 1024),
+    });
     expect(await checkTopics({ brokers }, { prefix })).toMatchObject({ events: `${prefix}events` });
   });
 
@@ -116,6 +121,26 @@ describe('topic provisioning', () => {
         `^create topic ${prefix.replaceAll('.', '\\.')}requests: INVALID_CONFIG: .*retention\\.ms`,
       ),
     );
+  });
+
+  it('the readiness probe keeps one admin client and answers from a cache for cacheMs', async (ctx) => {
+    const prefix = `${uniqueTopicName('probe')}.`;
+    cleanupPrefix(ctx, prefix);
+    const missing = createTopicsProbe({ brokers }, { prefix: `${prefix}none.` }, 0);
+    ctx.onTestFinished(() => missing.close());
+    expect(await missing.ready()).toBe(false);
+    await provisionTopics({ brokers }, { prefix, partitions: 1, replicationFactor: 1 });
+    const probe = createTopicsProbe({ brokers }, { prefix }, 60_000);
+    ctx.onTestFinished(() => probe.close());
+    expect(await probe.ready()).toBe(true);
+    await withAdmin((admin) => admin.deleteTopics({ topics: [`${prefix}events`] }));
+    // Within cacheMs the answer is the cached one: no broker round trip per probe.
+    expect(await probe.ready()).toBe(true);
+    const fresh = createTopicsProbe({ brokers }, { prefix }, 0);
+    ctx.onTestFinished(() => fresh.close());
+    for (let i = 0; i < 50 && (await fresh.ready()); i++)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await fresh.ready()).toBe(false);
   });
 
   it('says which topics are missing', async () => {

@@ -23,6 +23,7 @@ export const METRIC_LIVE_SESSIONS = 'tidemark.worker.live_sessions';
 export const METRIC_REQUEST_QUEUE_LAG = 'tidemark.worker.request_queue_lag';
 export const METRIC_TOOL_DURATION = 'tidemark.tool.duration';
 export const METRIC_TOOL_RETRIES = 'tidemark.tool.retries';
+export const METRIC_REFUSALS = 'tidemark.gateway.refusals';
 
 interface Instruments {
   resumes: Counter;
@@ -35,6 +36,7 @@ interface Instruments {
   queueLag: Histogram;
   toolDuration: Histogram;
   toolRetries: Counter;
+  refusals: Counter;
 }
 
 // The metrics API has no proxy: a meter taken before the process registers its SDK stays a no-op
@@ -78,9 +80,20 @@ function instruments(): Instruments {
       unit: 's',
     }),
     toolRetries: meter.createCounter(METRIC_TOOL_RETRIES, { description: 'Tool call retries' }),
+    refusals: meter.createCounter(METRIC_REFUSALS, {
+      description: 'Requests the gateway refused with a 4xx, by status and reason',
+    }),
   };
   cached = { provider, instruments };
   return instruments;
+}
+
+/** A request refused with a 4xx: which limit or check (`rate-limit`, `invalid-request`, …). */
+export function recordRefusal(status: number, reason: string): void {
+  instruments().refusals.add(1, {
+    'http.response.status_code': status,
+    'tidemark.refusal.reason': reason,
+  });
 }
 
 /** One resume decision, by outcome and reason. */

@@ -81,3 +81,9 @@ export {
   encodeStreamHead,
   streamHeadKey,
 } from './head-codec.js';
+export {
+  CLASSIFICATION_HEADER,
+  CONTROL_HEADER,
+  SESSION_ENDED,
+  SESSION_ENDED_METHOD,
+} from './request-records.js';

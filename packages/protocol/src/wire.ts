@@ -63,7 +63,11 @@ export function resetNotification(
   };
 }
 
-export function invalidResumeBody(reason: InvalidReason, detail: string): JsonRpcErrorBody {
+/**
+ * The answer to an invalid claim names only the reason: the decision's detail (offsets, high
+ * watermarks, seqs) describes the log and stays in spans and server logs.
+ */
+export function invalidResumeBody(reason: InvalidReason): JsonRpcErrorBody {
   const answer = WireAnswers.invalid;
   return {
     jsonrpc: '2.0',
@@ -71,7 +75,7 @@ export function invalidResumeBody(reason: InvalidReason, detail: string): JsonRp
     error: {
       code: answer.jsonRpcCode,
       message: `${answer.message}: ${reason}`,
-      data: { reason, detail },
+      data: { reason },
     },
   };
 }

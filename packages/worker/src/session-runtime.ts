@@ -44,6 +44,7 @@ export interface SessionRuntimeOptions {
 
 interface InFlight {
   writer: GenerationWriter;
+  readonly requestId: RequestId;
   readonly offset: bigint;
   closed: boolean;
 }
@@ -114,7 +115,7 @@ export class SessionRuntime {
       attempt: writer.generation.attempt,
       cause: head === undefined ? 'first' : 'takeover',
     });
-    this.inflight.set(stream, { writer, offset, closed: false });
+    this.inflight.set(stream, { writer, requestId: message.id, offset, closed: false });
     this.transport.deliver(message);
   }
 
@@ -155,6 +156,17 @@ export class SessionRuntime {
         await this.finish(requestStreamId(params.requestId), undefined);
     }
     this.transport.deliver(message);
+  }
+
+  /** Cancels every running call, as if the client had cancelled each: their streams end. */
+  async cancelAll(reason: string): Promise<void> {
+    for (const { requestId } of [...this.inflight.values()]) {
+      await this.other({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId, reason },
+      });
+    }
   }
 
   /**

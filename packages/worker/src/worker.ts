@@ -1,12 +1,15 @@
 import type { JSONRPCMessage, MessageClassification } from '@modelcontextprotocol/server';
 import { SessionStore, StreamHeadStore, StreamWriter } from '@tidemark/log';
 import {
+  CLASSIFICATION_HEADER,
+  CONTROL_HEADER,
   ErrorCodes,
   invalidOption,
   isTidemarkError,
   newWorkerEpoch,
   parseSessionId,
   requestStreamId,
+  SESSION_ENDED,
   type GroupMembership,
   type GroupPort,
   type LogPort,
@@ -283,7 +286,12 @@ export class Worker {
       );
       return done();
     }
-    const classification = record.headers.find(([name]) => name === 'tm-classification')?.[1];
+    const control = record.headers.find(([name]) => name === CONTROL_HEADER)?.[1];
+    if (control === SESSION_ENDED) {
+      await this.endSession(session);
+      return done();
+    }
+    const classification = record.headers.find(([name]) => name === CLASSIFICATION_HEADER)?.[1];
     if (classification !== undefined)
       return this.dispatchModern(
         partition,
@@ -417,6 +425,17 @@ export class Worker {
         tracker.done(offset);
         this.release();
       });
+  }
+
+  /** The client ended its session: its running calls are cancelled, its server dropped. */
+  private async endSession(session: SessionId): Promise<void> {
+    const runtime = this.runtimes.get(session);
+    if (runtime === undefined) return;
+    await runtime.cancelAll('the session ended');
+    this.runtimes.delete(session);
+    this.runtimePartition.delete(session);
+    recordLiveSessions(-1);
+    await runtime.close();
   }
 
   private async runtimeFor(
