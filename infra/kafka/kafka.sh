@@ -9,7 +9,9 @@
 # A restart (stop, start) keeps the data: that is how tests restart a broker mid-stream.
 #
 # Environment: TIDEMARK_KAFKA_PORT (default 19092), TIDEMARK_KAFKA_DIR (state: data, pid, log;
-# default infra/kafka/.run), TIDEMARK_KAFKA_HEAP (default 512m).
+# default infra/kafka/.run), TIDEMARK_KAFKA_HEAP (default 512m); for tests of secured listeners,
+# TIDEMARK_KAFKA_EXTRA_CONFIG (a properties file appended to the broker's, later keys win) and
+# TIDEMARK_KAFKA_FORMAT_ARGS (more arguments to the storage format, e.g. --add-scram …).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -49,6 +51,9 @@ start() {
   mkdir -p "$run_dir/data"
   sed -e "s|@PORT@|$port|g" -e "s|@CONTROLLER_PORT@|$controller_port|g" \
       -e "s|@DATA_DIR@|$run_dir/data|g" "$here/broker.properties.template" > "$run_dir/broker.properties"
+  if [ -n "${TIDEMARK_KAFKA_EXTRA_CONFIG:-}" ]; then
+    cat "$TIDEMARK_KAFKA_EXTRA_CONFIG" >> "$run_dir/broker.properties"
+  fi
   local cp="$libs/*"
   local jvm=(-Xms"$heap" -Xmx"$heap" -XX:+UseG1GC -Djava.awt.headless=true
              -Dlog4j2.configurationFile="$here/log4j2.properties")
@@ -56,8 +61,10 @@ start() {
     # A new cluster id for new storage; a restart keeps both.
     local cluster_id
     cluster_id=$(java -cp "$cp" "${jvm[@]}" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1)
+    local format_args
+    read -r -a format_args <<< "${TIDEMARK_KAFKA_FORMAT_ARGS:-}"
     java -cp "$cp" "${jvm[@]}" kafka.tools.StorageTool format -t "$cluster_id" \
-      -c "$run_dir/broker.properties" > "$run_dir/format.log" 2>&1 \
+      -c "$run_dir/broker.properties" "${format_args[@]}" > "$run_dir/format.log" 2>&1 \
       || { grep -vE "^\s" "$run_dir/format.log" | tail -n 20 >&2; die "storage format failed"; }
   fi
   : > "$log_file"

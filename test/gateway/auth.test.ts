@@ -101,7 +101,10 @@ describe('authentication', () => {
       'MCP-Protocol-Version': '2026-07-28',
     });
     expect(modern.status).toBe(200);
-    expect(await finalOf(modern)).toMatchObject({ id: 1, result: { content: [{ type: 'text' }] } });
+    expect(await finalOf(modern)).toMatchObject({
+      id: 1,
+      result: { content: [{ type: 'text', text: 'alice' }] },
+    });
   });
 
   it('refuses a tokens file with a short token or a missing subject, naming the line', () => {

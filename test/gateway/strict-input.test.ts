@@ -312,5 +312,30 @@ describe('every request a worker takes is answered', () => {
       id: 0,
       error: { code: -32603, message: 'Internal error: the server could not run this request' },
     });
+    // The 2026-07-28 lane registers modules per request: answered the same way.
+    const modern = await fetch(url, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, 'MCP-Protocol-Version': '2026-07-28' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 5,
+        method: 'tools/list',
+        params: {
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {},
+            'io.modelcontextprotocol/clientInfo': { name: 'x', version: '1' },
+          },
+        },
+      }),
+    });
+    expect(modern.status).toBe(200);
+    let modernAnswer: unknown;
+    await readSse(modern, (event) => {
+      if (event.data === '') return;
+      modernAnswer = JSON.parse(event.data);
+      return false;
+    });
+    expect(modernAnswer).toMatchObject({ id: 5, error: { code: -32603 } });
   });
 });

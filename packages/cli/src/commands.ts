@@ -22,9 +22,10 @@ import {
 } from '@tidemark/protocol';
 import { loadToolModules, Worker, type WorkerOptions } from '@tidemark/worker';
 import { AUTH_FLAGS, authOf } from './auth.js';
+import { KAFKA_FLAGS, kafkaOptions } from './kafka-options.js';
 import { LIMIT_FLAGS, limitsOf } from './limits.js';
 import type { Logger } from './logger.js';
-import { brokers, list, parseFlags, port, positiveInt, str, UsageError } from './options.js';
+import { list, parseFlags, port, positiveInt, str, UsageError } from './options.js';
 
 export interface Io {
   env: NodeJS.ProcessEnv;
@@ -38,15 +39,6 @@ export interface Io {
 
 const DEFAULT_EXAMPLES = ['@tidemark/examples/counting', '@tidemark/examples/interactive'];
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
-
-const KAFKA_FLAGS = {
-  brokers: { type: 'string' },
-  prefix: { type: 'string' },
-  tls: { type: 'boolean' },
-  'sasl-mechanism': { type: 'string' },
-  'sasl-username': { type: 'string' },
-  'sasl-password': { type: 'string' },
-} as const;
 
 export async function dev(args: readonly string[], io: Io): Promise<void> {
   const { values } = parseFlags(args, {
@@ -126,7 +118,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
   const auth = authOf(values, io.cwd, true);
   const limits = limitsOf(values);
   const listenPort = port(str(values['port']), '--port', 0);
-  const kafka = kafkaOptions(values, io.env);
+  const kafka = kafkaOptions(values, io.env, io.cwd);
   const secret = secretOf(str(values['secret-file']), io);
   const topics = topicNames(prefixOf(values));
   const log = new KafkaLog(kafka);
@@ -160,7 +152,7 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
   const tools = list(values['tools']);
   if (tools.length === 0)
     throw new UsageError('--tools: required (a tool module path or package, repeatable)');
-  const kafka = kafkaOptions(values, io.env);
+  const kafka = kafkaOptions(values, io.env, io.cwd);
   const topics = topicNames(prefixOf(values));
   const modules = await loadToolModules(toolSpecifiers(tools, io.cwd, []));
   const log = new KafkaLog(kafka);
@@ -206,7 +198,7 @@ export async function topics(args: readonly string[], io: Io): Promise<void> {
     throw new UsageError(
       `topics: expected "create" or "check", got ${action === undefined ? 'nothing' : `"${action}"`}`,
     );
-  const kafka = kafkaOptions(values, io.env);
+  const kafka = kafkaOptions(values, io.env, io.cwd);
   const layout = {
     prefix: prefixOf(values),
     partitions: positiveInt(str(values['partitions']), '--partitions', 12),
@@ -237,29 +229,6 @@ function tooFewBrokers(error: unknown, wanted: number): UsageError | undefined {
   return new UsageError(
     `replication factor ${wanted} is larger than the ${limit} available broker${limit === 1 ? '' : 's'}: pass --replication-factor ${limit}`,
   );
-}
-
-function kafkaOptions(
-  values: Record<string, string | boolean | string[] | undefined>,
-  env: NodeJS.ProcessEnv,
-): KafkaLogOptions {
-  const list = brokers(str(values['brokers']), env);
-  const mechanism = str(values['sasl-mechanism']) ?? env['KAFKA_SASL_MECHANISM'];
-  const connection: NonNullable<KafkaLogOptions['connection']> = {};
-  if (values['tls'] === true) connection.tls = {};
-  if (mechanism !== undefined) {
-    if (!['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'].includes(mechanism)) {
-      throw new UsageError(
-        `--sasl-mechanism: expected PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, got "${mechanism}"`,
-      );
-    }
-    const username = str(values['sasl-username']) ?? env['KAFKA_SASL_USERNAME'];
-    const password = str(values['sasl-password']) ?? env['KAFKA_SASL_PASSWORD'];
-    if (username === undefined || password === undefined)
-      throw new UsageError('--sasl-username and --sasl-password: required with --sasl-mechanism');
-    connection.sasl = { mechanism: mechanism as 'PLAIN', username, password };
-  }
-  return { brokers: list, ...(Object.keys(connection).length > 0 ? { connection } : {}) };
 }
 
 function prefixOf(values: Record<string, string | boolean | string[] | undefined>): string {

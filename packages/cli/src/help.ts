@@ -58,9 +58,13 @@ Kafka and the rest:
   --secret-file <path>   the event-id secret (>= 32 bytes, shared by every replica); or TIDEMARK_SECRET
   --prefix <p>           topic prefix. Default tidemark.
   --allowed-origin <o>   Origin allowed (repeatable); default loopback origins only
-  --tls                  connect to Kafka with TLS
+  --tls                  connect to Kafka with TLS (the system's trusted CAs)
+  --tls-ca <file>        TLS, trusting this CA (PEM): a private cluster CA (Strimzi, self-managed)
+  --tls-cert <file>      mutual TLS: this client certificate (PEM), with
+  --tls-key <file>       its private key (PEM)
   --sasl-mechanism <m>   PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512, with --sasl-username and --sasl-password
-                         (or KAFKA_SASL_USERNAME, KAFKA_SASL_PASSWORD)
+                         (or KAFKA_SASL_USERNAME, KAFKA_SASL_PASSWORD); OAUTHBEARER with
+                         --sasl-token-file <file> (read again for every connection, so it may rotate)
 
 Health: GET /healthz (alive), GET /readyz (broker reachable, topics valid).`,
   worker: `Usage: tidemark worker --tools <module>... [--brokers <list>] [--health-port <n>]
@@ -70,7 +74,7 @@ Health: GET /healthz (alive), GET /readyz (broker reachable, topics valid).`,
   --prefix <p>           topic prefix. Default tidemark.
   --group <g>            consumer group. Default tidemark-workers
   --health-port <n>      serve /healthz and /readyz on this port
-  --tls, --sasl-*        as for the gateway`,
+  --tls, --tls-*, --sasl-* as for the gateway`,
   topics: `Usage: tidemark topics create|check [--brokers <list>] [--partitions 12] [--replication-factor 3] [--prefix tidemark.]
 
   create   creates the four topics with explicit configs (idempotent), then checks them
@@ -80,5 +84,5 @@ Health: GET /healthz (alive), GET /readyz (broker reachable, topics valid).`,
   --partitions <n>         partitions of every topic. Default 12
   --replication-factor <n> Default 3
   --prefix <p>             topic prefix. Default tidemark.
-  --tls, --sasl-*          as for the gateway`,
+  --tls, --tls-*, --sasl-*  as for the gateway`,
 };

@@ -78,11 +78,23 @@ describe('the tidemark command line', () => {
     [['worker', '--brokers', 'k:9092'], /--tools: required/],
     [
       ['worker', '--tools', 'x', '--brokers', 'k:9092', '--sasl-mechanism', 'MAGIC'],
-      /--sasl-mechanism: expected PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512/,
+      /--sasl-mechanism: expected PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER/,
     ],
     [
       ['worker', '--tools', 'x', '--brokers', 'k:9092', '--sasl-mechanism', 'PLAIN'],
       /--sasl-username and --sasl-password: required/,
+    ],
+    [
+      ['worker', '--tools', 'x', '--brokers', 'k:9092', '--tls-cert', 'c.pem'],
+      /--tls-cert and --tls-key: give both/,
+    ],
+    [
+      ['worker', '--tools', 'x', '--brokers', 'k:9092', '--tls-ca', '/no/such/ca.pem'],
+      /--tls-ca: cannot read \/no\/such\/ca.pem/,
+    ],
+    [
+      ['worker', '--tools', 'x', '--brokers', 'k:9092', '--sasl-mechanism', 'OAUTHBEARER'],
+      /--sasl-token-file: required with --sasl-mechanism OAUTHBEARER/,
     ],
     [['topics'], /expected "create" or "check", got nothing/],
     [['topics', 'destroy', '--brokers', 'k:9092'], /got "destroy"/],

@@ -21,6 +21,7 @@ import {
   SESSION_ENDED,
   SESSION_ENDED_METHOD,
   STANDALONE_STREAM,
+  SUBJECT_HEADER,
   StreamCursor,
   verifyEventId,
   WireAnswers,
@@ -378,7 +379,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         });
         return;
       }
-      if (route.kind === 'modern') return handleModern(req, res, route);
+      if (route.kind === 'modern') return handleModern(req, res, route, auth);
     }
     const messages = inbound.messages as JsonRpcMessage[];
 
@@ -454,6 +455,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     req: Request,
     res: Response,
     route: InboundModernRoute,
+    auth: AuthResult | undefined,
   ): Promise<void> {
     if (route.messageKind === 'notification') {
       res.status(202).end();
@@ -466,6 +468,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     // a record of the modern lane.
     const modernHeaders: Array<[string, string]> = [
       [CLASSIFICATION_HEADER, JSON.stringify(route.classification)],
+      ...(auth === undefined ? [] : ([[SUBJECT_HEADER, auth.subject]] as Array<[string, string]>)),
     ];
     const cancel = () =>
       void produce(

@@ -48,7 +48,25 @@ export function describeKafkaError(error: unknown): string {
       return words === undefined ? String(inner.apiId) : `${String(inner.apiId)}: ${words}`;
     });
   if (said.length > 0) return [...new Set(said)].join('; ');
-  return error instanceof Error ? error.message : String(error);
+  // No protocol error: the innermost causes say it (a failed SASL handshake, a TLS error).
+  const leaves = leafMessages(error);
+  const summary = error instanceof Error ? error.message : String(error);
+  return leaves.length === 0 || (leaves.length === 1 && leaves[0] === summary)
+    ? summary
+    : `${summary} ${[...new Set(leaves)].join('; ')}`;
+}
+
+function leafMessages(error: unknown, depth = 0): string[] {
+  if (depth > 8 || typeof error !== 'object' || error === null) return [];
+  const inner =
+    error instanceof AggregateError
+      ? error.errors
+      : 'cause' in error && error.cause !== undefined
+        ? [error.cause]
+        : [];
+  if (inner.length === 0)
+    return error instanceof Error && error.message !== '' ? [error.message] : [];
+  return inner.flatMap((e: unknown) => leafMessages(e, depth + 1));
 }
 
 /** A refusal retrying cannot fix: every protocol error in it says it cannot be retried. */

@@ -123,7 +123,11 @@ export async function provisionTopics(
 ): Promise<ProvisionReport> {
   const plan = planTopics(options);
   return withAdmin(admin, async (client) => {
-    const existing = new Set(await client.listTopics());
+    const existing = new Set(
+      await client.listTopics().catch((error: unknown) => {
+        throw toTidemarkError(error, 'list topics');
+      }),
+    );
     if (plan.some((topic) => !existing.has(topic.name))) await fitsCluster(client, plan);
     const created: string[] = [];
     for (const topic of plan) {

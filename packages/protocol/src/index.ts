@@ -86,4 +86,5 @@ export {
   CONTROL_HEADER,
   SESSION_ENDED,
   SESSION_ENDED_METHOD,
+  SUBJECT_HEADER,
 } from './request-records.js';

@@ -4,6 +4,9 @@
 /** Header of a 2026-07-28 request: the SDK's classification of it, as JSON. */
 export const CLASSIFICATION_HEADER = 'tm-classification';
 
+/** Header of a 2026-07-28 request: the subject its gateway authenticated (it has no session). */
+export const SUBJECT_HEADER = 'tm-subject';
+
 /** Header of a control record: the gateway telling the session's worker something. */
 export const CONTROL_HEADER = 'tm-control';
 

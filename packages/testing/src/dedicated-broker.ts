@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -11,6 +11,10 @@ const run = promisify(execFile);
 /** A broker of one test's own, which the test may stop and start (a restart keeps its data). */
 export interface DedicatedBroker {
   readonly brokers: readonly string[];
+  /** The first of its ports: PLAINTEXT; the controller listens on the next one. */
+  readonly port: number;
+  /** Its own directory (data, log): certificates and the like may live here too. */
+  readonly dir: string;
   /** Stops the broker (SIGTERM, then SIGKILL after 10 s). */
   stop(): Promise<void>;
   /** Starts it again on the same port with the same data. */
@@ -25,8 +29,23 @@ export interface DedicatedBroker {
  * before it restarts), for tests that restart or kill the broker and must not disturb the shared
  * one. Needs Java and Maven; throws a clear error without them.
  */
+export interface DedicatedBrokerOptions {
+  searchFrom?: string;
+  /** Consecutive ports to reserve (more listeners than PLAINTEXT and CONTROLLER). @default 2 */
+  ports?: number;
+  /**
+   * Broker properties appended to the template's (later keys win), made from the first port and
+   * the broker's directory: secured listeners, for example.
+   */
+  config?: (port: number, dir: string) => string;
+  /** More arguments to the storage format (e.g. `--add-scram SCRAM-SHA-512=[name=u,password=p]`). */
+  formatArgs?: readonly string[];
+  /** Runs before the broker starts, with its ports and directory (e.g. to make certificates). */
+  prepare?: (port: number, dir: string) => Promise<void> | void;
+}
+
 export async function startDedicatedBroker(
-  options: { searchFrom?: string } = {},
+  options: DedicatedBrokerOptions = {},
 ): Promise<DedicatedBroker> {
   const script = findLocalBrokerScript(options.searchFrom ?? process.cwd());
   if (script === undefined)
@@ -34,18 +53,27 @@ export async function startDedicatedBroker(
       'infra/kafka/kafka.sh not found: a dedicated broker needs the repository checkout',
     );
   const dir = mkdtempSync(join(tmpdir(), 'tidemark-dedicated-kafka-'));
-  const port = await reservePorts({ count: 2 });
+  const port = await reservePorts({ count: options.ports ?? 2 });
+  await options.prepare?.(port, dir);
+  const extra = options.config?.(port, dir);
+  if (extra !== undefined) writeFileSync(join(dir, 'extra.properties'), extra);
   const env = {
     ...process.env,
     TIDEMARK_KAFKA_DIR: dir,
     TIDEMARK_KAFKA_PORT: String(port),
     TIDEMARK_KAFKA_HEAP: '384m',
+    ...(extra === undefined ? {} : { TIDEMARK_KAFKA_EXTRA_CONFIG: join(dir, 'extra.properties') }),
+    ...(options.formatArgs === undefined
+      ? {}
+      : { TIDEMARK_KAFKA_FORMAT_ARGS: options.formatArgs.join(' ') }),
   };
   const kafka = (command: string) =>
     run('bash', [script, command], { env, maxBuffer: 16 * 1024 * 1024 });
   await kafka('start');
   return {
     brokers: [`127.0.0.1:${port}`],
+    port,
+    dir,
     stop: async () => {
       await kafka('stop');
     },

@@ -12,6 +12,6 @@ export type { ProvidedKafka } from './vitest-global-setup.js';
 export { describeLogPortContract } from './log-contract.js';
 export type { LogContractSubject } from './log-contract.js';
 export { startDedicatedBroker } from './dedicated-broker.js';
-export type { DedicatedBroker } from './dedicated-broker.js';
+export type { DedicatedBroker, DedicatedBrokerOptions } from './dedicated-broker.js';
 export { ephemeralPortRange, reservePorts } from './ports.js';
 export type { PortRange, ReservePortsOptions } from './ports.js';

@@ -17,6 +17,8 @@ export const MODERN_PROTOCOL_VERSION = '2026-07-28';
 export interface ModernExchangeOptions {
   /** The request's routing key (it has no session). */
   key: SessionId;
+  /** The subject the gateway authenticated, if it authenticates. */
+  subject?: string | undefined;
   message: JSONRPCRequest;
   /** The gateway's classification of the request, which binds the server to its revision. */
   classification: MessageClassification;
@@ -70,6 +72,7 @@ export class ModernExchange {
         stream: requestStreamId(requestId),
         generation: this.generation.generation,
         attempt: this.generation.generation.attempt,
+        ...(this.options.subject === undefined ? {} : { subject: this.options.subject }),
       }),
       retry: async () => {
         this.generation = await writer.begin(key, this.stream, {

@@ -10,6 +10,7 @@ import {
   parseSessionId,
   requestStreamId,
   SESSION_ENDED,
+  SUBJECT_HEADER,
   type GroupMembership,
   type GroupPort,
   type LogPort,
@@ -293,14 +294,7 @@ export class Worker {
     }
     const classification = record.headers.find(([name]) => name === CLASSIFICATION_HEADER)?.[1];
     if (classification !== undefined)
-      return this.dispatchModern(
-        partition,
-        tracker,
-        record.offset,
-        session,
-        message,
-        classification,
-      );
+      return this.dispatchModern(partition, tracker, record, session, message, classification);
     try {
       const runtime = await this.runtimeFor(session, partition, message);
       if (runtime === undefined) {
@@ -386,11 +380,13 @@ export class Worker {
   private async dispatchModern(
     partition: number,
     tracker: OffsetTracker,
-    offset: bigint,
+    record: LogRecord,
     key: SessionId,
     message: JSONRPCMessage,
     classificationJson: string,
   ): Promise<void> {
+    const offset = record.offset;
+    const subject = record.headers.find(([name]) => name === SUBJECT_HEADER)?.[1];
     if (!('id' in message) || !('method' in message)) {
       if ('method' in message && message.method === 'notifications/cancelled')
         this.exchanges.get(key)?.cancel();
@@ -406,6 +402,7 @@ export class Worker {
     await this.slot();
     const exchange = new ModernExchange({
       key,
+      subject,
       message: message,
       classification,
       modules: this.options.modules,
@@ -417,9 +414,10 @@ export class Worker {
     this.exchanges.set(key, exchange);
     void exchange
       .run()
-      .catch((error: unknown) =>
-        this.onProblem(`modern request ${partition}@${offset} failed`, error),
-      )
+      .catch(async (error: unknown) => {
+        this.onProblem(`modern request ${partition}@${offset} failed`, error);
+        await this.answerFailure(key, message);
+      })
       .finally(() => {
         this.exchanges.delete(key);
         tracker.done(offset);

@@ -1,0 +1,92 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { KafkaLogOptions } from '@tidemark/kafka';
+import { brokers, str, UsageError } from './options.js';
+
+/** How the gateway, the worker and `topics` reach Kafka: brokers, TLS, SASL. */
+export const KAFKA_FLAGS = {
+  brokers: { type: 'string' },
+  prefix: { type: 'string' },
+  tls: { type: 'boolean' },
+  'tls-ca': { type: 'string' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  'sasl-mechanism': { type: 'string' },
+  'sasl-token-file': { type: 'string' },
+  'sasl-username': { type: 'string' },
+  'sasl-password': { type: 'string' },
+} as const;
+
+/** The connection to Kafka from the flags and the environment (`KAFKA_*`). */
+export function kafkaOptions(
+  values: Record<string, string | boolean | string[] | undefined>,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): KafkaLogOptions {
+  const list = brokers(str(values['brokers']), env);
+  const connection: NonNullable<KafkaLogOptions['connection']> = {};
+  const tls = tlsOf(values, cwd);
+  if (tls !== undefined) connection.tls = tls;
+  const sasl = saslOf(values, env, cwd);
+  if (sasl !== undefined) connection.sasl = sasl;
+  return { brokers: list, ...(Object.keys(connection).length > 0 ? { connection } : {}) };
+}
+
+/** TLS to the brokers: `--tls`, or a CA to trust and/or a client certificate (mutual TLS). */
+function tlsOf(
+  values: Record<string, string | boolean | string[] | undefined>,
+  cwd: string,
+): { ca?: Buffer; cert?: Buffer; key?: Buffer } | undefined {
+  if ((str(values['tls-cert']) === undefined) !== (str(values['tls-key']) === undefined))
+    throw new UsageError('--tls-cert and --tls-key: give both (a client certificate and its key)');
+  const [ca, cert, key] = (['tls-ca', 'tls-cert', 'tls-key'] as const).map((flag) => {
+    const path = str(values[flag]);
+    return path === undefined ? undefined : readFlagFile(path, cwd, `--${flag}`);
+  });
+  if (values['tls'] !== true && ca === undefined && cert === undefined) return undefined;
+  return {
+    ...(ca === undefined ? {} : { ca }),
+    ...(cert === undefined ? {} : { cert }),
+    ...(key === undefined ? {} : { key }),
+  };
+}
+
+const SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'OAUTHBEARER'] as const;
+
+function saslOf(
+  values: Record<string, string | boolean | string[] | undefined>,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): NonNullable<KafkaLogOptions['connection']>['sasl'] {
+  const mechanism = str(values['sasl-mechanism']) ?? env['KAFKA_SASL_MECHANISM'];
+  if (mechanism === undefined) return undefined;
+  if (!(SASL_MECHANISMS as readonly string[]).includes(mechanism)) {
+    throw new UsageError(
+      `--sasl-mechanism: expected ${SASL_MECHANISMS.slice(0, -1).join(', ')} or OAUTHBEARER, got "${mechanism}"`,
+    );
+  }
+  if (mechanism === 'OAUTHBEARER') {
+    const file = str(values['sasl-token-file']) ?? env['KAFKA_SASL_TOKEN_FILE'];
+    if (file === undefined)
+      throw new UsageError('--sasl-token-file: required with --sasl-mechanism OAUTHBEARER');
+    readFlagFile(file, cwd, '--sasl-token-file');
+    // Read again for every connection: a mounted token (Kubernetes, a sidecar) is rotated.
+    return {
+      mechanism: 'OAUTHBEARER',
+      token: () => readFileSync(resolve(cwd, file), 'utf8').trim(),
+    };
+  }
+  const username = str(values['sasl-username']) ?? env['KAFKA_SASL_USERNAME'];
+  const password = str(values['sasl-password']) ?? env['KAFKA_SASL_PASSWORD'];
+  if (username === undefined || password === undefined)
+    throw new UsageError('--sasl-username and --sasl-password: required with --sasl-mechanism');
+  return { mechanism: mechanism as 'PLAIN', username, password };
+}
+
+function readFlagFile(path: string, cwd: string, flag: string): Buffer {
+  try {
+    return readFileSync(resolve(cwd, path));
+  } catch (error) {
+    throw new UsageError(`${flag}: cannot read ${path}: ${(error as Error).message}`);
+  }
+}
