@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,7 +23,7 @@ async function connect(url: string) {
 describe('npm start: the embedded single-process server', () => {
   it('a newcomer’s first run: no broker; list the examples, call count, drop mid-stream, resume with Last-Event-ID, exact result', async () => {
     const port = await reservePorts();
-    const data = mkdtempSync(join(tmpdir(), 'tidemark-dev-'));
+    const data = join(mkdtempSync(join(tmpdir(), 'tidemark-dev-')), 'state');
     const server = startDevServer('npm', [
       'start',
       '--silent',
@@ -34,6 +34,11 @@ describe('npm start: the embedded single-process server', () => {
       data,
     ]);
     await server.url;
+    // The log holds every request and result, the secret signs event ids: the user's only.
+    const mode = (path: string) => statSync(path).mode & 0o777;
+    expect([mode(data), mode(join(data, 'log.sqlite')), mode(join(data, 'secret'))]).toEqual([
+      0o700, 0o600, 0o600,
+    ]);
     const proxy = await TcpProxy.start(port);
     onTestFinished(() => proxy.close());
     const client = await connect(`http://127.0.0.1:${proxy.port}/mcp`);

@@ -91,6 +91,27 @@ describe('limits', () => {
     expect(ms).toBeLessThan(5_000);
   });
 
+  it('connections past the cap are closed at accept; the ones held keep working', async () => {
+    const url = await setup({ maxConnections: 2 });
+    const target = new URL(url);
+    const held = await Promise.all(
+      [1, 2].map(
+        () =>
+          new Promise<ReturnType<typeof connect>>((resolve) => {
+            const socket = connect(Number(target.port), target.hostname, () => resolve(socket));
+          }),
+      ),
+    );
+    onTestFinished(() => held.forEach((socket) => socket.destroy()));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const { reply, ms } = await raw(url, ['GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'], 0);
+    expect(reply).toBe('');
+    expect(ms).toBeLessThan(2_000);
+    held.forEach((socket) => socket.destroy());
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await fetch(url, { method: 'PUT' })).status).toBe(405);
+  });
+
   it('an oversize body is refused with 413 and the connection closed, not read to its end', async () => {
     const url = await setup({ maxBodyBytes: 10_000 });
     const path = new URL(url).pathname;

@@ -110,6 +110,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     host: { type: 'string' },
     'secret-file': { type: 'string' },
     'allowed-origin': { type: 'string', multiple: true },
+    'allowed-host': { type: 'string', multiple: true },
     ...AUTH_FLAGS,
     ...LIMIT_FLAGS,
   });
@@ -123,12 +124,14 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
   const topics = topicNames(prefixOf(values));
   const log = new KafkaLog(kafka);
   const origins = list(values['allowed-origin']);
+  const hosts = list(values['allowed-host']);
   const gw = await createGateway({
     log,
     topics,
     keyring: keyringOf(secret),
     onError: (error) => io.log.error({ err: error }, 'gateway error'),
     ...(origins.length > 0 ? { allowedOrigins: origins } : {}),
+    ...(hosts.length > 0 ? { allowedHosts: hosts } : {}),
     ...auth,
     ...limits,
   });

@@ -58,6 +58,8 @@ Kafka and the rest:
   --secret-file <path>   the event-id secret (>= 32 bytes, shared by every replica); or TIDEMARK_SECRET
   --prefix <p>           topic prefix. Default tidemark.
   --allowed-origin <o>   Origin allowed (repeatable); default loopback origins only
+  --allowed-host <h>     Host header allowed (repeatable; DNS-rebinding protection); default on a
+                         loopback address: loopback names only; elsewhere any
   --tls                  connect to Kafka with TLS (the system's trusted CAs)
   --tls-ca <file>        TLS, trusting this CA (PEM): a private cluster CA (Strimzi, self-managed)
   --tls-cert <file>      mutual TLS: this client certificate (PEM), with
