@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { embeddedStack } from '../support/embedded-stack.js';
-import { MCP_HEADERS, RawMcpClient, readSse } from '../support/sse.js';
+import { MCP_HEADERS, MODERN_META, RawMcpClient, readSse } from '../support/sse.js';
 
 // The invariant of issue #16, as a property over 100,000 generated messages thrown at a real
 // gateway and worker on both lanes: every request the gateway accepts is answered — a result or a
@@ -11,12 +11,6 @@ import { MCP_HEADERS, RawMcpClient, readSse } from '../support/sse.js';
 const RUNS = Number(process.env['TIDEMARK_ANSWERED_RUNS'] ?? 100_000);
 const CONCURRENCY = 64;
 const ANSWER_WITHIN_MS = 15_000;
-
-const MODERN_META = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': {},
-  'io.modelcontextprotocol/clientInfo': { name: 'fuzz', version: '1' },
-};
 
 /** Valid messages to start from; ids are filled in per run. */
 const TEMPLATES: Array<Record<string, unknown>> = [

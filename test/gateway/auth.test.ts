@@ -3,7 +3,7 @@ import { jwtAuthenticator, tokenFileAuthenticator, type GatewayOptions } from '@
 import { currentExecution, defineToolModule } from '@tidemark/worker';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { embeddedStack } from '../support/embedded-stack.js';
-import { initializeRequest, MCP_HEADERS, readSse } from '../support/sse.js';
+import { initializeRequest, MCP_HEADERS, MODERN_META, readSse } from '../support/sse.js';
 
 // The gateway's two authenticators, on both lanes, and the subject reaching the tool.
 
@@ -31,11 +31,7 @@ const MODERN_CALL = {
   params: {
     name: 'whoami',
     arguments: {},
-    _meta: {
-      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-      'io.modelcontextprotocol/clientCapabilities': {},
-      'io.modelcontextprotocol/clientInfo': { name: 'x', version: '1' },
-    },
+    _meta: MODERN_META,
   },
 };
 

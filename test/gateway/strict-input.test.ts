@@ -4,7 +4,13 @@ import { defineToolModule } from '@tidemark/worker';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { embeddedStack, type EmbeddedStackOptions } from '../support/embedded-stack.js';
 import { connectResumingClient } from '../support/clients.js';
-import { initializeRequest, MCP_HEADERS, RawMcpClient, readSse } from '../support/sse.js';
+import {
+  initializeRequest,
+  MCP_HEADERS,
+  MODERN_META,
+  RawMcpClient,
+  readSse,
+} from '../support/sse.js';
 
 // Issue #16's findings, each as it was observed: requests the worker's SDK would drop were
 // accepted and never answered, deep JSON and odd encodings were "log unavailable", the modern lane
@@ -267,11 +273,7 @@ describe('authentication on every lane', () => {
           id: 1,
           method: 'tools/list',
           params: {
-            _meta: {
-              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-              'io.modelcontextprotocol/clientCapabilities': {},
-              'io.modelcontextprotocol/clientInfo': { name: 'x', version: '1' },
-            },
+            _meta: MODERN_META,
           },
         }),
       });
@@ -321,11 +323,7 @@ describe('every request a worker takes is answered', () => {
         id: 5,
         method: 'tools/list',
         params: {
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-            'io.modelcontextprotocol/clientCapabilities': {},
-            'io.modelcontextprotocol/clientInfo': { name: 'x', version: '1' },
-          },
+          _meta: MODERN_META,
         },
       }),
     });

@@ -47,6 +47,13 @@ export async function readSse(
   }
 }
 
+/** The `_meta` envelope a 2026-07-28 request carries instead of a session. */
+export const MODERN_META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+};
+
 /** The body of a legacy-lane `initialize`. */
 export const initializeRequest = (version = '2025-11-25', id = 0) => ({
   jsonrpc: '2.0',

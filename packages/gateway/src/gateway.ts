@@ -1,5 +1,4 @@
 import { createServer, type Server } from 'node:http';
-import cors from 'cors';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { SessionStore, StreamHeadStore } from '@tidemark/log';
@@ -11,7 +10,6 @@ import {
   decodeStamp,
   encodeEventId,
   formatGeneration,
-  invalidOption,
   invalidResumeBody,
   newSessionId,
   parseSessionId,
@@ -25,13 +23,10 @@ import {
   StreamCursor,
   verifyEventId,
   WireAnswers,
-  type Keyring,
   type LogIdentity,
-  type LogPort,
   type RequestId,
   type SessionId,
   type StreamId,
-  type TopicNames,
 } from '@tidemark/protocol';
 import {
   context,
@@ -65,101 +60,14 @@ import {
 } from '@tidemark/otel';
 import { deliver, EventTails } from './delivery.js';
 import { parseInbound } from './inbound.js';
-import type { Authenticate, AuthResult } from './auth/authenticators.js';
+import { serveResourceMetadata } from './auth/resource-metadata.js';
+import { bodyRefusal, frontDoor, isJson, jsonError, LOOPBACK_ADDRESSES } from './http-guards.js';
+import { compileGatewayOptions, type GatewayOptions } from './gateway-options.js';
+import type { AuthResult } from './auth/authenticators.js';
 import { SseStream } from './sse.js';
 
 /** The legacy-lane protocol revisions this gateway speaks (sessions, SSE ids, resume). */
 export const LEGACY_PROTOCOL_VERSIONS = ['2025-03-26', '2025-06-18', '2025-11-25'] as const;
-
-export interface GatewayOptions {
-  log: LogPort;
-  topics: TopicNames;
-  /** Signs and verifies event ids. Every replica must share it. */
-  keyring: Keyring;
-  /** Path of the MCP endpoint. Default `/mcp`. */
-  path?: string;
-  /** Allowed `Origin` values; requests with another Origin get 403. Default: loopback origins only. */
-  allowedOrigins?: readonly string[] | 'any';
-  /**
-   * Allowed `Host` values (DNS-rebinding protection), with or without a port. Default: on a
-   * loopback address, loopback host names only (`localhost`, `127.0.0.1`, `[::1]`); elsewhere, any.
-   */
-  allowedHosts?: readonly string[];
-  /** Largest request body, bytes. Default 4 MiB. */
-  maxBodyBytes?: number;
-  /** Deepest nesting of objects and arrays in a message; deeper bodies get 400. Default 64. */
-  maxJsonDepth?: number;
-  /** Messages in one JSON-RPC batch (2025-03-26); larger batches get 400. Default 64. */
-  maxBatchMessages?: number;
-  /** Open SSE streams of one session on this replica; more get 429. Default 32. */
-  maxStreamsPerSession?: number;
-  /**
-   * Requests per second of one authenticated subject — without authentication, of one client
-   * address other than loopback — with bursts up to twice that, on this replica; more get 429 with
-   * `Retry-After`. Default 100.
-   */
-  maxRequestsPerSecond?: number;
-  /** Connections this server holds at once; more are closed at accept. Default 10,000. */
-  maxConnections?: number;
-  /** Time to receive a request's headers (408 after). Default 10 s. */
-  headersTimeoutMs?: number;
-  /** Time to receive a whole request, body included (408 after). Default 30 s. */
-  requestTimeoutMs?: number;
-  /** Keep-alive comment interval on SSE streams. Default 15 s. */
-  keepAliveMs?: number;
-  /** `retry:` hint sent to clients (priming, drain). Default 1,000 ms. */
-  retryMs?: number;
-  /** Bytes buffered for a slow SSE reader before its stream is closed for it to resume. Default 1 MiB. */
-  maxBufferedBytes?: number;
-  /** Long-poll wait of the shared tails. Default 500 ms. */
-  tailWaitMs?: number;
-  /**
-   * Bearer-token hook: resolves the subject of a request, or undefined to answer 401. When set,
-   * sessions are bound to their subject; another subject presenting the session id gets 404.
-   */
-  authenticate?: Authenticate;
-  /**
-   * OAuth 2.0 Protected Resource Metadata (RFC 9728), as the MCP authorization spec requires of a
-   * server that takes OAuth tokens: served at `/.well-known/oauth-protected-resource[/<path>]` and
-   * named in every 401's `WWW-Authenticate`.
-   */
-  resourceMetadata?: {
-    /** This server's public MCP URL, e.g. `https://mcp.example.com/mcp`. */
-    resource: string;
-    /** Issuers of the tokens it accepts. */
-    authorizationServers: readonly string[];
-    scopesSupported?: readonly string[];
-  };
-  /** Unexpected failures answered with 5xx. Default: stderr. */
-  onError?: (error: unknown) => void;
-  now?: () => number;
-}
-
-export const GATEWAY_DEFAULTS = {
-  path: '/mcp',
-  maxBodyBytes: 4 * 1024 * 1024,
-  maxJsonDepth: 64,
-  maxBatchMessages: 64,
-  maxStreamsPerSession: 32,
-  maxRequestsPerSecond: 100,
-  maxConnections: 10_000,
-  headersTimeoutMs: 10_000,
-  requestTimeoutMs: 30_000,
-  keepAliveMs: 15_000,
-  retryMs: 1_000,
-  maxBufferedBytes: 1024 * 1024,
-  tailWaitMs: 500,
-} as const;
-
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-const LOOPBACK_ADDRESSES = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
-
-/** `example.com:3000` → `example.com`; `[::1]:3000` → `[::1]`. */
-function hostnameOf(host: string): string {
-  return host.replace(/:\d+$/, '').toLowerCase();
-}
-
-const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/;
 
 interface JsonRpcMessage {
   jsonrpc?: unknown;
@@ -186,24 +94,7 @@ export interface Gateway {
  * replica serves any session and a client may change replica on every request.
  */
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
-  const o = { ...GATEWAY_DEFAULTS, ...options };
-  for (const key of [
-    'maxBodyBytes',
-    'maxJsonDepth',
-    'maxBatchMessages',
-    'maxStreamsPerSession',
-    'maxRequestsPerSecond',
-    'maxConnections',
-    'headersTimeoutMs',
-    'requestTimeoutMs',
-    'keepAliveMs',
-    'retryMs',
-    'maxBufferedBytes',
-    'tailWaitMs',
-  ] as const) {
-    if (!Number.isInteger(o[key]) || o[key] < 1)
-      throw invalidOption(key, 'a positive integer', o[key]);
-  }
+  const o = compileGatewayOptions(options);
   const now = options.now ?? Date.now;
   const onError =
     options.onError ??
@@ -237,56 +128,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const app = express();
   app.disable('x-powered-by');
   const metadataUrl = serveResourceMetadata(app, options.resourceMetadata);
-  // Bound to loopback, only loopback names may reach it: a web page that rebinds its own domain to
-  // 127.0.0.1 sends that domain as Host and is refused.
-  let loopbackOnly = false;
-  const originAllowed = (origin: string): boolean =>
-    o.allowedOrigins === 'any' ||
-    (o.allowedOrigins === undefined
-      ? LOOPBACK_ORIGIN.test(origin)
-      : o.allowedOrigins.includes(origin));
-  const hostAllowed = (host: string | undefined): boolean => {
-    if (o.allowedHosts !== undefined)
-      return (
-        host !== undefined &&
-        (o.allowedHosts.includes(host) || o.allowedHosts.includes(hostnameOf(host)))
-      );
-    return !loopbackOnly || (host !== undefined && LOOPBACK_HOSTS.has(hostnameOf(host)));
-  };
-
-  app.use(o.path, (req, res, next) => {
-    if (draining)
-      return void jsonError(res, 503, -32000, 'Service draining: retry on another replica');
-    const origin = req.headers.origin;
-    if (origin !== undefined && !originAllowed(origin))
-      return void jsonError(res, 403, -32000, 'Forbidden: Origin not allowed');
-    if (!hostAllowed(req.headers.host)) {
-      return void jsonError(res, 403, -32000, 'Forbidden: Host not allowed');
-    }
-    next();
+  const door = frontDoor({
+    path: o.path,
+    allowedOrigins: o.allowedOrigins,
+    allowedHosts: o.allowedHosts,
+    isDraining: () => draining,
   });
-  // Browser clients from an allowed Origin: preflight answered, MCP headers readable.
-  app.use(
-    o.path,
-    cors({
-      origin: (origin, callback) => callback(null, origin !== undefined && originAllowed(origin)),
-      methods: ['GET', 'POST', 'DELETE'],
-      allowedHeaders: [
-        'Content-Type',
-        'Accept',
-        'Authorization',
-        'Mcp-Session-Id',
-        'MCP-Protocol-Version',
-        'Last-Event-ID',
-        'Mcp-Method',
-        'Mcp-Name',
-        'traceparent',
-        'tracestate',
-      ],
-      exposedHeaders: ['Mcp-Session-Id', 'WWW-Authenticate'],
-      maxAge: 600,
-    }),
-  );
+  door.install(app);
 
   // A declared length past the limit is refused before a byte of the body is read (body-parser
   // would read it all to its end first); the connection closes after the answer.
@@ -955,7 +803,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     },
     listen: (listenPort, host) =>
       new Promise((resolve, reject) => {
-        if (LOOPBACK_HOSTS.has(host === '::1' ? '[::1]' : host)) loopbackOnly = true;
+        door.listeningOn(host);
         // A client trickling its headers or body is answered 408 and let go (checked at least
         // every second); SSE responses are not requests being received, so they are not cut.
         const server = createServer(
@@ -1043,91 +891,9 @@ function optionalHeader<K extends string>(
   return single === undefined ? {} : ({ [name]: single } as Record<K, string>);
 }
 
-function isJson(contentType: string | undefined): boolean {
-  return (
-    contentType !== undefined &&
-    contentType.split(';')[0]!.trim().toLowerCase() === 'application/json'
-  );
-}
-
-/** Serves RFC 9728 metadata when configured; returns its URL for `WWW-Authenticate`. */
-function serveResourceMetadata(
-  app: express.Express,
-  metadata: GatewayOptions['resourceMetadata'],
-): string | undefined {
-  if (metadata === undefined) return undefined;
-  let resource: URL;
-  try {
-    resource = new URL(metadata.resource);
-  } catch {
-    throw invalidOption('resourceMetadata.resource', 'an absolute URL', metadata.resource);
-  }
-  const document = {
-    resource: metadata.resource,
-    authorization_servers: metadata.authorizationServers,
-    bearer_methods_supported: ['header'],
-    ...(metadata.scopesSupported === undefined
-      ? {}
-      : { scopes_supported: metadata.scopesSupported }),
-  };
-  const suffix = resource.pathname === '/' ? '' : resource.pathname;
-  const path = `/.well-known/oauth-protected-resource${suffix}`;
-  app.get([path, '/.well-known/oauth-protected-resource'], (_req, res) => {
-    res.json(document);
-  });
-  return `${resource.origin}${path}`;
-}
-
-/** What body-parser threw for a body the client got wrong, as the answer it deserves. */
-function bodyRefusal(
-  error: unknown,
-  maxBodyBytes: number,
-): { status: number; code: number; message: string } | undefined {
-  if (typeof error !== 'object' || error === null) return undefined;
-  const { status, type } = error as { status?: unknown; type?: unknown };
-  if (typeof status !== 'number' || status < 400 || status > 499) return undefined;
-  switch (type) {
-    case 'entity.too.large':
-      return {
-        status: 413,
-        code: -32000,
-        message: `Request body larger than ${maxBodyBytes} bytes`,
-      };
-    case 'entity.parse.failed':
-      return { status: 400, code: -32700, message: 'Parse error: the body is not JSON' };
-    case 'charset.unsupported':
-      return {
-        status: 415,
-        code: -32000,
-        message: 'Unsupported Media Type: the body must be UTF-8',
-      };
-    case 'encoding.unsupported':
-      return {
-        status: 415,
-        code: -32000,
-        message: 'Unsupported Media Type: Content-Encoding must be identity, gzip or deflate',
-      };
-    default:
-      return { status, code: -32000, message: 'Bad request body' };
-  }
-}
-
 function isRequest(message: JsonRpcMessage): message is JsonRpcMessage & { id: RequestId } {
   return (
     typeof message.method === 'string' &&
     (typeof message.id === 'string' || typeof message.id === 'number')
   );
-}
-
-/** A JSON-RPC error as the whole answer; every 4xx is counted by reason (`tidemark.gateway.refusals`). */
-function jsonError(
-  res: Response,
-  status: number,
-  code: number,
-  message: string,
-  reason = 'other',
-): void {
-  if (res.headersSent) return;
-  if (status >= 400 && status < 500) recordRefusal(status, reason);
-  res.status(status).json({ jsonrpc: '2.0', id: null, error: { code, message } });
 }

@@ -1,0 +1,110 @@
+import type { LogPort, Keyring, TopicNames } from '@tidemark/protocol';
+import { invalidOption } from '@tidemark/protocol';
+import type { Authenticate } from './auth/authenticators.js';
+
+export interface GatewayOptions {
+  log: LogPort;
+  topics: TopicNames;
+  /** Signs and verifies event ids. Every replica must share it. */
+  keyring: Keyring;
+  /** Path of the MCP endpoint. Default `/mcp`. */
+  path?: string;
+  /** Allowed `Origin` values; requests with another Origin get 403. Default: loopback origins only. */
+  allowedOrigins?: readonly string[] | 'any';
+  /**
+   * Allowed `Host` values (DNS-rebinding protection), with or without a port. Default: on a
+   * loopback address, loopback host names only (`localhost`, `127.0.0.1`, `[::1]`); elsewhere, any.
+   */
+  allowedHosts?: readonly string[];
+  /** Largest request body, bytes. Default 4 MiB. */
+  maxBodyBytes?: number;
+  /** Deepest nesting of objects and arrays in a message; deeper bodies get 400. Default 64. */
+  maxJsonDepth?: number;
+  /** Messages in one JSON-RPC batch (2025-03-26); larger batches get 400. Default 64. */
+  maxBatchMessages?: number;
+  /** Open SSE streams of one session on this replica; more get 429. Default 32. */
+  maxStreamsPerSession?: number;
+  /**
+   * Requests per second of one authenticated subject — without authentication, of one client
+   * address other than loopback — with bursts up to twice that, on this replica; more get 429 with
+   * `Retry-After`. Default 100.
+   */
+  maxRequestsPerSecond?: number;
+  /** Connections this server holds at once; more are closed at accept. Default 10,000. */
+  maxConnections?: number;
+  /** Time to receive a request's headers (408 after). Default 10 s. */
+  headersTimeoutMs?: number;
+  /** Time to receive a whole request, body included (408 after). Default 30 s. */
+  requestTimeoutMs?: number;
+  /** Keep-alive comment interval on SSE streams. Default 15 s. */
+  keepAliveMs?: number;
+  /** `retry:` hint sent to clients (priming, drain). Default 1,000 ms. */
+  retryMs?: number;
+  /** Bytes buffered for a slow SSE reader before its stream is closed for it to resume. Default 1 MiB. */
+  maxBufferedBytes?: number;
+  /** Long-poll wait of the shared tails. Default 500 ms. */
+  tailWaitMs?: number;
+  /**
+   * Bearer-token hook: resolves the subject of a request, or undefined to answer 401. When set,
+   * sessions are bound to their subject; another subject presenting the session id gets 404.
+   */
+  authenticate?: Authenticate;
+  /**
+   * OAuth 2.0 Protected Resource Metadata (RFC 9728), as the MCP authorization spec requires of a
+   * server that takes OAuth tokens: served at `/.well-known/oauth-protected-resource[/<path>]` and
+   * named in every 401's `WWW-Authenticate`.
+   */
+  resourceMetadata?: {
+    /** This server's public MCP URL, e.g. `https://mcp.example.com/mcp`. */
+    resource: string;
+    /** Issuers of the tokens it accepts. */
+    authorizationServers: readonly string[];
+    scopesSupported?: readonly string[];
+  };
+  /** Unexpected failures answered with 5xx. Default: stderr. */
+  onError?: (error: unknown) => void;
+  now?: () => number;
+}
+
+export const GATEWAY_DEFAULTS = {
+  path: '/mcp',
+  maxBodyBytes: 4 * 1024 * 1024,
+  maxJsonDepth: 64,
+  maxBatchMessages: 64,
+  maxStreamsPerSession: 32,
+  maxRequestsPerSecond: 100,
+  maxConnections: 10_000,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveMs: 15_000,
+  retryMs: 1_000,
+  maxBufferedBytes: 1024 * 1024,
+  tailWaitMs: 500,
+} as const;
+
+/** Options with their defaults applied, validated. */
+export type CompiledGatewayOptions = GatewayOptions &
+  Required<Pick<GatewayOptions, keyof typeof GATEWAY_DEFAULTS>>;
+
+/** Applies the defaults and checks every number up front: a bad option throws a TypeError now. */
+export function compileGatewayOptions(options: GatewayOptions): CompiledGatewayOptions {
+  const o = { ...GATEWAY_DEFAULTS, ...options };
+  for (const key of [
+    'maxBodyBytes',
+    'maxJsonDepth',
+    'maxBatchMessages',
+    'maxStreamsPerSession',
+    'maxRequestsPerSecond',
+    'maxConnections',
+    'headersTimeoutMs',
+    'requestTimeoutMs',
+    'keepAliveMs',
+    'retryMs',
+    'maxBufferedBytes',
+    'tailWaitMs',
+  ] as const) {
+    if (!Number.isInteger(o[key]) || o[key] < 1)
+      throw invalidOption(key, 'a positive integer', o[key]);
+  }
+  return o;
+}
