@@ -257,6 +257,16 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       return streamRequest(req, res, session, version, initialize);
     }
 
+    // A request's id must be new in its session; its head is looked up beside the session's, so
+    // the check adds no round trip (nothing is answered from it before the session is verified).
+    const single = messages.length === 1 && isRequest(messages[0]!) ? messages[0] : undefined;
+    const header = req.headers['mcp-session-id'];
+    const claimed = parseSessionId((Array.isArray(header) ? header[0] : header) ?? '');
+    const earlier =
+      single === undefined || claimed === undefined
+        ? undefined
+        : heads.get(claimed, requestStreamId(single.id));
+    earlier?.catch(() => undefined); // a refused request never awaits it
     const found = await findSession(req, res, auth);
     if (found === undefined) return;
     const version = protocolVersionOf(req, res, found.protocolVersion);
@@ -285,7 +295,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     if (tooManyStreams(found.id, res)) return;
     // An id names its stream: one used before in this session (the spec forbids reuse) would
     // read another call's stream and never see its own answer.
-    if ((await heads.get(found.id, requestStreamId(request.id))) !== undefined)
+    if ((await earlier) !== undefined)
       return jsonError(
         res,
         400,
