@@ -44,6 +44,45 @@ describe('benchmarks (smoke sizes)', () => {
       new Set(['sdk-memory', 'tidemark-embedded', 'tidemark-kafka-1']),
     );
     expect(readFileSync(join(out, 'smoke-chart.svg'), 'utf8')).toMatch(/^<svg/);
+    const restart = (result as unknown as { restart: Array<{ target: string; rssRatio: number }> })
+      .restart;
+    expect(restart.map((r) => r.target)).toEqual([
+      'tidemark-embedded',
+      'tidemark-kafka-1',
+      'tidemark-kafka-1',
+    ]);
+    for (const row of restart) expect(row.rssRatio).toBeGreaterThan(0);
+  }, 300_000);
+
+  it('npm run soak: samples every process of both targets under churn and prints slopes and a chart', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'tidemark-soak-'));
+    const { stdout } = await run(
+      process.execPath,
+      [
+        script('soak.ts'),
+        '--minutes',
+        '0.25',
+        '--sample-seconds',
+        '2',
+        '--clients',
+        '3',
+        '--out',
+        out,
+      ],
+      { env, maxBuffer: 16 * 1024 * 1024 },
+    );
+    expect(stdout).toContain('| target | process | metric |');
+    const soak = JSON.parse(readFileSync(join(out, 'soak.json'), 'utf8')) as {
+      results: Array<{ target: string; counts: { sessions: number; calls: number } }>;
+      series: Array<{ target: string; process: string; samples: Array<{ rss: number }> }>;
+      steadyState: Array<{ metric: string; slopeMbPerHour: number }>;
+    };
+    expect(soak.results.map((r) => r.target)).toEqual(['tidemark-embedded', 'tidemark-kafka']);
+    for (const r of soak.results) expect(r.counts.calls).toBeGreaterThan(0);
+    expect(soak.series.map((s) => s.process)).toEqual(['dev', 'worker', 'gateway']);
+    for (const s of soak.series) expect(s.samples.length).toBeGreaterThanOrEqual(3);
+    expect(soak.steadyState.some((row) => row.metric === 'disk')).toBe(true);
+    expect(readFileSync(join(out, 'soak.svg'), 'utf8')).toMatch(/^<svg/);
   }, 300_000);
 
   it('npm run bench:otel and npm run bench:log', async () => {

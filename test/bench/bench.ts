@@ -5,7 +5,7 @@
 //
 //   npm run bench                    # the full run (about 15 minutes on 2 cores)
 //   npm run bench -- --smoke         # tiny sizes, every benchmark and target (what npm test runs)
-//   npm run bench -- --only live     # one benchmark (live, resume, memory); the others' results are kept
+//   npm run bench -- --only live     # one benchmark (live, resume, memory, restart); the others' results are kept
 //   npm run bench -- --only resume --targets tidemark-kafka-2 --storm 10000 --out /tmp/storm
 //
 // The load generator is this process; every server is a separate process on loopback. On a
@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { resolveKafka } from '@tidemark/testing';
 import { runLive } from './live.ts';
 import { runMemory } from './memory.ts';
+import { runRestart } from './restart.ts';
 import { runResume } from './resume.ts';
 import { writeSummary } from './summary.ts';
 import { machine, writeResult } from './support.ts';
@@ -30,10 +31,10 @@ const { values } = parseArgs({
   },
 });
 const smoke = values.smoke;
-const only = new Set((values.only ?? 'live,resume,memory').split(','));
+const only = new Set((values.only ?? 'live,resume,memory,restart').split(','));
 for (const name of only)
-  if (!['live', 'resume', 'memory'].includes(name)) {
-    console.error(`bench: --only takes live, resume, memory; got ${name}`);
+  if (!['live', 'resume', 'memory', 'restart'].includes(name)) {
+    console.error(`bench: --only takes live, resume, memory, restart; got ${name}`);
     process.exit(2);
   }
 const targets = (values.targets?.split(',') ?? [...TARGETS]) as TargetName[];
@@ -76,6 +77,16 @@ try {
       targets: targets.filter((t) => t !== 'sdk-redis' && t !== 'tidemark-kafka-2'),
       brokers,
       counts: smoke ? [20] : [1_000, 10_000],
+      settleMs: smoke ? 0 : 4_000,
+    });
+  if (only.has('restart'))
+    result['restart'] = await runRestart({
+      targets: (['tidemark-embedded', 'tidemark-kafka-1'] as const).filter((t) =>
+        targets.includes(t),
+      ),
+      brokers,
+      sessions: smoke ? 50 : 5_000,
+      largeCalls: smoke ? 1 : 20,
     });
   result['seconds'] = Math.round((Date.now() - started) / 1000);
   writeResult(file, result);

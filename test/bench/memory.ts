@@ -9,6 +9,8 @@ import { startTarget, type Target, type TargetName } from './targets.ts';
 export interface MemoryOptions {
   targets: readonly TargetName[];
   counts: readonly number[];
+  /** Wait before each reading, for idle sessions' MCP servers to be dropped (`--server-idle 2s`). */
+  settleMs: number;
   brokers?: readonly string[];
 }
 
@@ -59,12 +61,14 @@ export async function runMemory(options: MemoryOptions): Promise<MemoryRow[]> {
       const target = await startTarget(name, {
         ...(options.brokers ? { brokers: options.brokers } : {}),
         nodeOptions: PROBE_OPTIONS,
+        serverIdle: '2s',
       });
       const streams = new AbortController();
       try {
         const warm = new Session(target.urls[0]!);
         await warm.initialize();
         await warm.ticker(5, 0);
+        await new Promise((resolve) => setTimeout(resolve, options.settleMs));
         const base = await read(target);
         const sessions: Session[] = [];
         for (let i = 0; i < count; i += 100)
@@ -77,6 +81,8 @@ export async function runMemory(options: MemoryOptions): Promise<MemoryRow[]> {
               }),
             )),
           );
+        // Settled: idle sessions' MCP servers are dropped after --server-idle (2 s here).
+        await new Promise((resolve) => setTimeout(resolve, options.settleMs));
         const idle = await read(target);
         for (let i = 0; i < sessions.length; i += 200)
           await Promise.all(sessions.slice(i, i + 200).map((s) => s.listen(streams.signal)));

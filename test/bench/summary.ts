@@ -4,6 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { LiveRow } from './live.ts';
 import type { MemoryRow } from './memory.ts';
+import type { RestartRow } from './restart.ts';
 import type { ResumeRow, StormRow } from './resume.ts';
 
 interface Result {
@@ -12,6 +13,7 @@ interface Result {
   live?: LiveRow[];
   resume?: { rows: ResumeRow[]; storms: StormRow[] };
   memory?: MemoryRow[];
+  restart?: RestartRow[];
   seconds?: number;
 }
 
@@ -129,6 +131,32 @@ export function renderMarkdown(result: Result): string {
           kb(r.idleSessionRssBytes),
           kb(r.liveStreamHeapBytes),
           kb(r.liveStreamRssBytes),
+        ]),
+      ),
+    );
+  }
+  if (result.restart !== undefined) {
+    const mb = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MB`;
+    parts.push(
+      '**Restart after heavy use** (idle RSS after a full GC: fresh, then restarted on the same data)',
+      table(
+        [
+          'target',
+          'process',
+          'fresh RSS',
+          'restarted RSS',
+          'ratio',
+          'fresh heap',
+          'restarted heap',
+        ],
+        result.restart.map((r) => [
+          r.target,
+          r.process,
+          mb(r.freshRssBytes),
+          mb(r.restartedRssBytes),
+          `${r.rssRatio.toFixed(2)}×`,
+          mb(r.freshHeapBytes),
+          mb(r.restartedHeapBytes),
         ]),
       ),
     );

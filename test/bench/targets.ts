@@ -36,6 +36,8 @@ export interface TargetContext {
   brokers?: readonly string[];
   /** NODE_OPTIONS for the Node server processes (the memory probe). */
   nodeOptions?: string;
+  /** Tidemark's `--server-idle` (how soon an idle session's MCP server is dropped). */
+  serverIdle?: string;
 }
 
 const TOOLS = join(ROOT, 'test/bench/bench-tools.ts');
@@ -61,7 +63,12 @@ export async function startTarget(name: TargetName, context: TargetContext): Pro
       return { name, urls: [`http://127.0.0.1:${match[1]}/mcp`], processes, stop };
     }
     if (name === 'tidemark-embedded') {
-      const dev = await startDev({ TIDEMARK_LOG_LEVEL: 'warn', ...node }, ['--tools', TOOLS]);
+      const idle = context.serverIdle === undefined ? [] : ['--server-idle', context.serverIdle];
+      const dev = await startDev({ TIDEMARK_LOG_LEVEL: 'warn', ...node }, [
+        '--tools',
+        TOOLS,
+        ...idle,
+      ]);
       processes.push(dev.process);
       return { name, urls: [dev.url], processes, stop };
     }
@@ -81,7 +88,12 @@ export async function startTarget(name: TargetName, context: TargetContext): Pro
       '1',
     ]);
     Object.assign(env, node);
-    const worker = await startChild([BIN, 'worker', '--tools', TOOLS, ...kafka], /started/, env);
+    const idle = context.serverIdle === undefined ? [] : ['--server-idle', context.serverIdle];
+    const worker = await startChild(
+      [BIN, 'worker', '--tools', TOOLS, ...kafka, ...idle],
+      /started/,
+      env,
+    );
     processes.push(worker.process);
     const urls: string[] = [];
     for (let i = 0; i < (name === 'tidemark-kafka-2' ? 2 : 1); i++) {

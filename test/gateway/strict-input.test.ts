@@ -1,5 +1,5 @@
 import { StreamHeadStore } from '@tidemark/log';
-import { requestStreamId, type SessionId } from '@tidemark/protocol';
+import { decodeStamp, requestStreamId, type SessionId } from '@tidemark/protocol';
 import { defineToolModule } from '@tidemark/worker';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { embeddedStack, type EmbeddedStackOptions } from '../support/embedded-stack.js';
@@ -174,7 +174,7 @@ describe('one strict inbound check, before anything is written to the log', () =
 });
 
 describe('DELETE', () => {
-  it('ends the session’s open streams and cancels its running calls: the stream ends, the call’s head is terminal', async () => {
+  it('ends the session’s open streams and cancels its running calls: the stream ends with a terminal record, then its head is forgotten', async () => {
     const { stack, url } = await setup();
     const client = new RawMcpClient(url);
     await client.initialize();
@@ -190,14 +190,27 @@ describe('DELETE', () => {
     expect(progress.length).toBeGreaterThan(0);
     expect(progress.length).toBeLessThan(2_000);
     expect(messages.some((m) => 'result' in m)).toBe(false);
+    // The cancelled call's stream ended in the log (a terminal record)…
+    const terminal = async () => {
+      const read = await stack.log.fetch(stack.topics.events, 0, 0n);
+      return read.records.some((record) => {
+        const decoded = decodeStamp(record.headers);
+        return (
+          record.key === client.session &&
+          decoded.ok &&
+          decoded.stamp.stream === requestStreamId(4) &&
+          decoded.stamp.kind === 'terminal'
+        );
+      });
+    };
     const heads = new StreamHeadStore({ port: stack.log, topics: stack.topics, partitionCount: 1 });
-    for (let i = 0; i < 100; i++) {
-      if ((await heads.get(client.session as SessionId, requestStreamId(4)))?.terminal) break;
+    const gone = async () =>
+      (await heads.get(client.session as SessionId, requestStreamId(4))) === undefined;
+    for (let i = 0; i < 100 && !((await terminal()) && (await gone())); i++)
       await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    expect(
-      (await heads.get(client.session as SessionId, requestStreamId(4)))?.terminal,
-    ).toBeDefined();
+    expect(await terminal()).toBe(true);
+    // …and an ended session keeps no heads: nothing can resume them.
+    expect(await gone()).toBe(true);
   });
 });
 

@@ -3,7 +3,9 @@ import counting from '@tidemark/examples/counting';
 import interactive from '@tidemark/examples/interactive';
 import { StreamHeadStore } from '@tidemark/log';
 import {
+  ErrorCodes,
   requestStreamId,
+  TidemarkError,
   TOPIC_CLEANUP,
   TOPIC_ROLES,
   topicNames,
@@ -107,6 +109,39 @@ describe('the worker on the embedded log', () => {
       'first',
       'takeover',
     ]);
+  });
+
+  it('a write the log refuses does not leave the call hanging: the client is reset, then gets the result in a new generation', async () => {
+    const { log, topics, startWorker, client, executions } = setup();
+    const problems: string[] = [];
+    await startWorker({ onProblem: (problem) => problems.push(problem) });
+    // The log refuses one write of the call's stream (its 5th event), as a broker does when it
+    // loses its leader or its in-sync replicas.
+    const append = log.append.bind(log);
+    let refused = 0;
+    log.append = (topic, records) => {
+      const fifth = records.some((record) =>
+        (record.headers ?? []).some(([name, value]) => name === 'tm-seq' && value === '5'),
+      );
+      if (topic === topics.events && fifth && refused++ === 0)
+        return Promise.reject(
+          new TidemarkError(ErrorCodes.logUnavailable, 'NOT_ENOUGH_REPLICAS', { retryable: true }),
+        );
+      return append(topic, records);
+    };
+    const c = client();
+    await c.initialize();
+    const seen = await c.call(3, 'count', { to: 10, delayMs: 5 }).done;
+    const result = outcome(seen);
+    expect(refused).toBeGreaterThan(0);
+    expect(result.resets).toEqual(['generation-superseded']);
+    expect(result.text).toBe('1,2,3,4,5,6,7,8,9,10');
+    expect(result.isError).toBe(false);
+    expect(executions.filter((e) => e.stream === 'n3').map((e) => e.cause)).toEqual([
+      'first',
+      'retry',
+    ]);
+    expect(problems.some((p) => p.includes('written again as a new generation'))).toBe(true);
   });
 
   it('a call that keeps dying with its worker is answered with an error after maxExecutionsPerCall, not run forever', async () => {

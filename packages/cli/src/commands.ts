@@ -26,6 +26,7 @@ import { KAFKA_FLAGS, kafkaOptions } from './kafka-options.js';
 import { LIMIT_FLAGS, limitsOf } from './limits.js';
 import type { Logger } from './logger.js';
 import { list, parseFlags, port, positiveInt, str, UsageError } from './options.js';
+import { duration, TTL_FLAGS, ttlsOf } from './ttl.js';
 
 export interface Io {
   env: NodeJS.ProcessEnv;
@@ -46,9 +47,11 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     host: { type: 'string' },
     tools: { type: 'string', multiple: true },
     data: { type: 'string' },
+    'resume-window': { type: 'string' },
     'allow-remote': { type: 'boolean' },
     ...AUTH_FLAGS,
     ...LIMIT_FLAGS,
+    ...TTL_FLAGS,
   });
   const listenPort = port(str(values['port']), '--port', 3000);
   const host = str(values['host']) ?? '127.0.0.1';
@@ -59,6 +62,8 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
   }
   const auth = authOf(values, io.cwd, false);
   const limits = limitsOf(values);
+  const ttls = ttlsOf(values);
+  const resumeWindowMs = duration(str(values['resume-window']), '--resume-window') ?? 3_600_000;
   const data = resolve(io.cwd, str(values['data']) ?? '.tidemark');
   const modules = await loadToolModules(
     toolSpecifiers(list(values['tools']), io.cwd, DEFAULT_EXAMPLES),
@@ -74,13 +79,14 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
       name: topics[role],
       partitions: 4,
       cleanup: TOPIC_CLEANUP[role],
-      ...(TOPIC_CLEANUP[role] === 'delete' ? { retentionMs: 60 * 60 * 1000 } : {}),
+      ...(TOPIC_CLEANUP[role] === 'delete' ? { retentionMs: resumeWindowMs } : {}),
     });
   }
   const worker = new Worker({
     log,
     topics,
     modules,
+    ...ttls,
     ...observe(io.log),
   });
   await worker.start();
@@ -89,6 +95,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     topics,
     keyring: keyringOf(devSecret(data)),
     onError: (error) => io.log.error({ err: error }, 'gateway error'),
+    ...(ttls.sessionTtlMs === undefined ? {} : { sessionTtlMs: ttls.sessionTtlMs }),
     ...auth,
     ...limits,
   });
@@ -113,11 +120,13 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     'allowed-host': { type: 'string', multiple: true },
     ...AUTH_FLAGS,
     ...LIMIT_FLAGS,
+    'session-ttl': TTL_FLAGS['session-ttl'],
   });
   if (values['port'] === undefined)
     throw new UsageError('--port: required (the port to listen on)');
   const auth = authOf(values, io.cwd, true);
   const limits = limitsOf(values);
+  const { sessionTtlMs } = ttlsOf(values);
   const listenPort = port(str(values['port']), '--port', 0);
   const kafka = kafkaOptions(values, io.env, io.cwd);
   const secret = secretOf(str(values['secret-file']), io);
@@ -132,6 +141,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     onError: (error) => io.log.error({ err: error }, 'gateway error'),
     ...(origins.length > 0 ? { allowedOrigins: origins } : {}),
     ...(hosts.length > 0 ? { allowedHosts: hosts } : {}),
+    ...(sessionTtlMs === undefined ? {} : { sessionTtlMs }),
     ...auth,
     ...limits,
   });
@@ -151,6 +161,7 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     tools: { type: 'string', multiple: true },
     group: { type: 'string' },
     'health-port': { type: 'string' },
+    ...TTL_FLAGS,
   });
   const tools = list(values['tools']);
   if (tools.length === 0)
@@ -164,6 +175,7 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     topics,
     modules,
     ...(str(values['group']) === undefined ? {} : { group: str(values['group'])! }),
+    ...ttlsOf(values),
     ...observe(io.log),
   });
   await w.start();

@@ -31,7 +31,14 @@ unfinished calls run again as a new generation, resuming clients are reset, neve
   --auth-tokens <file>, --auth-jwks <url|file> --auth-issuer <iss> --auth-audience <aud>
                      authenticate clients as the gateway does. Default: none (loopback only)
   --max-body-bytes, --max-streams-per-session, --max-requests-per-second, --max-connections
-                     the gateway's limits (see tidemark gateway --help)`,
+                     the gateway's limits (see tidemark gateway --help)
+  --session-ttl <d>  a session with no request and no open stream this long expires (its next
+                     request gets 404; clients re-initialize). 90s, 30m, 1h, 7d. Default 1h
+  --result-ttl <d>   a finished call's result is kept this long for a resume. Default 1h
+  --resume-window <d> how long a dropped client can resume (retention of requests and events).
+                     Default 1h
+  --server-idle <d>  an idle session's MCP server is dropped after this (restored on its next
+                     request). Default 60s`,
   gateway: `Usage: tidemark gateway --port <n> (--auth-tokens <file> | --auth-jwks <url|file> ... | --auth none)
                         [--host 127.0.0.1] [--brokers <list>] [--secret-file <path>]
 
@@ -52,6 +59,8 @@ Limits (each answered with a clear 4xx; see README "Security"):
   --max-streams-per-session <n> open SSE streams of a session on this replica. Default 32 (429)
   --max-requests-per-second <n> per subject (no auth: per non-loopback address). Default 100 (429)
   --max-connections <n>         connections held at once. Default 10000
+  --session-ttl <d>             the workers' session TTL: open streams keep a session alive by
+                                telling its worker three times per TTL. Default 1h
 
 Kafka and the rest:
   --brokers <list>       Kafka bootstrap host:port[,host:port]; or KAFKA_BROKERS
@@ -76,6 +85,13 @@ Health: GET /healthz (alive), GET /readyz (broker reachable, topics valid).`,
   --prefix <p>           topic prefix. Default tidemark.
   --group <g>            consumer group. Default tidemark-workers
   --health-port <n>      serve /healthz and /readyz on this port
+  --session-ttl <d>      a session with no request and no open stream this long expires: its
+                         record and results are tombstoned, its next request gets "session not
+                         found" (clients re-initialize). 90s, 30m, 1h, 7d. Default 1h
+  --result-ttl <d>       a finished call's head and final result are kept this long after it
+                         finished (a resume after its events expired gets it). Default 1h
+  --server-idle <d>      an idle session's MCP server is dropped after this (restored from the log
+                         on its next request). Default 60s
   --tls, --tls-*, --sasl-* as for the gateway`,
   topics: `Usage: tidemark topics create|check [--brokers <list>] [--partitions 12] [--replication-factor 3] [--prefix tidemark.]
 

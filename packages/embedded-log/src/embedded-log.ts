@@ -37,6 +37,11 @@ export interface EmbeddedLogOptions {
   topics?: readonly EmbeddedTopicOptions[];
   /** Run `enforceRetention` on this interval; unset: only when called. */
   retentionCheckIntervalMs?: number;
+  /**
+   * How long a record of a compacted topic stays before `enforceRetention` may compact it away (and
+   * how long a tombstone stays, so readers see it). Default 60 s.
+   */
+  compactionLagMs?: number;
   /** Clock, for tests of time-based retention. Defaults to `Date.now`. */
   now?: () => number;
 }
@@ -71,6 +76,12 @@ export class EmbeddedLog implements LogPort, GroupPort {
     Array<{ options: JoinGroupOptions; partitions: number[] }>
   >();
   private readonly retentionTimer: NodeJS.Timeout | undefined;
+  private readonly compactionLagMs: number;
+  /**
+   * Per compacted partition, its last compaction: the high watermark then, when, and whether it
+   * left nothing for later (a pass after the lag, with no write since, sees every record old enough).
+   */
+  private readonly compactedAt = new Map<string, { hwm: bigint; atMs: number; final: boolean }>();
   private closed = false;
   // This object is the only writer of its file, so topic rows, partition offsets and the latest
   // records are kept in memory as they are written; SQLite is read for what came before.
@@ -91,6 +102,7 @@ export class EmbeddedLog implements LogPort, GroupPort {
     read: StatementSync;
     setStart: StatementSync;
     deleteBelow: StatementSync;
+    compact: StatementSync;
     begin: StatementSync;
     commit: StatementSync;
     rollback: StatementSync;
@@ -101,7 +113,16 @@ export class EmbeddedLog implements LogPort, GroupPort {
       throw invalidOption('path', 'a file path or ":memory:"', options.path);
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
     this.now = options.now ?? Date.now;
+    this.compactionLagMs = options.compactionLagMs ?? 60_000;
+    if (!Number.isInteger(this.compactionLagMs) || this.compactionLagMs < 0)
+      throw invalidOption('compactionLagMs', 'a non-negative integer', this.compactionLagMs);
     this.db = new DatabaseSync(options.path);
+    // Pages freed by retention and compaction go back to the file system (incremental vacuum), so
+    // the file is bounded by what is live; a file made before this is rewritten once.
+    const autoVacuum = (this.db.prepare('PRAGMA auto_vacuum').get() as { auto_vacuum: number })
+      .auto_vacuum;
+    if (autoVacuum !== INCREMENTAL_VACUUM)
+      this.db.exec(`PRAGMA auto_vacuum = ${INCREMENTAL_VACUUM}; VACUUM;`);
     this.db.exec(`
       PRAGMA journal_mode = WAL;
       PRAGMA synchronous = NORMAL;
@@ -148,6 +169,11 @@ export class EmbeddedLog implements LogPort, GroupPort {
       ),
       deleteBelow: this.db.prepare(
         'DELETE FROM records WHERE topic = ? AND partition = ? AND offset < ?',
+      ),
+      compact: this.db.prepare(
+        `DELETE FROM records WHERE topic = :topic AND partition = :partition AND offset < :below
+           AND ts <= :before AND (value IS NULL OR offset NOT IN (
+             SELECT MAX(offset) FROM records WHERE topic = :topic AND partition = :partition GROUP BY key))`,
       ),
       begin: this.db.prepare('BEGIN IMMEDIATE'),
       commit: this.db.prepare('COMMIT'),
@@ -326,25 +352,39 @@ export class EmbeddedLog implements LogPort, GroupPort {
 
   /**
    * Keeps only the latest record of each key below the partition's last record (as Kafka's cleaner
-   * does), leaving offset gaps; tombstones are removed too. The log start offset does not move.
+   * does), leaving offset gaps; tombstones are removed too. Records younger than `lagMs` stay. The
+   * log start offset does not move. Resolves with how many records were removed.
    */
-  compact(topic: string, partition: number): Promise<number> {
+  compact(topic: string, partition: number, lagMs = 0): Promise<number> {
     return this.guard(() => {
       const row = this.topicRow(topic);
       this.checkPartition(row, partition);
       if (row.cleanup !== 'compact')
         throw new TidemarkError(ErrorCodes.topicMismatch, `topic ${topic} is not compacted`);
-      const { highWatermark } = this.offsetsOf(topic, partition);
-      const result = this.db
-        .prepare(
-          `DELETE FROM records WHERE topic = ?1 AND partition = ?2 AND offset < ?3 - 1 AND (
-             value IS NULL OR offset < (SELECT MAX(r.offset) FROM records r WHERE r.topic = ?1 AND r.partition = ?2 AND r.key IS records.key))`,
-        )
-        .run(topic, partition, highWatermark);
-      // Compaction leaves offset gaps the in-memory run does not have: read from SQLite again.
-      this.recent.delete(partitionKey(topic, partition));
-      return Number(result.changes);
+      return this.compactNow(topic, partition, lagMs);
     });
+  }
+
+  private compactNow(topic: string, partition: number, lagMs: number): number {
+    const { highWatermark } = this.offsetsOf(topic, partition);
+    // One pass for the latest offset of every key (an uncorrelated subquery, computed once).
+    const result = this.statements.compact.run({
+      topic,
+      partition,
+      below: highWatermark - 1n,
+      before: this.now() - lagMs,
+    });
+    const key = partitionKey(topic, partition);
+    const last = this.compactedAt.get(key);
+    const nowMs = this.now();
+    this.compactedAt.set(key, {
+      hwm: highWatermark,
+      atMs: nowMs,
+      final: last?.hwm === highWatermark && nowMs - last.atMs >= lagMs,
+    });
+    // Compaction leaves offset gaps the in-memory run does not have: read from SQLite again.
+    if (result.changes > 0) this.recent.delete(partitionKey(topic, partition));
+    return Number(result.changes);
   }
 
   /**
@@ -401,12 +441,15 @@ export class EmbeddedLog implements LogPort, GroupPort {
     });
   }
 
-  /** Applies time and count retention to every `delete` topic now. */
+  /**
+   * Applies time and count retention to every `delete` topic and compaction (past the compaction
+   * lag) to every compacted partition written since its last compaction, then returns the freed
+   * pages to the file system.
+   */
   enforceRetention(): void {
     if (this.closed) return;
-    const topics = this.db
-      .prepare("SELECT * FROM topics WHERE cleanup = 'delete'")
-      .all() as unknown as TopicRow[];
+    const all = this.db.prepare('SELECT * FROM topics').all() as unknown as TopicRow[];
+    const topics = all.filter((row) => row.cleanup === 'delete');
     const oldestKept = this.db.prepare(
       'SELECT MIN(offset) AS o FROM records WHERE topic = ? AND partition = ? AND ts >= ?',
     );
@@ -427,7 +470,19 @@ export class EmbeddedLog implements LogPort, GroupPort {
           if (start > 0n) this.moveLogStart(row.name, p, start);
         }
       }
+      for (const row of all.filter((r) => r.cleanup === 'compact')) {
+        for (let p = 0; p < row.partitions; p++) {
+          const { highWatermark } = this.offsetsOf(row.name, p);
+          const last = this.compactedAt.get(partitionKey(row.name, p));
+          const nothingNew =
+            last?.hwm === highWatermark &&
+            (last.final || this.now() - last.atMs < this.compactionLagMs);
+          if (nothingNew) continue;
+          this.compactNow(row.name, p, this.compactionLagMs);
+        }
+      }
     });
+    this.db.exec('PRAGMA incremental_vacuum');
   }
 
   close(): Promise<void> {
@@ -605,5 +660,8 @@ export class EmbeddedLog implements LogPort, GroupPort {
     }
   }
 }
+
+/** `PRAGMA auto_vacuum` value of incremental vacuum. */
+const INCREMENTAL_VACUUM = 2;
 
 const partitionKey = (topic: string, partition: number) => `${topic}\u0000${partition}`;

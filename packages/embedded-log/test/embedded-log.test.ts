@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ErrorCodes } from '@tidemark/protocol';
@@ -73,6 +73,53 @@ describe('EmbeddedLog', () => {
     now = 10_000;
     log.enforceRetention();
     expect(await log.offsets('by-time', 0)).toEqual({ logStartOffset: 2n, highWatermark: 2n });
+  });
+
+  it('compacts compacted topics past the lag and gives the freed pages back: the file follows what is live', async () => {
+    let now = 1_000;
+    const path = join(mkdtempSync(join(tmpdir(), 'tidemark-embedded-')), 'log.sqlite');
+    const log = new EmbeddedLog({
+      path,
+      now: () => now,
+      compactionLagMs: 1_000,
+      topics: [{ name: 'table', partitions: 1, cleanup: 'compact' }],
+    });
+    onTestFinished(() => log.close());
+    const big = Buffer.alloc(2_000, 'x');
+    for (let round = 0; round < 5; round++)
+      await log.append(
+        'table',
+        Array.from({ length: 500 }, (_, i) => ({ partition: 0, key: `k${i}`, value: big })),
+      );
+    const grown = statSync(path).size;
+    log.enforceRetention();
+    const count = async () => {
+      let n = 0;
+      for (let from = 0n; from < 2_500n;) {
+        const read = await log.fetch('table', 0, from);
+        n += read.records.length;
+        from = read.nextOffset;
+      }
+      return n;
+    };
+    expect(await count()).toBe(2_500); // all younger than the lag
+    now = 2_500;
+    // Half the keys end (tombstones); their tombstones stay for the lag, so readers see them.
+    await log.append(
+      'table',
+      Array.from({ length: 250 }, (_, i) => ({ partition: 0, key: `k${i}`, value: null })),
+    );
+    log.enforceRetention();
+    expect(await count()).toBe(250 + 250); // the live half, and the tombstones of the other
+
+    now = 10_000;
+    log.enforceRetention();
+    const kept = await log.fetch('table', 0, 0n);
+    expect(new Set(kept.records.map((r) => r.key)).size).toBe(kept.records.length);
+    expect(await count()).toBe(251); // the live half, and the last record (a tombstone)
+    // The checkpointed WAL and the vacuumed file are a fraction of what they were.
+    await log.close();
+    expect(statSync(path).size).toBeLessThan(grown / 3);
   });
 
   it('says it is closed instead of crashing', async () => {

@@ -36,6 +36,17 @@ export interface GatewayOptions {
   headersTimeoutMs?: number;
   /** Time to receive a whole request, body included (408 after). Default 30 s. */
   requestTimeoutMs?: number;
+  /**
+   * The session TTL the workers apply (`WorkerOptions.sessionTtlMs`): while a session has an open
+   * stream on this replica, the gateway tells the session's worker so three times per TTL, so a
+   * client that only listens does not expire. Default 1 hour.
+   */
+  sessionTtlMs?: number;
+  /**
+   * Largest `initialize` params (client info and capabilities), in bytes of JSON: they are kept
+   * for the session's lifetime, so more get 400. Default 64 KiB.
+   */
+  maxInitializeBytes?: number;
   /** Keep-alive comment interval on SSE streams. Default 15 s. */
   keepAliveMs?: number;
   /** `retry:` hint sent to clients (priming, drain). Default 1,000 ms. */
@@ -76,6 +87,8 @@ export const GATEWAY_DEFAULTS = {
   maxConnections: 10_000,
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
+  sessionTtlMs: 60 * 60 * 1000,
+  maxInitializeBytes: 64 * 1024,
   keepAliveMs: 15_000,
   retryMs: 1_000,
   maxBufferedBytes: 1024 * 1024,
@@ -98,6 +111,8 @@ export function compileGatewayOptions(options: GatewayOptions): CompiledGatewayO
     'maxConnections',
     'headersTimeoutMs',
     'requestTimeoutMs',
+    'sessionTtlMs',
+    'maxInitializeBytes',
     'keepAliveMs',
     'retryMs',
     'maxBufferedBytes',

@@ -6,6 +6,7 @@ import { classifyInboundRequest, type InboundModernRoute } from '@modelcontextpr
 import {
   CLASSIFICATION_HEADER,
   CONTROL_HEADER,
+  CONTROL_METHOD,
   decideResume,
   decodeStamp,
   encodeEventId,
@@ -18,6 +19,7 @@ import {
   resetNotification,
   SESSION_ENDED,
   SESSION_ENDED_METHOD,
+  SESSION_TOUCHED,
   STANDALONE_STREAM,
   SUBJECT_HEADER,
   StreamCursor,
@@ -119,6 +121,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const bySession = new Map<SessionId, Set<SseStream>>();
   const servers = new Set<Server>();
   let draining = false;
+  // A session whose client only listens sends no requests: its open streams keep it alive.
+  const touchTimer = setInterval(
+    () => void touchOpenSessions().catch(onError),
+    Math.max(100, Math.floor(o.sessionTtlMs / 3)),
+  );
+  touchTimer.unref();
   const sseOptions = {
     keepAliveMs: o.keepAliveMs,
     maxBufferedBytes: o.maxBufferedBytes,
@@ -243,6 +251,16 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           'Invalid Request: initialize must be a request (with an id)',
           'invalid-request',
         );
+      // Kept for the session's lifetime (to restore its server on any worker): bounded.
+      const paramsBytes = Buffer.byteLength(JSON.stringify(initialize.params ?? {}));
+      if (paramsBytes > o.maxInitializeBytes)
+        return jsonError(
+          res,
+          400,
+          -32602,
+          `Invalid params: initialize params are ${paramsBytes} bytes, more than the ${o.maxInitializeBytes} this server keeps`,
+          'initialize-size',
+        );
       const session = newSessionId();
       const requested = (initialize.params as { protocolVersion?: unknown } | undefined)
         ?.protocolVersion;
@@ -254,7 +272,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         ...(auth === undefined ? {} : { subject: auth.subject }),
         createdAtMs: now(),
       });
-      return streamRequest(req, res, session, version, initialize);
+      // The params travel once, in the session's record; the worker reads them from there.
+      const { params: _kept, ...withoutParams } = initialize;
+      return streamRequest(req, res, session, version, withoutParams);
     }
 
     // A request's id must be new in its session; its head is looked up beside the session's, so
@@ -772,6 +792,17 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     });
   }
 
+  /** Tells the workers which sessions have open streams here (they do not expire meanwhile). */
+  async function touchOpenSessions(): Promise<void> {
+    const records = [...bySession.keys()].map((session) => ({
+      partition: partitionForSession(session, partitionCount),
+      key: session,
+      value: Buffer.from(JSON.stringify({ jsonrpc: '2.0', method: CONTROL_METHOD })),
+      headers: [[CONTROL_HEADER, SESSION_TOUCHED]] as Array<[string, string]>,
+    }));
+    if (records.length > 0) await port.append(topics.requests, records);
+  }
+
   /** Answers 429 when a session already has as many open streams here as it may. */
   function tooManyStreams(session: SessionId, res: Response): boolean {
     if ((bySession.get(session)?.size ?? 0) < o.maxStreamsPerSession) return false;
@@ -834,6 +865,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       }),
     drain: async () => {
       draining = true;
+      clearInterval(touchTimer);
       for (const server of servers) server.close();
       for (const sse of open) sse.end(o.retryMs);
       tails.close();

@@ -27,6 +27,14 @@ export interface TopicLayoutOptions {
   /** How long a compacted record is kept before the cleaner may replace it. Default 1 min. */
   minCompactionLagMs?: number;
   /**
+   * Longest a replaced or tombstoned record of `streams` and `sessions` stays on disk: the workers
+   * tombstone expired sessions and results (their TTLs), and this makes the cleaner remove them
+   * within hours even when little else is written. Default 6 h.
+   */
+  maxCompactionLagMs?: number;
+  /** How long a tombstone stays readable (`delete.retention.ms`). Default 1 h. */
+  tombstoneRetentionMs?: number;
+  /**
    * Largest record every topic takes (`max.message.bytes`), set explicitly: the broker's default
    * (1 MiB) is below the gateway's default body limit (4 MiB), and a request, its initialize in
    * `sessions` and a final result in `streams` can each be that large. Default 4 MiB + 64 KiB.
@@ -44,6 +52,8 @@ export const TOPIC_LAYOUT_DEFAULTS = {
   requestsRetentionMs: 60 * 60 * 1000,
   segmentMs: 10 * 60 * 1000,
   minCompactionLagMs: 60 * 1000,
+  maxCompactionLagMs: 6 * 60 * 60 * 1000,
+  tombstoneRetentionMs: 60 * 60 * 1000,
   maxMessageBytes: 4 * 1024 * 1024 + 64 * 1024,
 } as const;
 
@@ -67,22 +77,24 @@ export function planTopics(options: TopicLayoutOptions = {}): TopicPlan[] {
     'requestsRetentionMs',
     'segmentMs',
     'minCompactionLagMs',
+    'maxCompactionLagMs',
+    'tombstoneRetentionMs',
   ] as const) {
     if (!Number.isInteger(o[key]) || o[key] < 0)
       throw invalidOption(key, 'a non-negative integer of milliseconds', o[key]);
   }
   const names = topicNames(o.prefix);
+  const compacted = {
+    'min.compaction.lag.ms': String(o.minCompactionLagMs),
+    'max.compaction.lag.ms': String(o.maxCompactionLagMs),
+    'delete.retention.ms': String(o.tombstoneRetentionMs),
+    'segment.ms': String(o.segmentMs),
+  };
   const base: Record<TopicRole, Record<string, string>> = {
     requests: { 'retention.ms': String(o.requestsRetentionMs), 'segment.ms': String(o.segmentMs) },
     events: { 'retention.ms': String(o.resumeWindowMs), 'segment.ms': String(o.segmentMs) },
-    streams: {
-      'min.compaction.lag.ms': String(o.minCompactionLagMs),
-      'segment.ms': String(o.segmentMs),
-    },
-    sessions: {
-      'min.compaction.lag.ms': String(o.minCompactionLagMs),
-      'segment.ms': String(o.segmentMs),
-    },
+    streams: compacted,
+    sessions: compacted,
   };
   return TOPIC_ROLES.map((role) => ({
     role,

@@ -1,4 +1,12 @@
-import { ErrorCodes, isTidemarkError, type LogPort } from '@tidemark/protocol';
+import { LRUCache } from 'lru-cache';
+import {
+  ErrorCodes,
+  invalidOption,
+  isTidemarkError,
+  TidemarkError,
+  type LogPort,
+  type LogRecord,
+} from '@tidemark/protocol';
 
 export interface CompactedTableOptions<V> {
   port: LogPort;
@@ -6,40 +14,127 @@ export interface CompactedTableOptions<V> {
   /** Reads a stored value (and its record's headers); undefined for one it does not understand. */
   decode(value: Uint8Array, headers: ReadonlyArray<readonly [string, string]>): V | undefined;
   encode(value: V): Uint8Array;
+  /**
+   * A few bits about a record kept in the index beside its offset (for sweeps that must not decode
+   * every value, e.g. "this head is terminal"). Read from headers; default 0.
+   */
+  flags?(record: LogRecord): number;
+  /** Decoded values kept in memory at most. Default 4,096. */
+  cacheEntries?: number;
+  /** Bytes of stored values (as written) kept decoded in memory at most. Default 16 MiB. */
+  cacheBytes?: number;
 }
 
-interface PartitionView<V> {
-  readonly entries: Map<string, V>;
+export const COMPACTED_TABLE_DEFAULTS = { cacheEntries: 4_096, cacheBytes: 16 * 1024 * 1024 };
+
+/** Where the latest record of a key is, and what the index knows of it without decoding it. */
+export interface TableEntry {
+  readonly offset: bigint;
+  /** The record's timestamp (when it was written). */
+  readonly timestampMs: number;
+  readonly flags: number;
+}
+
+interface PartitionView {
+  /** key → its latest record: an index, not the values (those are read on demand, then cached). */
+  readonly index: Map<string, TableEntry>;
   next: bigint;
   catchingUp: Promise<void> | undefined;
 }
+
+interface Cached<V> {
+  readonly offset: bigint;
+  readonly value: V;
+}
+
+/** Attempts to read a key whose record compaction replaced between the catch-up and the read. */
+const MAX_LOAD_ATTEMPTS = 4;
 
 /**
  * A key → value table over a compacted topic: the latest record of a key wins, a tombstone
  * removes it. `get` first reads the partition up to its current high watermark, so a value written
  * by any process before the call is seen (read-your-writes across replicas).
  *
- * Holds every live key of the partitions it has read: bounded by what compaction and tombstones
- * keep, not by a cache size.
+ * Memory is bounded by what is live, not by what was ever written: the table keeps an index (key →
+ * offset of its latest record) of the partitions it has read, and the decoded values of a bounded
+ * LRU cache in front of the log. A miss reads the one record at its offset; a record compaction
+ * removed meanwhile (its key was written again, or tombstoned and the tombstone cleaned) is found
+ * again by catching up, so a lookup is correct whatever the cache holds.
  */
 export class CompactedTable<V> {
-  private readonly views = new Map<number, PartitionView<V>>();
+  private readonly views = new Map<number, PartitionView>();
+  private readonly cache: LRUCache<string, Cached<V>>;
 
-  constructor(private readonly options: CompactedTableOptions<V>) {}
+  constructor(private readonly options: CompactedTableOptions<V>) {
+    const max = options.cacheEntries ?? COMPACTED_TABLE_DEFAULTS.cacheEntries;
+    const maxSize = options.cacheBytes ?? COMPACTED_TABLE_DEFAULTS.cacheBytes;
+    if (!Number.isInteger(max) || max < 1)
+      throw invalidOption('cacheEntries', 'a positive integer', max);
+    if (!Number.isInteger(maxSize) || maxSize < 1)
+      throw invalidOption('cacheBytes', 'a positive integer', maxSize);
+    this.cache = new LRUCache<string, Cached<V>>({ max, maxSize, sizeCalculation: () => 1 });
+  }
 
   async get(partition: number, key: string): Promise<V | undefined> {
     await this.catchUp(partition);
-    return this.view(partition).entries.get(key);
+    const view = this.view(partition);
+    for (let attempt = 1; ; attempt++) {
+      const entry = view.index.get(key);
+      if (entry === undefined) return undefined;
+      const cached = this.cache.get(cacheKey(partition, key));
+      if (cached !== undefined && cached.offset === entry.offset) return cached.value;
+      const loaded = await this.load(partition, key, entry.offset);
+      if (loaded.found) return loaded.value;
+      // Compaction removed the record after the index saw it: a newer record of the key (or a
+      // tombstone, possibly cleaned too) came after it. Catch up and look again.
+      await this.catchUp(partition);
+      if (view.index.get(key)?.offset === entry.offset) {
+        view.index.delete(key);
+        return undefined;
+      }
+      if (attempt >= MAX_LOAD_ATTEMPTS)
+        throw new TidemarkError(
+          ErrorCodes.logUnavailable,
+          `${this.options.topic}/${partition}: key ${key} kept moving while it was read`,
+          { retryable: true },
+        );
+    }
   }
 
+  /** Writes a value; this process reads it back from memory until it is evicted. */
   async put(partition: number, key: string, value: V): Promise<void> {
-    await this.options.port.append(this.options.topic, [
-      { partition, key, value: this.options.encode(value) },
+    const bytes = this.options.encode(value);
+    const [offset] = await this.options.port.append(this.options.topic, [
+      { partition, key, value: bytes },
     ]);
+    this.remember(partition, key, offset!, value, bytes.length);
   }
 
   async delete(partition: number, key: string): Promise<void> {
+    this.cache.delete(cacheKey(partition, key));
     await this.options.port.append(this.options.topic, [{ partition, key, value: null }]);
+  }
+
+  /** Tombstones many keys of one partition in one append. */
+  async deleteMany(partition: number, keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
+    for (const key of keys) this.cache.delete(cacheKey(partition, key));
+    await this.options.port.append(
+      this.options.topic,
+      keys.map((key) => ({ partition, key, value: null })),
+    );
+  }
+
+  /** The live keys of a partition as of its last catch-up, with where each is: for sweeps. */
+  entries(partition: number): IterableIterator<[string, TableEntry]> {
+    return this.view(partition).index.entries();
+  }
+
+  /** Live keys held in the index of every partition read (for tests and metrics). */
+  get size(): number {
+    let size = 0;
+    for (const view of this.views.values()) size += view.index.size;
+    return size;
   }
 
   /** Reads the partition up to the high watermark of now. Concurrent callers share one read. */
@@ -51,7 +146,15 @@ export class CompactedTable<V> {
     return view.catchingUp;
   }
 
-  private async readToEnd(view: PartitionView<V>, partition: number): Promise<void> {
+  /** Forgets a partition this process no longer serves (its index and cached values). */
+  release(partition: number): void {
+    const view = this.views.get(partition);
+    if (view === undefined) return;
+    for (const key of view.index.keys()) this.cache.delete(cacheKey(partition, key));
+    this.views.delete(partition);
+  }
+
+  private async readToEnd(view: PartitionView, partition: number): Promise<void> {
     const { port, topic } = this.options;
     const { logStartOffset, highWatermark } = await port.offsets(topic, partition);
     if (view.next < logStartOffset) view.next = logStartOffset;
@@ -62,7 +165,7 @@ export class CompactedTable<V> {
       } catch (error) {
         // deleteRecords on a table is an operator's act; start over from what is left.
         if (isTidemarkError(error) && error.code === ErrorCodes.offsetOutOfRange) {
-          view.entries.clear();
+          view.index.clear();
           view.next = (await port.offsets(topic, partition)).logStartOffset;
           continue;
         }
@@ -71,22 +174,59 @@ export class CompactedTable<V> {
       for (const record of result.records) {
         if (record.key === null) continue;
         if (record.value === null) {
-          view.entries.delete(record.key);
+          view.index.delete(record.key);
+          this.cache.delete(cacheKey(partition, record.key));
           continue;
         }
-        const value = this.options.decode(record.value, record.headers);
-        if (value !== undefined) view.entries.set(record.key, value);
+        // Map order is insertion order: a key written again moves to the end, so the index
+        // iterates oldest-written first (sweeps can stop early).
+        view.index.delete(record.key);
+        view.index.set(record.key, {
+          offset: record.offset,
+          timestampMs: record.timestampMs,
+          flags: this.options.flags?.(record) ?? 0,
+        });
       }
       view.next = result.nextOffset;
     }
   }
 
-  private view(partition: number): PartitionView<V> {
+  /** Reads the record at `offset`; not found when compaction removed it (or it is not `key`'s). */
+  private async load(
+    partition: number,
+    key: string,
+    offset: bigint,
+  ): Promise<{ found: true; value: V | undefined } | { found: false }> {
+    let result;
+    try {
+      result = await this.options.port.fetch(this.options.topic, partition, offset, {
+        maxBytes: 1,
+      });
+    } catch (error) {
+      if (isTidemarkError(error) && error.code === ErrorCodes.offsetOutOfRange)
+        return { found: false };
+      throw error;
+    }
+    const record = result.records.find((r) => r.offset === offset);
+    if (record === undefined || record.key !== key || record.value === null)
+      return { found: false };
+    const value = this.options.decode(record.value, record.headers);
+    if (value !== undefined) this.remember(partition, key, offset, value, record.value.length);
+    return { found: true, value };
+  }
+
+  private remember(partition: number, key: string, offset: bigint, value: V, bytes: number): void {
+    this.cache.set(cacheKey(partition, key), { offset, value }, { size: Math.max(1, bytes) });
+  }
+
+  private view(partition: number): PartitionView {
     let view = this.views.get(partition);
     if (view === undefined) {
-      view = { entries: new Map(), next: 0n, catchingUp: undefined };
+      view = { index: new Map(), next: 0n, catchingUp: undefined };
       this.views.set(partition, view);
     }
     return view;
   }
 }
+
+const cacheKey = (partition: number, key: string) => `${partition}\u0000${key}`;

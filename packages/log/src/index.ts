@@ -3,7 +3,7 @@ export type { PartitionTailOptions, Subscription, TailListener } from './partiti
 export { AppendQueue } from './append-queue.js';
 export { GenerationWriter, StreamWriter } from './stream-writer.js';
 export type { BeginOptions, StreamWriterOptions } from './stream-writer.js';
-export { CompactedTable } from './compacted-table.js';
-export type { CompactedTableOptions } from './compacted-table.js';
-export { SessionStore, StreamHeadStore, type TracedStreamHead } from './stores.js';
+export { COMPACTED_TABLE_DEFAULTS, CompactedTable } from './compacted-table.js';
+export type { CompactedTableOptions, TableEntry } from './compacted-table.js';
+export { SessionStore, StreamHeadStore, TERMINAL_HEAD, type TracedStreamHead } from './stores.js';
 export type { SessionRecord, StoreOptions } from './stores.js';

@@ -1,6 +1,7 @@
 import {
   decodeStreamHead,
   encodeStreamHead,
+  HEAD_STATE_HEADER,
   partitionForSession,
   streamHeadKey,
   type LogPort,
@@ -9,13 +10,18 @@ import {
   type StreamId,
   type TopicNames,
 } from '@tidemark/protocol';
-import { CompactedTable } from './compacted-table.js';
+import { CompactedTable, type TableEntry } from './compacted-table.js';
 
 export interface StoreOptions {
   port: LogPort;
   topics: TopicNames;
   partitionCount: number;
+  /** Decoded values each store keeps in memory at most (an LRU); the rest are read on demand. */
+  cacheEntries?: number;
 }
+
+/** Index flag of a head that holds a finished stream's final result. */
+export const TERMINAL_HEAD = 1;
 
 /** A stream head with the trace context of the execution that wrote it (empty: untraced). */
 export interface TracedStreamHead {
@@ -36,7 +42,42 @@ export class StreamHeadStore {
         return head === undefined ? undefined : { head, traceHeaders: headers };
       },
       encode: ({ head }) => Buffer.from(encodeStreamHead(head)),
+      flags: (record) => {
+        const state = record.headers.find(([name]) => name === HEAD_STATE_HEADER)?.[1];
+        // Heads written before the header existed are decoded once, here.
+        const terminal =
+          state === undefined
+            ? record.value !== null &&
+              decodeStreamHead(Buffer.from(record.value).toString())?.terminal !== undefined
+            : state === 'terminal';
+        return terminal ? TERMINAL_HEAD : 0;
+      },
+      ...(options.cacheEntries === undefined ? {} : { cacheEntries: options.cacheEntries }),
     });
+  }
+
+  partitionOf(session: SessionId): number {
+    return partitionForSession(session, this.options.partitionCount);
+  }
+
+  /** Reads a partition's heads up to its high watermark of now (before a sweep). */
+  catchUp(partition: number): Promise<void> {
+    return this.table.catchUp(partition);
+  }
+
+  /** Every head key of a partition (`session/stream`) with where it is and whether it is terminal. */
+  entries(partition: number): IterableIterator<[string, TableEntry]> {
+    return this.table.entries(partition);
+  }
+
+  /** Tombstones heads of one partition by key. */
+  forget(partition: number, keys: readonly string[]): Promise<void> {
+    return this.table.deleteMany(partition, keys);
+  }
+
+  /** Drops what is held of a partition this process stopped serving. */
+  release(partition: number): void {
+    this.table.release(partition);
   }
 
   /** The stored head, read up to the `streams` partition's high watermark of now. */
@@ -74,7 +115,28 @@ export class SessionStore {
       topic: options.topics.sessions,
       decode: decodeSession,
       encode: (record) => Buffer.from(JSON.stringify(record)),
+      ...(options.cacheEntries === undefined ? {} : { cacheEntries: options.cacheEntries }),
     });
+  }
+
+  /** Reads a partition's sessions up to its high watermark of now (before a sweep). */
+  catchUp(partition: number): Promise<void> {
+    return this.table.catchUp(partition);
+  }
+
+  /** Every live session of a partition, with when its record was written. */
+  entries(partition: number): IterableIterator<[string, TableEntry]> {
+    return this.table.entries(partition);
+  }
+
+  /** Tombstones sessions of one partition (expired). */
+  endMany(partition: number, sessions: readonly SessionId[]): Promise<void> {
+    return this.table.deleteMany(partition, sessions);
+  }
+
+  /** Drops what is held of a partition this process stopped serving. */
+  release(partition: number): void {
+    this.table.release(partition);
   }
 
   partitionOf(session: SessionId): number {

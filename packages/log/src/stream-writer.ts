@@ -2,6 +2,7 @@ import {
   encodeStamp,
   encodeStreamHead,
   ErrorCodes,
+  HEAD_STATE_HEADER,
   nextGeneration,
   partitionForSession,
   streamHeadKey,
@@ -140,8 +141,11 @@ export class StreamWriter {
       partition,
       key: streamHeadKey(session, head.stream),
       value: Buffer.from(encodeStreamHead(head)),
-      // The call's trace, so a resume on any gateway continues it.
-      headers: traceHeaders(),
+      // The call's trace, so a resume on any gateway continues it; whether it holds a result.
+      headers: [
+        [HEAD_STATE_HEADER, head.terminal === undefined ? 'open' : 'terminal'],
+        ...traceHeaders(),
+      ],
     });
   }
 
@@ -200,18 +204,29 @@ export class GenerationWriter {
     return this.pending;
   }
 
-  /** Writes the terminal record (with the final message, if any) and the finished head. */
+  /**
+   * Writes the terminal record (with the final message, if any) and the finished head. When only
+   * the head failed to write, calling `finish` again writes the head again (the terminal record is
+   * in the log); when the terminal record failed, the generation is poisoned: start another.
+   */
   async finish(message?: unknown): Promise<bigint> {
-    const offset = await this.write('terminal', message);
-    this.head = {
-      ...this.head,
-      lastSeq: this.seq,
-      lastOffset: offset,
-      terminal: { seq: this.seq, offset, payload: message },
-      position: offset + 1n,
-    };
+    if (this.head.terminal === undefined) {
+      const offset = await this.write('terminal', message);
+      this.head = {
+        ...this.head,
+        lastSeq: this.seq,
+        lastOffset: offset,
+        terminal: { seq: this.seq, offset, payload: message },
+        position: offset + 1n,
+      };
+    }
     await this.writer.writeHead(this.session, this.partition, this.head);
-    return offset;
+    return this.head.terminal!.offset;
+  }
+
+  /** Whether a write of this generation failed: nothing more can be written in it. */
+  get poisoned(): boolean {
+    return this.failed !== undefined;
   }
 
   private async write(kind: 'message' | 'terminal', message: unknown): Promise<bigint> {

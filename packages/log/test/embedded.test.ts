@@ -16,5 +16,8 @@ describeLogComponents('the embedded log', () => {
         port.createTopic({ name: names[role], partitions, cleanup: TOPIC_CLEANUP[role] });
       return Promise.resolve(names);
     },
+    compact: async (topic, partition) => {
+      await port.compact(topic, partition);
+    },
   });
 });

@@ -24,6 +24,8 @@ export interface LogSubject {
   port: LogPort;
   /** Fresh topics for one test, all with `partitions` partitions (`streams`, `sessions` compacted). */
   readonly topics: (partitions: number) => Promise<TopicNames>;
+  /** Runs the log's compaction of a compacted topic's partition now, where the test can. */
+  readonly compact?: (topic: string, partition: number) => Promise<void>;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -300,6 +302,43 @@ export function describeLogComponents(name: string, subject: () => Promise<LogSu
         generation: b.generation,
         terminal: { payload: { n: 'b-final' } },
       });
+    });
+
+    it('keeps an index, not the values: lookups past a one-entry cache, rewrites, tombstones and compaction stay right', async () => {
+      const { port, topics, compact } = await subject();
+      const names = await topics(1);
+      const stores = { port, topics: names, partitionCount: 1, cacheEntries: 1 };
+      const writer = new SessionStore(stores);
+      const reader = new SessionStore(stores);
+      const ids = Array.from({ length: 20 }, () => newSessionId());
+      const record = (i: number, version = `v${i}`) => ({
+        id: ids[i]!,
+        protocolVersion: version,
+        initialize: { n: i },
+        createdAtMs: i,
+      });
+      for (const i of ids.keys()) await writer.create(record(i));
+      for (const [i, id] of ids.entries())
+        expect((await reader.get(id))?.protocolVersion).toBe(`v${i}`);
+      // The reader has ids[3] in its index; its record is then tombstoned, and compaction removes
+      // both the record and the tombstone: the index points at nothing, and the lookup says so.
+      await writer.create(record(0, 'again'));
+      await writer.endMany(0, [ids[1]!, ids[3]!]);
+      await writer.create(record(2, 'last'));
+      await compact?.(names.sessions, 0);
+      expect((await reader.get(ids[0]!))?.protocolVersion).toBe('again');
+      expect(await reader.get(ids[1]!)).toBeUndefined();
+      expect(await reader.get(ids[3]!)).toBeUndefined();
+      expect((await reader.get(ids[2]!))?.protocolVersion).toBe('last');
+      for (let i = 4; i < ids.length; i++)
+        expect((await reader.get(ids[i]!))?.protocolVersion).toBe(`v${i}`);
+      expect([...reader.entries(0)].map(([key]) => key).sort()).toEqual(
+        ids.filter((_, i) => i !== 1 && i !== 3).sort(),
+      );
+      // A process reading the table from scratch holds the live keys only.
+      const fresh = new SessionStore(stores);
+      await fresh.catchUp(0);
+      expect([...fresh.entries(0)]).toHaveLength(18);
     });
 
     it('keeps sessions any replica can read, and ends them everywhere', async () => {

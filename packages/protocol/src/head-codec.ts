@@ -5,9 +5,21 @@ import type { StreamHead } from './stream-head.js';
 /** Version of the stored head format in the `streams` topic. */
 export const HEAD_FORMAT_VERSION = 1;
 
+/**
+ * Header of a stored head: `terminal` or `open`, so a sweep knows which heads hold a finished
+ * result without decoding each.
+ */
+export const HEAD_STATE_HEADER = 'tm-head';
+
 /** The key of a stream's head in the compacted `streams` topic. */
 export function streamHeadKey(session: SessionId, stream: StreamId): string {
   return `${session}/${stream}`;
+}
+
+/** The session a head key belongs to (the part before the first `/`). */
+export function sessionOfHeadKey(key: string): string {
+  const slash = key.indexOf('/');
+  return slash < 0 ? key : key.slice(0, slash);
 }
 
 interface StoredHead {

@@ -77,14 +77,18 @@ export type {
 } from './log-port.js';
 export {
   HEAD_FORMAT_VERSION,
+  HEAD_STATE_HEADER,
   decodeStreamHead,
   encodeStreamHead,
+  sessionOfHeadKey,
   streamHeadKey,
 } from './head-codec.js';
 export {
   CLASSIFICATION_HEADER,
   CONTROL_HEADER,
+  CONTROL_METHOD,
   SESSION_ENDED,
   SESSION_ENDED_METHOD,
+  SESSION_TOUCHED,
   SUBJECT_HEADER,
 } from './request-records.js';

@@ -15,3 +15,9 @@ export const SESSION_ENDED = 'session-ended';
 
 /** The JSON-RPC notification a session-ended control record carries (never sent to a client). */
 export const SESSION_ENDED_METHOD = 'notifications/tidemark/session-ended';
+
+/** Control: a gateway holds an open stream of the session, so it is not idle (keeps it from expiring). */
+export const SESSION_TOUCHED = 'session-touched';
+
+/** The JSON-RPC notification a control record carries (never sent to a client). */
+export const CONTROL_METHOD = 'notifications/tidemark/control';

@@ -113,7 +113,11 @@ export function decideResume<Payload>(input: ResumeInput<Payload>): ResumeDecisi
 
   if (head === undefined) {
     // Nothing known of the stream: trust the MAC while the events after the claim are still held.
-    if (evicted) return invalid('unknown-stream', 'no head for the stream and its events are gone');
+    if (evicted)
+      return invalid(
+        'unknown-stream',
+        'no head for the stream and its events are gone (its result expired)',
+      );
     return resume('contiguous', claim.stream, readAfter(claim, claim.generation, undefined));
   }
 
@@ -200,15 +204,14 @@ function decidePriming<Payload>(
     );
   }
   if (head === undefined) {
-    if (claim.offset < input.logStartOffset) {
-      return reset(
-        'evicted',
-        claim.stream,
-        head,
-        currentPlan(head, input.logStartOffset),
-        'records after the priming position were deleted',
+    // No head, and the log moved past the priming position: the stream's result expired (or its
+    // request waited longer than the retention). Nothing will arrive; waiting would be a silent
+    // empty stream.
+    if (claim.offset < input.logStartOffset)
+      return invalid(
+        'unknown-stream',
+        'no head for the stream and the records after its priming position are gone (its result expired)',
       );
-    }
     return resume('from-priming', claim.stream, read(claim.offset, undefined, 1, false, undefined));
   }
   if (head.startOffset < claim.offset) {

@@ -195,13 +195,13 @@ describe('decideResume: every row of the design table', () => {
     });
   });
 
-  it('reset: priming id whose generation start was evicted; or with no head and the records gone', () => {
+  it('reset: priming id whose generation start was evicted; invalid with no head and the records gone (the result expired: nothing will come)', () => {
     expect(
       decide(idFor({ offset: 8n }), { head, highWatermark: 16n, logStartOffset: 12n }),
     ).toMatchObject({ outcome: 'reset', reason: 'evicted' });
     expect(
       decide(idFor({ offset: 8n }), { head: undefined, highWatermark: 16n, logStartOffset: 12n }),
-    ).toMatchObject({ outcome: 'reset', reason: 'evicted' });
+    ).toMatchObject({ outcome: 'invalid', reason: 'unknown-stream' });
   });
 
   it.each([

@@ -38,6 +38,8 @@ export interface SessionRuntimeOptions {
    * forever.
    */
   maxExecutionsPerCall: number;
+  /** A write of a call's stream failed; it is written again as a new generation. */
+  onWriteFailure?: (stream: StreamId, error: unknown) => void;
   /** Observability hooks: executions started (per generation) and skipped. */
   onExecution?: (event: { stream: StreamId; attempt: number; cause: string }) => void;
 }
@@ -213,10 +215,19 @@ export class SessionRuntime {
       else written.catch(() => undefined);
       return;
     }
-    this.standalone ??= this.options.heads
+    const standalone = (this.standalone ??= this.options.heads
       .get(this.session, STANDALONE_STREAM)
-      .then((previous) => this.options.writer.begin(this.session, STANDALONE_STREAM, { previous }));
-    await (await this.standalone).send(message);
+      .then((previous) =>
+        this.options.writer.begin(this.session, STANDALONE_STREAM, { previous }),
+      ));
+    try {
+      await (await standalone).send(message);
+    } catch (error) {
+      // A refused write poisons the generation: the next message starts another (a reset for
+      // the listener) instead of failing forever.
+      if (this.standalone === standalone) this.standalone = undefined;
+      throw error;
+    }
   }
 
   /** @internal The execution a tool callback runs in. */
@@ -250,12 +261,43 @@ export class SessionRuntime {
     });
   }
 
+  /**
+   * Ends a call's stream with its final message. A write the log refused does not leave the stream
+   * hanging until its partition moves: the final message is written again as a new generation
+   * (the client is reset, then gets the result), with backoff while the log stays unavailable. The
+   * call stays in flight meanwhile, so closing the session (partition revoked) still accounts for it.
+   */
   private async finish(stream: StreamId, message: JSONRPCMessage | undefined): Promise<void> {
     const entry = this.inflight.get(stream);
     if (entry === undefined || entry.closed) return;
     entry.closed = true;
+    for (let failures = 0; ; failures++) {
+      try {
+        await entry.writer.finish(message);
+        break;
+      } catch (error) {
+        if (this.closed) return; // the next owner runs the call again
+        this.options.onWriteFailure?.(stream, error);
+        await sleep(Math.min(5_000, 100 * 2 ** failures) * (0.5 + Math.random() / 2));
+        if (this.closed) return;
+        if (!entry.writer.poisoned) continue; // the terminal record is in; its head is retried
+        try {
+          entry.writer = await this.options.writer.begin(this.session, stream, {
+            previous: entry.writer.currentHead,
+            cause: 'retry',
+          });
+          this.options.onExecution?.({
+            stream,
+            attempt: entry.writer.generation.attempt,
+            cause: 'retry',
+          });
+        } catch {
+          // Still unavailable: the next round waits longer.
+        }
+      }
+    }
+    if (this.closed) return; // close() counted this call already
     this.inflight.delete(stream);
-    await entry.writer.finish(message);
     this.options.onDone(entry.offset);
   }
 
@@ -283,6 +325,8 @@ export class SessionRuntime {
     return withRetries(this.server, module, this);
   }
 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Messages of one call written ahead of the log before its tool waits (see `route`). */
 const MAX_UNACKNOWLEDGED = 256;

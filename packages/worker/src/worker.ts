@@ -10,6 +10,8 @@ import {
   parseSessionId,
   requestStreamId,
   SESSION_ENDED,
+  SESSION_TOUCHED,
+  streamHeadKey,
   SUBJECT_HEADER,
   type GroupMembership,
   type GroupPort,
@@ -36,6 +38,7 @@ import {
   recordRequestQueueLag,
   tidemarkTracer,
 } from '@tidemark/otel';
+import { Housekeeping } from './housekeeping.js';
 import { OffsetTracker } from './offset-tracker.js';
 import { ModernExchange } from './modern-exchange.js';
 import { SessionRuntime } from './session-runtime.js';
@@ -61,6 +64,19 @@ export interface WorkerOptions {
    * with an error instead of run again. Default 8.
    */
   maxExecutionsPerCall?: number;
+  /**
+   * A session with no request and no open stream for this long expires: its record and heads are
+   * tombstoned, and its next request is answered "session not found" (the client re-initializes).
+   * Default 1 hour.
+   */
+  sessionTtlMs?: number;
+  /**
+   * A finished stream's head, holding its final result for a resume after its events expired, is
+   * kept this long after it finished. Default 1 hour (the default resume window).
+   */
+  resultTtlMs?: number;
+  /** An idle session's MCP server is dropped after this long (restored on its next request). Default 60 s. */
+  serverIdleMs?: number;
   /** How often committable offsets are committed. Default 1,000 ms. */
   commitIntervalMs?: number;
   /** Long-poll wait on `requests`. Default 500 ms. */
@@ -83,6 +99,9 @@ export const WORKER_DEFAULTS = {
   maxConcurrentCalls: 64,
   maxConcurrentCallsPerSession: 16,
   maxExecutionsPerCall: 8,
+  sessionTtlMs: 60 * 60 * 1000,
+  resultTtlMs: 60 * 60 * 1000,
+  serverIdleMs: 60 * 1000,
   commitIntervalMs: 1_000,
   pollMs: 500,
 } as const;
@@ -93,6 +112,8 @@ interface PartitionState {
   readonly stop: AbortController;
   done: Promise<void>;
   lastCommitted: bigint | undefined;
+  /** Heads of finished stateless requests, forgotten once their request's offset is committed. */
+  readonly forgetAfterCommit: Array<{ offset: bigint; key: string }>;
 }
 
 function isRequestId(value: unknown): value is RequestId {
@@ -121,7 +142,10 @@ export class Worker {
   private readonly exchanges = new Map<SessionId, ModernExchange>();
   /** The span of each call in flight, ended when its stream is terminal. */
   private readonly callSpans = new Map<string, Span>();
+  private housekeeping!: Housekeeping;
   private commitTimer: NodeJS.Timeout | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private sweeping = false;
   private running = 0;
   private readonly slotWaiters: Array<() => void> = [];
   private stopped = false;
@@ -135,6 +159,9 @@ export class Worker {
       'maxConcurrentCalls',
       'maxConcurrentCallsPerSession',
       'maxExecutionsPerCall',
+      'sessionTtlMs',
+      'resultTtlMs',
+      'serverIdleMs',
       'commitIntervalMs',
       'pollMs',
     ] as const) {
@@ -166,6 +193,17 @@ export class Worker {
     this.writer = new StreamWriter({ ...stores, epoch: this.epoch });
     this.heads = new StreamHeadStore(stores);
     this.sessions = new SessionStore(stores);
+    this.housekeeping = new Housekeeping({
+      sessions: this.sessions,
+      heads: this.heads,
+      sessionTtlMs: this.options.sessionTtlMs,
+      resultTtlMs: this.options.resultTtlMs,
+      now: Date.now,
+      isBusy: (session) =>
+        (this.runtimes.get(session as SessionId)?.inflightCount ?? 0) > 0 ||
+        this.exchanges.has(session as SessionId),
+      onExpired: (session) => this.dropRuntime(session),
+    });
     this.membership = await log.joinGroup({
       topic: topics.requests,
       group: this.options.group,
@@ -174,6 +212,40 @@ export class Worker {
     });
     this.commitTimer = setInterval(() => void this.commitAll(), this.options.commitIntervalMs);
     this.commitTimer.unref();
+    // A sweep a few times per TTL (and per server idle time), at least once a minute.
+    const shortest = Math.min(
+      this.options.sessionTtlMs,
+      this.options.resultTtlMs,
+      this.options.serverIdleMs,
+    );
+    const sweepMs = Math.max(100, Math.min(60_000, Math.floor(shortest / 4)));
+    this.sweepTimer = setInterval(() => void this.sweep(), sweepMs);
+    this.sweepTimer.unref();
+  }
+
+  /**
+   * Expires what outlived its TTL in every partition this worker owns, and drops the MCP servers
+   * of sessions idle longer than `serverIdleMs` (memory follows what is live, not what was seen).
+   */
+  async sweep(): Promise<void> {
+    if (this.sweeping || this.stopped) return;
+    this.sweeping = true;
+    try {
+      const idleBefore = Date.now() - this.options.serverIdleMs;
+      for (const [session, runtime] of [...this.runtimes]) {
+        if (runtime.inflightCount === 0 && runtime.idleSinceMs <= idleBefore)
+          await this.dropRuntime(session);
+      }
+      for (const partition of [...this.partitions.keys()]) {
+        try {
+          await this.housekeeping.sweep(partition);
+        } catch (error) {
+          this.onProblem(`expiring sessions and results of partition ${partition}`, error);
+        }
+      }
+    } finally {
+      this.sweeping = false;
+    }
   }
 
   /** Partitions this worker reads now. */
@@ -186,6 +258,7 @@ export class Worker {
     if (this.stopped) return;
     this.stopped = true;
     if (this.commitTimer !== undefined) clearInterval(this.commitTimer);
+    if (this.sweepTimer !== undefined) clearInterval(this.sweepTimer);
     await this.revoke([...this.partitions.keys()]);
     await this.membership?.leave();
   }
@@ -197,8 +270,10 @@ export class Worker {
       stop: new AbortController(),
       done: Promise.resolve(),
       lastCommitted: undefined,
+      forgetAfterCommit: [],
     };
     this.partitions.set(partition, state);
+    this.housekeeping.assign(partition);
     state.done = this.readPartition(partition, state).catch((error: unknown) =>
       this.onProblem(`partition ${partition} stopped`, error),
     );
@@ -221,6 +296,7 @@ export class Worker {
     for (const [partition, state] of states) {
       await this.commit(partition, state);
       this.partitions.delete(partition);
+      this.housekeeping.revoke(partition);
       for (const key of [...this.callSpans.keys()]) {
         if (key.startsWith(`${partition}:`))
           this.endCallSpan(partition, BigInt(key.slice(key.indexOf(':') + 1)));
@@ -287,15 +363,23 @@ export class Worker {
       );
       return done();
     }
+    this.housekeeping.touch(partition, session);
     const control = record.headers.find(([name]) => name === CONTROL_HEADER)?.[1];
     if (control === SESSION_ENDED) {
-      await this.endSession(session);
+      await this.endSession(partition, session);
       return done();
     }
+    if (control === SESSION_TOUCHED) return done();
     const classification = record.headers.find(([name]) => name === CLASSIFICATION_HEADER)?.[1];
     if (classification !== undefined)
       return this.dispatchModern(partition, tracker, record, session, message, classification);
     try {
+      // The gateway keeps an initialize's params once, in the session's record.
+      if ('method' in message && message.method === 'initialize' && !('params' in message)) {
+        const stored = (await this.sessions.get(session))?.initialize as
+          { params?: unknown } | undefined;
+        message = { ...message, params: stored?.params ?? {} } as JSONRPCMessage;
+      }
       const runtime = await this.runtimeFor(session, partition, message);
       if (runtime === undefined) {
         this.onProblem(
@@ -420,20 +504,32 @@ export class Worker {
       })
       .finally(() => {
         this.exchanges.delete(key);
+        // Nothing resumes a stateless request: its head only guards against running it twice
+        // until its offset is committed.
+        this.partitions
+          .get(partition)
+          ?.forgetAfterCommit.push({ offset, key: streamHeadKey(key, exchange.stream) });
         tracker.done(offset);
         this.release();
       });
   }
 
-  /** The client ended its session: its running calls are cancelled, its server dropped. */
-  private async endSession(session: SessionId): Promise<void> {
+  /** The client ended its session: its running calls are cancelled, its server and heads dropped. */
+  private async endSession(partition: number, session: SessionId): Promise<void> {
+    await this.runtimes.get(session)?.cancelAll('the session ended');
+    await this.dropRuntime(session);
+    await this.housekeeping.ended(partition, session);
+  }
+
+  /** Drops the session's MCP server (idle, ended or expired); a later request restores it. */
+  private async dropRuntime(session: SessionId): Promise<void> {
     const runtime = this.runtimes.get(session);
     if (runtime === undefined) return;
-    await runtime.cancelAll('the session ended');
     this.runtimes.delete(session);
     this.runtimePartition.delete(session);
     recordLiveSessions(-1);
-    await runtime.close();
+    const stopped = await runtime.close();
+    for (let i = 0; i < stopped; i++) this.release();
   }
 
   private async runtimeFor(
@@ -467,6 +563,11 @@ export class Worker {
         this.release();
       },
       onExecution: (event) => this.options.onExecution?.({ session, ...event }),
+      onWriteFailure: (stream, error) =>
+        this.onProblem(
+          `the log refused a write of ${session} ${stream}; its result is written again as a new generation`,
+          error,
+        ),
     });
     await runtime.start(isInitialize ? undefined : record);
     this.runtimes.set(session, runtime);
@@ -476,14 +577,11 @@ export class Worker {
     return runtime;
   }
 
+  /** Past `maxSessions`, the least recently used idle servers go. */
   private async evictIdle(): Promise<void> {
-    for (const [session, runtime] of this.runtimes) {
+    for (const [session, runtime] of [...this.runtimes]) {
       if (this.runtimes.size <= this.options.maxSessions) return;
-      if (runtime.inflightCount > 0) continue;
-      this.runtimes.delete(session);
-      recordLiveSessions(-1);
-      this.runtimePartition.delete(session);
-      await runtime.close();
+      if (runtime.inflightCount === 0) await this.dropRuntime(session);
     }
   }
 
@@ -518,6 +616,20 @@ export class Worker {
       state.lastCommitted = offset;
     } catch (error) {
       this.onProblem(`commit requests ${partition}@${offset}`, error);
+      return;
     }
+    // Finished out of order, so filtered, not sliced.
+    const committed = state.forgetAfterCommit.filter((entry) => entry.offset < offset);
+    if (committed.length === 0) return;
+    const pending = state.forgetAfterCommit.filter((entry) => entry.offset >= offset);
+    state.forgetAfterCommit.splice(0, state.forgetAfterCommit.length, ...pending);
+    await this.heads
+      .forget(
+        partition,
+        committed.map((entry) => entry.key),
+      )
+      .catch((error: unknown) =>
+        this.onProblem(`forgetting stateless heads of ${partition}`, error),
+      );
   }
 }

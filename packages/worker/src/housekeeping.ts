@@ -1,0 +1,106 @@
+import { TERMINAL_HEAD, type SessionStore, type StreamHeadStore } from '@tidemark/log';
+import { sessionOfHeadKey, type SessionId } from '@tidemark/protocol';
+
+export interface HousekeepingOptions {
+  sessions: SessionStore;
+  heads: StreamHeadStore;
+  /** A session with no request and no open stream for this long expires. */
+  sessionTtlMs: number;
+  /** A finished stream's head (with its final result) is kept this long after it finished. */
+  resultTtlMs: number;
+  now: () => number;
+  /** Whether calls of the session (or of a stateless request's key) run on this worker now. */
+  isBusy: (session: string) => boolean;
+  /** The session expired: drop what this worker holds of it. */
+  onExpired: (session: SessionId) => Promise<void>;
+}
+
+/**
+ * Expiry on the worker that owns a partition — the one process that sees every request of its
+ * sessions, in order. It keeps the last activity of each session (a request, a notification, or a
+ * gateway's "stream still open" touch) and, on each sweep, tombstones in the compacted topics what
+ * outlived its TTL: idle sessions with their heads, and finished results past the result TTL.
+ * Kafka's compaction (or the embedded log's) then removes them from disk.
+ *
+ * A worker that was just given a partition did not see its sessions' earlier activity: every
+ * session counts as active at the assignment, so a move never expires a session early (it may live
+ * up to one TTL longer).
+ */
+export class Housekeeping {
+  private readonly partitions = new Map<
+    number,
+    { readonly assignedAtMs: number; readonly activity: Map<string, number> }
+  >();
+
+  constructor(private readonly options: HousekeepingOptions) {}
+
+  assign(partition: number): void {
+    if (this.partitions.has(partition)) return;
+    this.partitions.set(partition, { assignedAtMs: this.options.now(), activity: new Map() });
+  }
+
+  /** The partition moved away: forget its activity and what the tables hold of it. */
+  revoke(partition: number): void {
+    this.partitions.delete(partition);
+    this.options.sessions.release(partition);
+    this.options.heads.release(partition);
+  }
+
+  /** A record of the session arrived. */
+  touch(partition: number, session: string): void {
+    this.partitions.get(partition)?.activity.set(session, this.options.now());
+  }
+
+  /** The session ended (DELETE): its heads go now, not at expiry. */
+  async ended(partition: number, session: SessionId): Promise<void> {
+    this.partitions.get(partition)?.activity.delete(session);
+    await this.options.heads.catchUp(partition);
+    const prefix = `${session}/`;
+    const keys = [...this.options.heads.entries(partition)]
+      .map(([key]) => key)
+      .filter((key) => key.startsWith(prefix));
+    await this.options.heads.forget(partition, keys);
+  }
+
+  /** Tombstones what expired in one partition; resolves with how many sessions and heads. */
+  async sweep(partition: number): Promise<{ sessions: number; heads: number }> {
+    const state = this.partitions.get(partition);
+    if (state === undefined) return { sessions: 0, heads: 0 };
+    const { sessions, heads, sessionTtlMs, resultTtlMs, isBusy } = this.options;
+    await Promise.all([sessions.catchUp(partition), heads.catchUp(partition)]);
+    const now = this.options.now();
+    const idleSince = (session: string, writtenAtMs: number) =>
+      Math.max(writtenAtMs, state.assignedAtMs, state.activity.get(session) ?? 0);
+
+    const live = new Set<string>();
+    const expired: SessionId[] = [];
+    for (const [session, entry] of sessions.entries(partition)) {
+      if (now - idleSince(session, entry.timestampMs) >= sessionTtlMs && !isBusy(session))
+        expired.push(session as SessionId);
+      else live.add(session);
+    }
+    // Activity is kept only for sessions that exist: the map is bounded by the live ones.
+    for (const session of state.activity.keys())
+      if (!live.has(session)) state.activity.delete(session);
+
+    const gone = new Set<string>(expired);
+    const forget: string[] = [];
+    for (const [key, entry] of heads.entries(partition)) {
+      const session = sessionOfHeadKey(key);
+      const age = now - entry.timestampMs;
+      if (gone.has(session)) forget.push(key);
+      else if ((entry.flags & TERMINAL_HEAD) !== 0) {
+        if (age >= resultTtlMs) forget.push(key);
+      } else if (!live.has(session) && age >= sessionTtlMs && !isBusy(session)) {
+        // An unfinished head without a session: a stateless request or an ended session whose
+        // worker died before finishing it. Nothing will resume it.
+        forget.push(key);
+      }
+    }
+    // The session first: from then on a gateway answers 404, and nothing resumes its streams.
+    await sessions.endMany(partition, expired);
+    await heads.forget(partition, forget);
+    for (const session of expired) await this.options.onExpired(session);
+    return { sessions: expired.length, heads: forget.length };
+  }
+}
