@@ -11,7 +11,9 @@
 # Environment: TIDEMARK_KAFKA_PORT (default 19092), TIDEMARK_KAFKA_DIR (state: data, pid, log;
 # default infra/kafka/.run), TIDEMARK_KAFKA_HEAP (default 512m); for tests of secured listeners,
 # TIDEMARK_KAFKA_EXTRA_CONFIG (a properties file appended to the broker's, later keys win) and
-# TIDEMARK_KAFKA_FORMAT_ARGS (more arguments to the storage format, e.g. --add-scram …).
+# TIDEMARK_KAFKA_FORMAT_ARGS (more arguments to the storage format, e.g. --add-scram …); for a
+# node of a multi-node cluster, TIDEMARK_KAFKA_CLUSTER_ID (the id every node is formatted with) and
+# an extra config naming its node.id and the controller quorum.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -60,7 +62,7 @@ start() {
   if [ ! -f "$run_dir/data/logs/meta.properties" ]; then
     # A new cluster id for new storage; a restart keeps both.
     local cluster_id
-    cluster_id=$(java -cp "$cp" "${jvm[@]}" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1)
+    cluster_id=${TIDEMARK_KAFKA_CLUSTER_ID:-$(java -cp "$cp" "${jvm[@]}" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1)}
     local format_args
     read -r -a format_args <<< "${TIDEMARK_KAFKA_FORMAT_ARGS:-}"
     java -cp "$cp" "${jvm[@]}" kafka.tools.StorageTool format -t "$cluster_id" \

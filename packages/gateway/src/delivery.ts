@@ -203,6 +203,9 @@ export function deliver(options: DeliveryOptions): Subscription {
   const completeIfCaughtUp = (lastOffset: bigint) => {
     if (lastOffset + 1n >= options.caughtUpAt) caughtUp();
     if (finished || options.terminal === undefined || lastOffset + 1n < options.caughtUpAt) return;
+    // Only a read that went past the final record's offset without meeting it may deliver the
+    // kept one (compaction removed it); short of it, the record is still to come.
+    if (lastOffset < options.terminal.record.offset) return;
     const step = cursor.complete(stream);
     if (step !== undefined) apply(step);
   };
@@ -241,7 +244,7 @@ export function deliver(options: DeliveryOptions): Subscription {
     const last = records.at(-1);
     if (last !== undefined) completeIfCaughtUp(last.offset);
   }
-  if (options.fromOffset >= options.caughtUpAt) completeIfCaughtUp(options.fromOffset);
+  if (options.fromOffset >= options.caughtUpAt) completeIfCaughtUp(options.fromOffset - 1n);
   void sse.closed.then(() => finish('closed'));
   return { close: () => finish('closed') };
 }

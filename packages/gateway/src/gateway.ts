@@ -474,9 +474,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     const session = found.id;
     const partition = partitionForSession(session, partitionCount);
     const lastEventId = req.headers['last-event-id'];
-    const offsets = await port.offsets(topics.events, partition);
 
     if (lastEventId === undefined) {
+      const offsets = await port.offsets(topics.events, partition);
       // The standalone stream: server messages not tied to a request, from now on.
       const sse = openSse(res, { 'Mcp-Session-Id': session });
       const cursor = new StreamCursor<unknown>({
@@ -496,6 +496,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     });
     const traced = claim.ok ? await heads.getTraced(session, claim.claim.stream) : undefined;
     const head = traced?.head;
+    // Read after the head: the worker writes a record to `events` before the head naming it, so
+    // this high watermark is past everything the head knows (a final record included).
+    const offsets = await port.offsets(topics.events, partition);
     const decision = decideResume({
       claim,
       log: logIdentity,
