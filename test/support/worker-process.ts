@@ -16,7 +16,16 @@ const worker = new Worker({
   commitIntervalMs: 200,
   pollMs: 200,
   onExecution: (execution) => console.log(JSON.stringify({ execution })),
-  onProblem: (problem) => console.error(problem),
+  onProblem: (problem, error) =>
+    console.error(
+      error === undefined
+        ? problem
+        : `${problem}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}${
+            error instanceof Error && error.cause !== undefined
+              ? ` (cause: ${String(error.cause)})`
+              : ''
+          }`,
+    ),
 });
 await worker.start();
 let last = '';

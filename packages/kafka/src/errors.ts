@@ -80,6 +80,15 @@ export function isStaleMetadata(error: unknown): boolean {
 }
 
 /**
+ * Whether a failed request should drop the cached leaders: the broker said they moved, or no broker
+ * answered at all (connection refused or closed, a timeout) — a killed leader says nothing, and a
+ * client that keeps asking it would never learn of the new one.
+ */
+export function needsFreshMetadata(error: unknown): boolean {
+  return isStaleMetadata(error) || kafkaApiIds(error).length === 0;
+}
+
+/**
  * Turns whatever the Kafka client threw into a typed Tidemark error, once, at this boundary, with
  * the broker's own reason in the message. Safe on foreign errors: a refusal the broker says cannot
  * be retried is "broker refused"; anything else is "log unavailable", retryable; the original is

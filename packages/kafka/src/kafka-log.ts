@@ -25,7 +25,7 @@ import {
   type LogRecord,
   type PartitionOffsets,
 } from '@tidemark/protocol';
-import { isStaleMetadata, toTidemarkError } from './errors.js';
+import { needsFreshMetadata, toTidemarkError } from './errors.js';
 import { joinKafkaGroup } from './kafka-group.js';
 
 export interface KafkaLogOptions {
@@ -43,6 +43,9 @@ export interface KafkaLogOptions {
   /** Consumer-group session timeout: how soon a dead member's partitions move. Default 10 s. */
   groupSessionTimeoutMs?: number;
 }
+
+/** How long a fetch keeps asking for a partition's leader while a failover happens. */
+const FAILOVER_MS = 15_000;
 
 export const KAFKA_LOG_DEFAULTS = {
   clientId: 'tidemark',
@@ -91,7 +94,14 @@ export class KafkaLog implements LogPort, GroupPort {
       throw invalidOption('fetchMaxBytes', 'an integer >= 1024', fetchMaxBytes);
     this.fetchMaxBytes = fetchMaxBytes;
     const clientId = options.clientId ?? KAFKA_LOG_DEFAULTS.clientId;
-    const base = { bootstrapBrokers: [...options.brokers], ...options.connection };
+    // A leader or controller failover (a broker killed: its session times out, another is elected)
+    // takes seconds; every client rides it out instead of failing after the default 3 tries.
+    const base = {
+      bootstrapBrokers: [...options.brokers],
+      retries: 20,
+      retryDelay: 500,
+      ...options.connection,
+    };
     this.producer = new Producer({
       ...base,
       clientId: `${clientId}-producer`,
@@ -151,7 +161,7 @@ export class KafkaLog implements LogPort, GroupPort {
         })),
       });
     } catch (error) {
-      if (isStaleMetadata(error)) this.topics.delete(topic);
+      if (needsFreshMetadata(error)) this.topics.delete(topic);
       throw toTidemarkError(error, `append to ${topic}`);
     }
     // One send makes one batch per partition, in input order: offsets are the base plus the index.
@@ -179,43 +189,72 @@ export class KafkaLog implements LogPort, GroupPort {
     options: FetchOptions = {},
   ): Promise<FetchResult> {
     this.assertOpen();
-    const metadata = await this.topicMetadata(topic);
-    this.checkPartition(topic, metadata, partition);
     const maxBytes = options.maxBytes ?? this.fetchMaxBytes;
     let response;
-    try {
-      const connection = await this.connectionsFor(topic, partition, options.maxWaitMs ?? 0).get(
-        metadata.leaders[partition] as Broker,
-      );
-      response = await fetchV13.api.async(
-        connection,
-        options.maxWaitMs ?? 0,
-        1,
-        maxBytes,
-        READ_UNCOMMITTED,
-        0,
-        NO_FETCH_SESSION,
-        [
-          {
-            topicId: metadata.id,
-            partitions: [
-              {
-                partition,
-                currentLeaderEpoch: -1,
-                fetchOffset: fromOffset,
-                lastFetchedEpoch: -1,
-                partitionMaxBytes: maxBytes,
-              },
-            ],
-          },
-        ],
-        [],
-        '',
-      );
-    } catch (error) {
-      if (isStaleMetadata(error)) this.topics.delete(topic);
-      throw toTidemarkError(error, `fetch ${topic}/${partition} at ${fromOffset}`);
+    // A killed leader stays named by metadata until the cluster fences it (seconds): a fetch that
+    // finds no broker there asks for fresh metadata and tries again for up to FAILOVER_MS, so
+    // readers ride out a failover instead of failing their callers.
+    for (let attempt = 0, started = Date.now(); ; attempt++) {
+      const metadata = await this.topicMetadata(topic);
+      this.checkPartition(topic, metadata, partition);
+      try {
+        response = await this.fetchFrom(metadata, topic, partition, fromOffset, maxBytes, options);
+        break;
+      } catch (error) {
+        const fresh = needsFreshMetadata(error);
+        if (fresh) this.topics.delete(topic);
+        if (!fresh || this.closed || Date.now() - started > FAILOVER_MS)
+          throw toTidemarkError(error, `fetch ${topic}/${partition} at ${fromOffset}`);
+        await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 100 * 2 ** attempt)));
+      }
     }
+    return this.answerOf(response, topic, partition, fromOffset);
+  }
+
+  private async fetchFrom(
+    metadata: TopicMetadata,
+    topic: string,
+    partition: number,
+    fromOffset: bigint,
+    maxBytes: number,
+    options: FetchOptions,
+  ) {
+    const connection = await this.connectionsFor(topic, partition, options.maxWaitMs ?? 0).get(
+      metadata.leaders[partition] as Broker,
+    );
+    return fetchV13.api.async(
+      connection,
+      options.maxWaitMs ?? 0,
+      1,
+      maxBytes,
+      READ_UNCOMMITTED,
+      0,
+      NO_FETCH_SESSION,
+      [
+        {
+          topicId: metadata.id,
+          partitions: [
+            {
+              partition,
+              currentLeaderEpoch: -1,
+              fetchOffset: fromOffset,
+              lastFetchedEpoch: -1,
+              partitionMaxBytes: maxBytes,
+            },
+          ],
+        },
+      ],
+      [],
+      '',
+    );
+  }
+
+  private answerOf(
+    response: Awaited<ReturnType<typeof fetchV13.api.async>>,
+    topic: string,
+    partition: number,
+    fromOffset: bigint,
+  ): FetchResult {
     const answer = response.responses[0]?.partitions.find((p) => p.partitionIndex === partition);
     if (answer === undefined)
       throw new TidemarkError(

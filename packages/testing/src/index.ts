@@ -15,3 +15,9 @@ export { startDedicatedBroker } from './dedicated-broker.js';
 export type { DedicatedBroker, DedicatedBrokerOptions } from './dedicated-broker.js';
 export { ephemeralPortRange, reservePorts } from './ports.js';
 export type { PortRange, ReservePortsOptions } from './ports.js';
+export { startDedicatedCluster } from './dedicated-cluster.js';
+export type {
+  ClusterNode,
+  DedicatedCluster,
+  DedicatedClusterOptions,
+} from './dedicated-cluster.js';

@@ -7,6 +7,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { GenerationWriter, SessionRecord, StreamHeadStore, StreamWriter } from '@tidemark/log';
 import {
+  isTidemarkError,
   requestStreamId,
   STANDALONE_STREAM,
   type RequestId,
@@ -103,10 +104,7 @@ export class SessionRuntime {
       // Redelivered after it finished (a crash before the commit): never run a call twice.
       return this.options.onDone(offset);
     }
-    const writer = await this.options.writer.begin(this.session, stream, {
-      previous: head,
-      cause: head === undefined ? 'first' : 'takeover',
-    });
+    const writer = await this.beginWithRetries(stream, head);
     const refusal = this.refusal(message, writer.generation.attempt);
     if (refusal !== undefined) {
       await writer.finish({ jsonrpc: '2.0', id: message.id, error: refusal });
@@ -259,6 +257,31 @@ export class SessionRuntime {
       attempt: entry.writer.generation.attempt,
       cause: 'retry',
     });
+  }
+
+  /**
+   * Starts a call's first generation. A log that refuses for a while (a leader moving, an ISR
+   * below `min.insync.replicas`) is waited out with backoff, up to a minute, before the failure
+   * goes up (the call is then answered with an error); reading its partition waits meanwhile.
+   */
+  private async beginWithRetries(
+    stream: StreamId,
+    head: Awaited<ReturnType<StreamHeadStore['get']>>,
+  ): Promise<GenerationWriter> {
+    const started = Date.now();
+    for (let failures = 0; ; failures++) {
+      try {
+        return await this.options.writer.begin(this.session, stream, {
+          previous: head,
+          cause: head === undefined ? 'first' : 'takeover',
+        });
+      } catch (error) {
+        const retryable = isTidemarkError(error) && error.retryable;
+        if (!retryable || this.closed || Date.now() - started > 60_000) throw error;
+        this.options.onWriteFailure?.(stream, error);
+        await sleep(Math.min(5_000, 100 * 2 ** failures) * (0.5 + Math.random() / 2));
+      }
+    }
   }
 
   /**

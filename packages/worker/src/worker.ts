@@ -116,6 +116,8 @@ interface PartitionState {
   readonly forgetAfterCommit: Array<{ offset: bigint; key: string }>;
 }
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 function isRequestId(value: unknown): value is RequestId {
   return typeof value === 'string' || (typeof value === 'number' && Number.isSafeInteger(value));
 }
@@ -373,64 +375,91 @@ export class Worker {
     const classification = record.headers.find(([name]) => name === CLASSIFICATION_HEADER)?.[1];
     if (classification !== undefined)
       return this.dispatchModern(partition, tracker, record, session, message, classification);
-    try {
-      // The gateway keeps an initialize's params once, in the session's record.
-      if ('method' in message && message.method === 'initialize' && !('params' in message)) {
-        const stored = (await this.sessions.get(session))?.initialize as
-          { params?: unknown } | undefined;
-        message = { ...message, params: stored?.params ?? {} } as JSONRPCMessage;
-      }
-      const runtime = await this.runtimeFor(session, partition, message);
-      if (runtime === undefined) {
-        this.onProblem(
-          `requests ${partition}@${record.offset}: session ${session} is unknown or ended; skipped`,
-        );
-        await this.answerFailure(session, message, {
-          code: -32001,
-          message: 'Session not found: it ended or expired; initialize a new one',
-        });
+    // A log that is briefly unavailable (a leader or controller failover) is waited out before
+    // the request is answered with an error; nothing of the call has started before these reads.
+    const started = Date.now();
+    const stop = this.partitions.get(partition)?.stop.signal;
+    for (let failures = 0; ; failures++) {
+      try {
+        return await this.dispatchSession(partition, record, session, message, done);
+      } catch (error) {
+        if (stop?.aborted === true || this.stopped) return; // the next owner runs it
+        const retryable = isTidemarkError(error) && error.retryable;
+        if (retryable && Date.now() - started < 60_000) {
+          this.onProblem(
+            `requests ${partition}@${record.offset}: the log is unavailable; retrying`,
+            error,
+          );
+          await sleep(Math.min(5_000, 100 * 2 ** failures) * (0.5 + Math.random() / 2));
+          continue;
+        }
+        this.onProblem(`requests ${partition}@${record.offset}: failed`, error);
+        await this.answerFailure(session, message);
         return done();
       }
-      if ('method' in message && 'id' in message && message.id !== undefined) {
-        await this.slot();
-        recordRequestQueueLag(Date.now() - record.timestampMs);
-        const request = message as JSONRPCMessage & { id: RequestId; method: string };
-        // The call continues the trace the gateway started: its context came in the record headers.
-        const parent = contextFromHeaders(record.headers);
-        const span = tidemarkTracer().startSpan(
-          `process ${request.method}`,
-          {
-            kind: SpanKind.CONSUMER,
-            attributes: {
-              [ATTR_MESSAGING_SYSTEM]: 'kafka',
-              [ATTR_MESSAGING_OPERATION_TYPE]: 'process',
-              [ATTR_MESSAGING_DESTINATION_NAME]: this.options.topics.requests,
-              [ATTR_MESSAGING_DESTINATION_PARTITION_ID]: String(partition),
-              [ATTR_MESSAGING_KAFKA_OFFSET]: Number(record.offset),
-              [ATTR_MCP_METHOD_NAME]: request.method,
-              [ATTR_MCP_SESSION_ID]: session,
-              [ATTR_JSONRPC_REQUEST_ID]: String(request.id),
-            },
+    }
+  }
+
+  /** A message of the session lane: restores the session's server if needed and hands it over. */
+  private async dispatchSession(
+    partition: number,
+    record: LogRecord,
+    session: SessionId,
+    message: JSONRPCMessage,
+    done: () => void,
+  ): Promise<void> {
+    // The gateway keeps an initialize's params once, in the session's record.
+    if ('method' in message && message.method === 'initialize' && !('params' in message)) {
+      const stored = (await this.sessions.get(session))?.initialize as
+        { params?: unknown } | undefined;
+      message = { ...message, params: stored?.params ?? {} } as JSONRPCMessage;
+    }
+    const runtime = await this.runtimeFor(session, partition, message);
+    if (runtime === undefined) {
+      this.onProblem(
+        `requests ${partition}@${record.offset}: session ${session} is unknown or ended; skipped`,
+      );
+      await this.answerFailure(session, message, {
+        code: -32001,
+        message: 'Session not found: it ended or expired; initialize a new one',
+      });
+      return done();
+    }
+    if ('method' in message && 'id' in message && message.id !== undefined) {
+      await this.slot();
+      recordRequestQueueLag(Date.now() - record.timestampMs);
+      const request = message as JSONRPCMessage & { id: RequestId; method: string };
+      // The call continues the trace the gateway started: its context came in the record headers.
+      const parent = contextFromHeaders(record.headers);
+      const span = tidemarkTracer().startSpan(
+        `process ${request.method}`,
+        {
+          kind: SpanKind.CONSUMER,
+          attributes: {
+            [ATTR_MESSAGING_SYSTEM]: 'kafka',
+            [ATTR_MESSAGING_OPERATION_TYPE]: 'process',
+            [ATTR_MESSAGING_DESTINATION_NAME]: this.options.topics.requests,
+            [ATTR_MESSAGING_DESTINATION_PARTITION_ID]: String(partition),
+            [ATTR_MESSAGING_KAFKA_OFFSET]: Number(record.offset),
+            [ATTR_MCP_METHOD_NAME]: request.method,
+            [ATTR_MCP_SESSION_ID]: session,
+            [ATTR_JSONRPC_REQUEST_ID]: String(request.id),
           },
-          parent,
+        },
+        parent,
+      );
+      this.callSpans.set(`${partition}:${record.offset}`, span);
+      try {
+        await context.with(trace.setSpan(parent, span), () =>
+          runtime.request(record.offset, request),
         );
-        this.callSpans.set(`${partition}:${record.offset}`, span);
-        try {
-          await context.with(trace.setSpan(parent, span), () =>
-            runtime.request(record.offset, request),
-          );
-        } catch (error) {
-          this.endCallSpan(partition, record.offset);
-          this.release(); // the call never started: its slot is free again
-          throw error;
-        }
-      } else {
-        await runtime.other(message);
-        done();
+      } catch (error) {
+        this.endCallSpan(partition, record.offset);
+        this.release(); // the call never started: its slot is free again
+        throw error;
       }
-    } catch (error) {
-      this.onProblem(`requests ${partition}@${record.offset}: failed`, error);
-      await this.answerFailure(session, message);
+    } else {
+      await runtime.other(message);
       done();
     }
   }
