@@ -17,15 +17,7 @@ const worker = new Worker({
   pollMs: 200,
   onExecution: (execution) => console.log(JSON.stringify({ execution })),
   onProblem: (problem, error) =>
-    console.error(
-      error === undefined
-        ? problem
-        : `${problem}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}${
-            error instanceof Error && error.cause !== undefined
-              ? ` (cause: ${String(error.cause)})`
-              : ''
-          }`,
-    ),
+    console.error(error === undefined ? problem : `${problem}: ${describe(error)}`),
 });
 await worker.start();
 let last = '';
@@ -40,3 +32,10 @@ process.on('SIGTERM', () => {
     .then(() => log.close())
     .finally(() => process.exit(0));
 });
+
+/** An error with its stack and cause, for the test's failure messages. */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return JSON.stringify(error);
+  const cause = error.cause instanceof Error ? ` (cause: ${error.cause.message})` : '';
+  return `${error.stack ?? error.message}${cause}`;
+}
