@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Session } from './load.ts';
-import { ROOT, round } from './support.ts';
+import { readMemory, ROOT, round } from './support.ts';
 import { startTarget, type Target, type TargetName } from './targets.ts';
 
 export interface MemoryOptions {
@@ -32,23 +32,8 @@ interface Reading {
   heapUsed: number;
 }
 
-async function read(target: Target): Promise<Reading[]> {
-  const before = target.processes.map((p) => p.output().length);
-  for (const p of target.processes) p.child.kill('SIGUSR2');
-  const readings: Reading[] = [];
-  for (const [i, p] of target.processes.entries()) {
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const line = /\{"memory":(\{[^}]*\})\}/.exec(p.output().slice(before[i]));
-      if (line !== null) {
-        readings.push(JSON.parse(line[1]!) as Reading);
-        break;
-      }
-      if (Date.now() > deadline) throw new Error('no memory reading from a server process');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-  return readings;
+function read(target: Target): Promise<Reading[]> {
+  return Promise.all(target.processes.map((p) => readMemory(p)));
 }
 
 const roleOf = (target: Target, i: number) =>

@@ -2,14 +2,12 @@
 // startup reads only live state (indexes of the compacted topics, not their values; no history).
 //   fresh idle RSS  →  heavy use (sessions, calls of many sizes)  →  restart on the same data  →  idle RSS
 import { randomBytes } from 'node:crypto';
-import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Session } from './load.ts';
 import { PROBE_OPTIONS } from './memory.ts';
-import { BIN, ROOT, round, startChild, type Child } from './support.ts';
+import { benchTopics, BIN, readMemory, ROOT, round, startChild, type Child } from './support.ts';
 
 export interface RestartOptions {
   targets: ReadonlyArray<'tidemark-embedded' | 'tidemark-kafka-1'>;
@@ -35,18 +33,6 @@ const TOOLS = join(ROOT, 'test/bench/bench-tools.ts');
 const SETTLE = ['--server-idle', '2s'];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function read(child: Child): Promise<{ rss: number; heapUsed: number }> {
-  const before = child.output().length;
-  child.child.kill('SIGUSR2');
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const line = /\{"memory":(\{[^}]*\})\}/.exec(child.output().slice(before));
-    if (line !== null) return JSON.parse(line[1]!) as { rss: number; heapUsed: number };
-    if (Date.now() > deadline) throw new Error('no memory reading from a server process');
-    await sleep(20);
-  }
-}
-
 interface Started {
   url: string;
   processes: Array<{ name: string; child: Child }>;
@@ -68,18 +54,7 @@ function embedded(): Starter {
 }
 
 async function kafka(brokers: readonly string[]): Promise<Starter> {
-  const prefix = `restart-${randomBytes(4).toString('hex')}.`;
-  const flags = ['--brokers', brokers.join(','), '--prefix', prefix];
-  await promisify(execFile)(process.execPath, [
-    BIN,
-    'topics',
-    'create',
-    ...flags,
-    '--partitions',
-    '4',
-    '--replication-factor',
-    '1',
-  ]);
+  const flags = await benchTopics(brokers, 'restart');
   const env = {
     TIDEMARK_SECRET: randomBytes(32).toString('hex'),
     TIDEMARK_LOG_LEVEL: 'warn',
@@ -148,7 +123,7 @@ export async function runRestart(options: RestartOptions): Promise<RestartRow[]>
     let fresh: Array<{ rss: number; heapUsed: number }>;
     try {
       await settle(first.url);
-      fresh = await Promise.all(first.processes.map((p) => read(p.child)));
+      fresh = await Promise.all(first.processes.map((p) => readMemory(p.child)));
       await heavyUse(first.url, options);
     } finally {
       for (const p of [...first.processes].reverse()) await p.child.stop();
@@ -156,7 +131,7 @@ export async function runRestart(options: RestartOptions): Promise<RestartRow[]>
     const second = await start();
     try {
       await settle(second.url);
-      const restarted = await Promise.all(second.processes.map((p) => read(p.child)));
+      const restarted = await Promise.all(second.processes.map((p) => readMemory(p.child)));
       second.processes.forEach((p, i) => {
         const row: RestartRow = {
           target,

@@ -16,12 +16,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { resolveKafka } from '@tidemark/testing';
 import { HEADERS, Session } from './load.ts';
 import { PROBE_OPTIONS } from './memory.ts';
-import { BIN, machine, ROOT, round, startChild, writeResult, type Child } from './support.ts';
+import {
+  benchTopics,
+  BIN,
+  machine,
+  readMemory,
+  ROOT,
+  round,
+  startChild,
+  writeResult,
+  type Child,
+} from './support.ts';
 import { MODERN_META, readSse } from '../support/sse.ts';
 
 const { values } = parseArgs({
@@ -114,18 +122,7 @@ async function startEmbedded(): Promise<Running> {
 }
 
 async function startKafka(brokers: readonly string[]): Promise<Running> {
-  const prefix = `soak-${randomBytes(4).toString('hex')}.`;
-  const kafka = ['--brokers', brokers.join(','), '--prefix', prefix];
-  await promisify(execFile)(process.execPath, [
-    BIN,
-    'topics',
-    'create',
-    ...kafka,
-    '--partitions',
-    '4',
-    '--replication-factor',
-    '1',
-  ]);
+  const kafka = await benchTopics(brokers, 'soak');
   const env = {
     TIDEMARK_SECRET: randomBytes(32).toString('hex'),
     TIDEMARK_LOG_LEVEL: 'warn',
@@ -217,19 +214,6 @@ async function stateless(url: string): Promise<void> {
   await readSse(response, () => undefined);
 }
 
-/** Heap and RSS after a full GC (the memory probe answers SIGUSR2). */
-async function probe(child: Child): Promise<{ rss: number; heapUsed: number }> {
-  const before = child.output().length;
-  child.child.kill('SIGUSR2');
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const line = /\{"memory":(\{[^}]*\})\}/.exec(child.output().slice(before));
-    if (line !== null) return JSON.parse(line[1]!) as { rss: number; heapUsed: number };
-    if (Date.now() > deadline) throw new Error('no memory reading from a server process');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 function diskBytes(dir: string): number {
   let total = 0;
   for (const name of readdirSync(dir)) total += statSync(join(dir, name)).size;
@@ -267,7 +251,7 @@ async function soak(name: string, running: Running): Promise<{ series: Series[];
   );
   while (Date.now() < until) {
     for (const [i, p] of running.processes.entries()) {
-      const memory = await probe(p.child);
+      const memory = await readMemory(p.child);
       series[i]!.samples.push({
         t: round((Date.now() - started) / 1000, 1),
         rss: memory.rss,

@@ -1,5 +1,7 @@
 // What the benchmarks share: child processes of the CLI, percentiles, and the result files.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -94,4 +96,34 @@ export function machine(): Record<string, unknown> {
 export function writeResult(path: string, result: unknown): void {
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, `${JSON.stringify(result, null, 2)}\n`);
+}
+
+/** Fresh topics under a random prefix on the benchmark's broker; the CLI flags that name them. */
+export async function benchTopics(brokers: readonly string[], label = 'bench'): Promise<string[]> {
+  const prefix = `${label}-${randomBytes(4).toString('hex')}.`;
+  const flags = ['--brokers', brokers.join(','), '--prefix', prefix];
+  await promisify(execFile)(process.execPath, [
+    BIN,
+    'topics',
+    'create',
+    ...flags,
+    '--partitions',
+    '4',
+    '--replication-factor',
+    '1',
+  ]);
+  return flags;
+}
+
+/** Heap and RSS of a server process after a full GC: the memory probe answers SIGUSR2. */
+export async function readMemory(child: Child): Promise<{ rss: number; heapUsed: number }> {
+  const before = child.output().length;
+  child.child.kill('SIGUSR2');
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const line = /\{"memory":(\{[^}]*\})\}/.exec(child.output().slice(before));
+    if (line !== null) return JSON.parse(line[1]!) as { rss: number; heapUsed: number };
+    if (Date.now() > deadline) throw new Error('no memory reading from a server process');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }

@@ -4,12 +4,10 @@
 //   tidemark-embedded  `tidemark dev`: gateway, worker and the embedded log in one process
 //   tidemark-kafka-1   `tidemark gateway` + `tidemark worker` on Kafka
 //   tidemark-kafka-2   the same with two gateways (clients spread over both)
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BIN, ROOT, startChild, startDev, type Child } from './support.ts';
+import { benchTopics, BIN, ROOT, startChild, startDev, type Child } from './support.ts';
 import { redisServer } from '../support/prerequisites.ts';
 import { reservePorts } from '@tidemark/testing';
 
@@ -74,19 +72,8 @@ export async function startTarget(name: TargetName, context: TargetContext): Pro
     }
     const brokers = context.brokers;
     if (brokers === undefined) throw new Error(`${name} needs Kafka brokers`);
-    const prefix = `bench-${randomBytes(4).toString('hex')}.`;
-    const kafka = ['--brokers', brokers.join(','), '--prefix', prefix];
+    const kafka = await benchTopics(brokers);
     const env = { TIDEMARK_SECRET: randomBytes(32).toString('hex'), TIDEMARK_LOG_LEVEL: 'warn' };
-    await promisify(execFile)(process.execPath, [
-      BIN,
-      'topics',
-      'create',
-      ...kafka,
-      '--partitions',
-      '4',
-      '--replication-factor',
-      '1',
-    ]);
     Object.assign(env, node);
     const idle = context.serverIdle === undefined ? [] : ['--server-idle', context.serverIdle];
     const worker = await startChild(

@@ -64,6 +64,18 @@ describe('the Helm chart', () => {
     for (const flag of ['--auth-tokens', '--auth-jwks', '--auth-issuer', '--auth-audience', '--auth none']) expect(help).toContain(flag);
   });
 
+  it('renders the expiry as the flags the gateway and the worker take, and refuses a duration the CLI would not', async () => {
+    const manifests = await template('--set', 'expiry.sessionTtl=30m', '--set', 'expiry.resultTtl=2h');
+    const gateway = podSpec(deployment(manifests, 'gateway')).spec.containers[0]!.args.join(' ');
+    const worker = podSpec(deployment(manifests, 'worker')).spec.containers[0]!.args.join(' ');
+    expect(gateway).toContain('--session-ttl 30m');
+    expect(worker).toContain('--session-ttl 30m --result-ttl 2h');
+    const bad = await run(helm, ['template', 'mcp', chart, ...REQUIRED, '--set', 'expiry.sessionTtl=30 minutes']).catch(
+      (error: unknown) => error as { stderr: string },
+    );
+    expect(bad.stderr).toMatch(/sessionTtl/);
+  });
+
   it('passes helm lint --strict', async () => {
     const { stdout } = await run(helm, ['lint', '--strict', chart, ...REQUIRED]);
     expect(stdout).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);

@@ -108,7 +108,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const partitionCount = await port.partitionCount(topics.events);
   const logIdentity: LogIdentity = await port.identity(topics.events);
   const stores = { port, topics, partitionCount };
-  const sessions = new SessionStore(stores);
+  // A gateway needs a session's version and subject, not its initialize (the workers do).
+  const sessions = new SessionStore({ ...stores, withInitialize: false });
   const heads = new StreamHeadStore(stores);
   const tails = new EventTails(port, topics.events, o.tailWaitMs);
   const open = new Set<SseStream>();

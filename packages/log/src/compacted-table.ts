@@ -19,6 +19,8 @@ export interface CompactedTableOptions<V> {
    * every value, e.g. "this head is terminal"). Read from headers; default 0.
    */
   flags?(record: LogRecord): number;
+  /** What of a value this process keeps in memory (its cache), when it needs less than all of it. */
+  keep?(value: V): V;
   /** Decoded values kept in memory at most. Default 4,096. */
   cacheEntries?: number;
   /** Bytes of stored values (as written) kept decoded in memory at most. Default 16 MiB. */
@@ -211,12 +213,14 @@ export class CompactedTable<V> {
     if (record === undefined || record.key !== key || record.value === null)
       return { found: false };
     const value = this.options.decode(record.value, record.headers);
-    if (value !== undefined) this.remember(partition, key, offset, value, record.value.length);
-    return { found: true, value };
+    if (value === undefined) return { found: true, value };
+    this.remember(partition, key, offset, value, record.value.length);
+    return { found: true, value: this.options.keep?.(value) ?? value };
   }
 
   private remember(partition: number, key: string, offset: bigint, value: V, bytes: number): void {
-    this.cache.set(cacheKey(partition, key), { offset, value }, { size: Math.max(1, bytes) });
+    const kept = this.options.keep?.(value) ?? value;
+    this.cache.set(cacheKey(partition, key), { offset, value: kept }, { size: Math.max(1, bytes) });
   }
 
   private view(partition: number): PartitionView {

@@ -20,6 +20,14 @@ export interface StoreOptions {
   cacheEntries?: number;
 }
 
+export interface SessionStoreOptions extends StoreOptions {
+  /**
+   * Whether `get` returns the stored `initialize` request. A gateway needs only the version and the
+   * subject; a worker restoring a session needs it. Default true.
+   */
+  withInitialize?: boolean;
+}
+
 /** Index flag of a head that holds a finished stream's final result. */
 export const TERMINAL_HEAD = 1;
 
@@ -109,12 +117,15 @@ export interface SessionRecord {
 export class SessionStore {
   private readonly table: CompactedTable<SessionRecord>;
 
-  constructor(private readonly options: StoreOptions) {
+  constructor(private readonly options: SessionStoreOptions) {
     this.table = new CompactedTable<SessionRecord>({
       port: options.port,
       topic: options.topics.sessions,
       decode: decodeSession,
       encode: (record) => Buffer.from(JSON.stringify(record)),
+      ...(options.withInitialize === false
+        ? { keep: (record: SessionRecord) => ({ ...record, initialize: undefined }) }
+        : {}),
       ...(options.cacheEntries === undefined ? {} : { cacheEntries: options.cacheEntries }),
     });
   }

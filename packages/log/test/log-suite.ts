@@ -355,6 +355,16 @@ export function describeLogComponents(name: string, subject: () => Promise<LogSu
         createdAtMs: 1,
       });
       expect(await replicaB.get(id)).toMatchObject({ id, protocolVersion: '2025-11-25' });
+      // A gateway keeps less of it in memory: the version and subject, not the initialize.
+      const lean = new SessionStore({
+        port,
+        topics: names,
+        partitionCount: 3,
+        withInitialize: false,
+      });
+      expect(await lean.get(id)).toMatchObject({ id, protocolVersion: '2025-11-25' });
+      expect((await lean.get(id))?.initialize).toBeUndefined();
+      expect((await replicaB.get(id))?.initialize).toEqual({ method: 'initialize' });
       await replicaA.end(id);
       expect(await replicaB.get(id)).toBeUndefined();
       expect(await replicaA.get(id)).toBeUndefined();

@@ -15,6 +15,7 @@ import {
   type StreamId,
 } from '@tidemark/protocol';
 import { withTraceMeta } from '@tidemark/otel';
+import { backoff } from './backoff.js';
 import { currentExecution, type Execution } from './execution.js';
 import { withRetries } from './retries.js';
 import type { ToolModule } from './tool-module.js';
@@ -279,7 +280,7 @@ export class SessionRuntime {
         const retryable = isTidemarkError(error) && error.retryable;
         if (!retryable || this.closed || Date.now() - started > 60_000) throw error;
         this.options.onWriteFailure?.(stream, error);
-        await sleep(Math.min(5_000, 100 * 2 ** failures) * (0.5 + Math.random() / 2));
+        await backoff(failures);
       }
     }
   }
@@ -301,7 +302,7 @@ export class SessionRuntime {
       } catch (error) {
         if (this.closed) return; // the next owner runs the call again
         this.options.onWriteFailure?.(stream, error);
-        await sleep(Math.min(5_000, 100 * 2 ** failures) * (0.5 + Math.random() / 2));
+        await backoff(failures);
         if (this.closed) return;
         if (!entry.writer.poisoned) continue; // the terminal record is in; its head is retried
         try {
@@ -348,8 +349,6 @@ export class SessionRuntime {
     return withRetries(this.server, module, this);
   }
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Messages of one call written ahead of the log before its tool waits (see `route`). */
 const MAX_UNACKNOWLEDGED = 256;

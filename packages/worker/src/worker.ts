@@ -38,6 +38,7 @@ import {
   recordRequestQueueLag,
   tidemarkTracer,
 } from '@tidemark/otel';
+import { backoff } from './backoff.js';
 import { Housekeeping } from './housekeeping.js';
 import { OffsetTracker } from './offset-tracker.js';
 import { ModernExchange } from './modern-exchange.js';
@@ -115,8 +116,6 @@ interface PartitionState {
   /** Heads of finished stateless requests, forgotten once their request's offset is committed. */
   readonly forgetAfterCommit: Array<{ offset: bigint; key: string }>;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function isRequestId(value: unknown): value is RequestId {
   return typeof value === 'string' || (typeof value === 'number' && Number.isSafeInteger(value));
@@ -390,7 +389,7 @@ export class Worker {
             `requests ${partition}@${record.offset}: the log is unavailable; retrying`,
             error,
           );
-          await sleep(Math.min(5_000, 100 * 2 ** failures) * (0.5 + Math.random() / 2));
+          await backoff(failures);
           continue;
         }
         this.onProblem(`requests ${partition}@${record.offset}: failed`, error);
