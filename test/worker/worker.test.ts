@@ -111,6 +111,32 @@ describe('the worker on the embedded log', () => {
     ]);
   });
 
+  it('a restarted worker reads each partition from its committed offset, not from the start', async () => {
+    const { log, topics, startWorker, client } = setup();
+    const first = await startWorker();
+    const c = client();
+    await c.initialize();
+    for (let i = 1; i <= 5; i++) await c.call(i, 'count', { to: 3, delayMs: 0 }).done;
+    await first.stop(); // commits what finished
+    const reads: Array<[number, bigint]> = [];
+    const fetch = log.fetch.bind(log);
+    log.fetch = (topic, partition, from, options) => {
+      if (topic === topics.requests) reads.push([partition, from]);
+      return fetch(topic, partition, from, options);
+    };
+    const ends = await Promise.all(
+      Array.from(
+        { length: PARTITIONS },
+        async (_, p) => (await log.offsets(topics.requests, p)).highWatermark,
+      ),
+    );
+    await startWorker();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(reads.length).toBeGreaterThan(0);
+    // Every read starts at or after where the first worker had committed: nothing is read again.
+    for (const [partition, from] of reads) expect(from).toBeGreaterThanOrEqual(ends[partition]!);
+  });
+
   it('a write the log refuses does not leave the call hanging: the client is reset, then gets the result in a new generation', async () => {
     const { log, topics, startWorker, client, executions } = setup();
     const problems: string[] = [];

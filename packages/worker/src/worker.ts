@@ -137,6 +137,8 @@ export class Worker {
   private sessions!: SessionStore;
   private partitionCount = 0;
   private membership: GroupMembership | undefined;
+  /** Resolves with the membership: a partition may be assigned before `joinGroup` returns. */
+  private joined: Promise<GroupMembership> | undefined;
   private readonly partitions = new Map<number, PartitionState>();
   private readonly runtimes = new Map<SessionId, SessionRuntime>();
   private readonly runtimePartition = new Map<SessionId, number>();
@@ -205,12 +207,13 @@ export class Worker {
         this.exchanges.has(session as SessionId),
       onExpired: (session) => this.dropRuntime(session),
     });
-    this.membership = await log.joinGroup({
+    this.joined = log.joinGroup({
       topic: topics.requests,
       group: this.options.group,
       onAssigned: (assigned) => assigned.forEach((p) => this.assign(p)),
       onRevoked: (revoked) => this.revoke(revoked),
     });
+    this.membership = await this.joined;
     this.commitTimer = setInterval(() => void this.commitAll(), this.options.commitIntervalMs);
     this.commitTimer.unref();
     // A sweep a few times per TTL (and per server idle time), at least once a minute.
@@ -307,7 +310,9 @@ export class Worker {
 
   private async readPartition(partition: number, state: PartitionState): Promise<void> {
     const { log, topics } = this.options;
-    const committed = await this.membership?.committed(partition);
+    // The group may assign partitions before joinGroup resolves: without waiting for the
+    // membership, its committed offsets are unknown and the partition is read from its start.
+    const committed = await (await this.joined)?.committed(partition);
     let next = committed ?? (await log.offsets(topics.requests, partition)).logStartOffset;
     const tracker = new OffsetTracker(next);
     state.tracker = tracker;
