@@ -68,6 +68,8 @@ interface Sample {
   t: number;
   rss: number;
   heapUsed: number;
+  /** Memory of Buffers and other objects outside the JS heap (after the same GC). */
+  external: number;
   /** Bytes of the process's data on disk (the embedded log's files), when it has any. */
   disk?: number;
 }
@@ -256,6 +258,7 @@ async function soak(name: string, running: Running): Promise<{ series: Series[];
         t: round((Date.now() - started) / 1000, 1),
         rss: memory.rss,
         heapUsed: memory.heapUsed,
+        external: memory.external,
         ...(p.dataDir === undefined ? {} : { disk: diskBytes(p.dataDir) }),
       });
     }
@@ -282,7 +285,7 @@ const mb = (bytes: number) => `${round(bytes / 1048576, 1)} MB`;
 interface Row {
   target: string;
   process: string;
-  metric: 'rss' | 'heapUsed' | 'disk';
+  metric: 'rss' | 'heapUsed' | 'external' | 'disk';
   /** Mean over the second half of the run, MB. */
   steadyMb: number;
   /** Slope over the second half of the run, MB per hour. */
@@ -292,7 +295,7 @@ interface Row {
 function rows(series: readonly Series[]): Row[] {
   return series.flatMap((s) => {
     const steady = s.samples.filter((p) => p.t >= (minutes * 60) / 2);
-    return (['rss', 'heapUsed', 'disk'] as const).flatMap((metric) => {
+    return (['rss', 'heapUsed', 'external', 'disk'] as const).flatMap((metric) => {
       const points = steady
         .filter((p) => p[metric] !== undefined)
         .map((p) => ({ t: p.t, y: p[metric]! / 1048576 }));
@@ -316,7 +319,7 @@ function chart(series: readonly Series[]): string {
   const height = 360;
   const pad = { left: 60, right: 220, top: 30, bottom: 40 };
   const lines = series.flatMap((s) =>
-    (['rss', 'heapUsed', 'disk'] as const).flatMap((metric) => {
+    (['rss', 'heapUsed', 'external', 'disk'] as const).flatMap((metric) => {
       const points = s.samples.filter((p) => p[metric] !== undefined);
       return points.length === 0
         ? []

@@ -116,13 +116,16 @@ export async function benchTopics(brokers: readonly string[], label = 'bench'): 
 }
 
 /** Heap and RSS of a server process after a full GC: the memory probe answers SIGUSR2. */
-export async function readMemory(child: Child): Promise<{ rss: number; heapUsed: number }> {
+export async function readMemory(
+  child: Child,
+): Promise<{ rss: number; heapUsed: number; external: number }> {
   const before = child.output().length;
   child.child.kill('SIGUSR2');
   const deadline = Date.now() + 10_000;
   for (;;) {
     const line = /\{"memory":(\{[^}]*\})\}/.exec(child.output().slice(before));
-    if (line !== null) return JSON.parse(line[1]!) as { rss: number; heapUsed: number };
+    if (line !== null)
+      return JSON.parse(line[1]!) as { rss: number; heapUsed: number; external: number };
     if (Date.now() > deadline) throw new Error('no memory reading from a server process');
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

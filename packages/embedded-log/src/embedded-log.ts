@@ -271,7 +271,9 @@ export class EmbeddedLog implements LogPort, GroupPort {
         batch.map(({ topic, records }) =>
           records.map((record) => {
             const next = this.offsetsOf(topic, record.partition).highWatermark;
-            const value = record.value === null ? null : Buffer.from(record.value);
+            // A copy of its own size: a small Buffer.from() is a slice of a shared 8 KiB pool
+            // slab, and the records kept in `recent` would pin thousands of slabs.
+            const value = record.value === null ? null : new Uint8Array(record.value);
             const headers = record.headers ?? [];
             this.statements.insert.run(
               topic,
