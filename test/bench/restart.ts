@@ -7,7 +7,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Session } from './load.ts';
 import { PROBE_OPTIONS } from './memory.ts';
-import { benchTopics, BIN, readMemory, ROOT, round, startChild, type Child } from './support.ts';
+import {
+  benchTopics,
+  BIN,
+  readMemory,
+  ROOT,
+  round,
+  startChild,
+  startWorkerAndGateway,
+  type Child,
+} from './support.ts';
 
 export interface RestartOptions {
   targets: ReadonlyArray<'tidemark-embedded' | 'tidemark-kafka-1'>;
@@ -60,35 +69,7 @@ async function kafka(brokers: readonly string[]): Promise<Starter> {
     TIDEMARK_LOG_LEVEL: 'warn',
     NODE_OPTIONS: PROBE_OPTIONS,
   };
-  return async () => {
-    const worker = await startChild(
-      [BIN, 'worker', '--tools', TOOLS, ...flags, ...SETTLE],
-      /started/,
-      env,
-    );
-    const gateway = await startChild(
-      [
-        BIN,
-        'gateway',
-        '--auth',
-        'none',
-        '--port',
-        '0',
-        '--max-requests-per-second',
-        '100000',
-        ...flags,
-      ],
-      /listening on port (\d+)/,
-      env,
-    );
-    return {
-      url: `http://127.0.0.1:${gateway.match[1]}/mcp`,
-      processes: [
-        { name: 'worker', child: worker.process },
-        { name: 'gateway', child: gateway.process },
-      ],
-    };
-  };
+  return () => startWorkerAndGateway(flags, env, { worker: ['--tools', TOOLS, ...SETTLE] });
 }
 
 /** One session with a call, then idle: what every reading starts from. */

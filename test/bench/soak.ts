@@ -27,6 +27,7 @@ import {
   ROOT,
   round,
   startChild,
+  startWorkerAndGateway,
   writeResult,
   type Child,
 } from './support.ts';
@@ -130,37 +131,15 @@ async function startKafka(brokers: readonly string[]): Promise<Running> {
     TIDEMARK_LOG_LEVEL: 'warn',
     NODE_OPTIONS: PROBE_OPTIONS,
   };
-  const worker = await startChild(
-    [BIN, 'worker', '--tools', TOOLS, ...kafka, ...EXPIRY],
-    /started/,
-    env,
-  );
-  const gateway = await startChild(
-    [
-      BIN,
-      'gateway',
-      '--auth',
-      'none',
-      '--port',
-      '0',
-      ...kafka,
-      '--session-ttl',
-      '20s',
-      '--max-requests-per-second',
-      '100000',
-    ],
-    /listening on port (\d+)/,
-    env,
-  );
+  const { url, processes } = await startWorkerAndGateway(kafka, env, {
+    worker: ['--tools', TOOLS, ...EXPIRY],
+    gateway: ['--session-ttl', '20s'],
+  });
   return {
-    urls: [`http://127.0.0.1:${gateway.match[1]}/mcp`],
-    processes: [
-      { name: 'worker', child: worker.process },
-      { name: 'gateway', child: gateway.process },
-    ],
+    urls: [url],
+    processes,
     stop: async () => {
-      await gateway.process.stop();
-      await worker.process.stop();
+      for (const p of [...processes].reverse()) await p.child.stop();
     },
   };
 }

@@ -130,3 +130,38 @@ export async function readMemory(
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/**
+ * A `tidemark worker` and a `tidemark gateway` (no auth, no rate limit: the load generator is one
+ * client address) on the topics `flags` names; extra flags for each.
+ */
+export async function startWorkerAndGateway(
+  flags: readonly string[],
+  env: NodeJS.ProcessEnv,
+  extra: { worker: readonly string[]; gateway?: readonly string[] },
+): Promise<{ url: string; processes: Array<{ name: string; child: Child }> }> {
+  const worker = await startChild([BIN, 'worker', ...flags, ...extra.worker], /started/, env);
+  const gateway = await startChild(
+    [
+      BIN,
+      'gateway',
+      '--auth',
+      'none',
+      '--port',
+      '0',
+      '--max-requests-per-second',
+      '100000',
+      ...flags,
+      ...(extra.gateway ?? []),
+    ],
+    /listening on port (\d+)/,
+    env,
+  );
+  return {
+    url: `http://127.0.0.1:${gateway.match[1]}/mcp`,
+    processes: [
+      { name: 'worker', child: worker.process },
+      { name: 'gateway', child: gateway.process },
+    ],
+  };
+}

@@ -249,6 +249,11 @@ export class SessionRuntime {
     const stream = requestStreamId(requestId);
     const entry = this.inflight.get(stream);
     if (entry === undefined || entry.closed) return;
+    await this.nextGeneration(stream, entry);
+  }
+
+  /** Starts the next generation of a call in flight (cause `retry`). */
+  private async nextGeneration(stream: StreamId, entry: InFlight): Promise<void> {
     entry.writer = await this.options.writer.begin(this.session, stream, {
       previous: entry.writer.currentHead,
       cause: 'retry',
@@ -306,15 +311,7 @@ export class SessionRuntime {
         if (this.closed) return;
         if (!entry.writer.poisoned) continue; // the terminal record is in; its head is retried
         try {
-          entry.writer = await this.options.writer.begin(this.session, stream, {
-            previous: entry.writer.currentHead,
-            cause: 'retry',
-          });
-          this.options.onExecution?.({
-            stream,
-            attempt: entry.writer.generation.attempt,
-            cause: 'retry',
-          });
+          await this.nextGeneration(stream, entry);
         } catch {
           // Still unavailable: the next round waits longer.
         }
