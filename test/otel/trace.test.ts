@@ -127,7 +127,7 @@ describe('traces across gateway, log and worker', () => {
     const receive = parentOf(resultWrite, spans)!;
     expect(receive.kind).toBe(SpanKind.CONSUMER);
     expect(receive.attributes).toMatchObject({
-      'messaging.system': 'kafka',
+      'messaging.system': 'embedded', // the log in use names itself (LogPort.kind)
       'messaging.operation.type': 'receive',
       'messaging.destination.name': stack.topics.events,
       'messaging.kafka.offset': expect.any(Number) as unknown,
@@ -141,7 +141,7 @@ describe('traces across gateway, log and worker', () => {
     expect(tool.attributes).toMatchObject({ 'gen_ai.tool.name': 'count', 'tidemark.attempt': 1 });
     const process = parentOf(tool, spans)!;
     expect(process.attributes).toMatchObject({
-      'messaging.system': 'kafka',
+      'messaging.system': 'embedded', // the log in use names itself (LogPort.kind)
       'mcp.method.name': 'tools/call',
       'messaging.destination.name': stack.topics.requests,
     });

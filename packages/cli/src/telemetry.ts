@@ -51,5 +51,3 @@ sdk?.start();
 export async function shutdownTelemetry(): Promise<void> {
   await sdk?.shutdown().catch(() => undefined);
 }
-
-export const telemetryEnabled = sdk !== undefined;

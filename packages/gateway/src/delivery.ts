@@ -1,11 +1,12 @@
 import { PartitionTail, type Subscription } from '@tidemark/log';
 import type { LogRecord } from '@tidemark/protocol';
 import {
-  decodeStamp,
-  encodeEventId,
+  eventIdMinter,
+  readStampedRecord,
   resetNotification,
   type StreamCursor,
   type CursorStep,
+  type Generation,
   type Keyring,
   type LogIdentity,
   type LogPort,
@@ -13,19 +14,15 @@ import {
   type StreamEnd,
   type StreamId,
 } from '@tidemark/protocol';
-import { SpanKind, trace } from '@opentelemetry/api';
+import { trace, type Context, type Span } from '@opentelemetry/api';
 import {
   ATTR_MCP_SESSION_ID,
-  ATTR_MESSAGING_DESTINATION_NAME,
-  ATTR_MESSAGING_DESTINATION_PARTITION_ID,
-  ATTR_MESSAGING_KAFKA_OFFSET,
-  ATTR_MESSAGING_OPERATION_TYPE,
-  ATTR_MESSAGING_SYSTEM,
   contextFromHeaders,
   recordDeliveryLag,
   recordReplayLength,
   recordSupersededDropped,
   recordTailReaders,
+  startMessagingSpan,
   tidemarkTracer,
 } from '@tidemark/otel';
 import type { SseStream } from './sse.js';
@@ -39,6 +36,11 @@ export class EventTails {
     readonly topic: string,
     private readonly maxWaitMs: number,
   ) {}
+
+  /** `messaging.system` of the log the tails read. */
+  get system(): string {
+    return this.port.kind;
+  }
 
   tail(partition: number): PartitionTail {
     let tail = this.tails.get(partition);
@@ -89,162 +91,160 @@ export interface DeliveryOptions {
   replay?: boolean;
 }
 
+type Finish = 'final' | 'closed' | 'error';
+
 /**
  * Streams one MCP stream from the log to one SSE response, through the shared partition tail and
  * the protocol's delivery rules: each message gets its event id, a new generation or a hole
  * becomes a reset notification, superseded records are dropped, and the final record ends it.
  */
 export function deliver(options: DeliveryOptions): Subscription {
-  const { sse, cursor, session, stream } = options;
-  const holder: { subscription?: Subscription } = {};
-  let finished = false;
-  let replayed = options.replay === true ? 0 : undefined;
-  const caughtUp = () => {
-    if (replayed === undefined) return;
-    recordReplayLength(replayed);
-    replayed = undefined;
-  };
-  recordTailReaders(options.partition, 1);
-  const finish = (reason: 'final' | 'closed' | 'error') => {
-    if (finished) return;
-    finished = true;
-    recordTailReaders(options.partition, -1);
-    caughtUp();
-    holder.subscription?.close();
-    if (reason !== 'closed') sse.end();
-    options.onEnd?.(reason);
-  };
-  const idFor = (
-    offset: bigint,
-    generation: Parameters<typeof encodeEventId>[0]['generation'],
-    seq: number,
-  ) =>
-    options.eventIds === false
-      ? undefined
-      : encodeEventId(
-          { log: options.log, partition: options.partition, offset, generation, seq, stream },
-          session,
-          options.keyring,
-        );
+  return new StreamDelivery(options).start();
+}
 
-  const apply = (step: CursorStep<unknown>) => {
+class StreamDelivery {
+  private subscription: Subscription | undefined;
+  private finished = false;
+  /** Events replayed so far, while a resume catches up; undefined once live (or not a resume). */
+  private replayed: number | undefined;
+  private readonly mint:
+    ((offset: bigint, generation: Generation | undefined, seq: number) => string) | undefined;
+
+  constructor(private readonly options: DeliveryOptions) {
+    this.replayed = options.replay === true ? 0 : undefined;
+    const { log, keyring, partition, stream, session } = options;
+    this.mint =
+      options.eventIds === false
+        ? undefined
+        : eventIdMinter({ log, keyring, partition, stream, session });
+  }
+
+  start(): Subscription {
+    const { options } = this;
+    recordTailReaders(options.partition, 1);
+    this.subscription = options.tails.tail(options.partition).subscribe(options.fromOffset, {
+      // A long catch-up is written in chunks: one syscall per chunk, and the first events of a
+      // replay reach the client before the whole batch is processed.
+      onRecords: (records) => {
+        for (let i = 0; i < records.length; i += WRITE_CHUNK)
+          options.sse.batch(() => this.onRecords(records.slice(i, i + WRITE_CHUNK)));
+      },
+      onError: () => this.finish('error'),
+    });
+    if (options.fromOffset >= options.caughtUpAt) this.completeIfCaughtUp(options.fromOffset - 1n);
+    void options.sse.closed.then(() => this.finish('closed'));
+    return { close: () => this.finish('closed') };
+  }
+
+  private finish(reason: Finish): void {
+    if (this.finished) return;
+    this.finished = true;
+    recordTailReaders(this.options.partition, -1);
+    this.caughtUp();
+    this.subscription?.close();
+    if (reason !== 'closed') this.options.sse.end();
+    this.options.onEnd?.(reason);
+  }
+
+  private caughtUp(): void {
+    if (this.replayed === undefined) return;
+    recordReplayLength(this.replayed);
+    this.replayed = undefined;
+  }
+
+  private onRecords(records: readonly LogRecord[]): void {
+    const { session, stream, cursor } = this.options;
+    for (const record of records) {
+      if (this.finished) return;
+      if (record.key !== session) continue;
+      const read = readStampedRecord(record);
+      if (read === undefined || read.stamp.stream !== stream) continue;
+      this.applyRecord(record, cursor.accept(read));
+    }
+    const last = records.at(-1);
+    if (last !== undefined) this.completeIfCaughtUp(last.offset);
+  }
+
+  private apply(step: CursorStep<unknown>): void {
+    const { sse } = this.options;
     if (step.kind === 'skip') {
       if (step.why === 'superseded') recordSupersededDropped();
       return;
     }
     if (step.kind === 'reset-only') {
-      sse.event(
-        idFor(step.record.offset, step.generation, 0),
-        resetNotification(step.reason, step.generation),
-      );
+      const id = this.mint?.(step.record.offset, step.generation, 0);
+      sse.event(id, resetNotification(step.reason, step.generation));
       return;
     }
     if (step.resetBefore !== undefined)
       sse.event(undefined, resetNotification(step.resetBefore.reason, step.resetBefore.generation));
-    const { stamp } = step.record;
-    if (step.record.payload !== undefined) {
-      sse.event(idFor(step.record.offset, stamp.generation, stamp.seq), step.record.payload);
-      if (replayed !== undefined) replayed++;
+    const { stamp, offset, payload } = step.record;
+    if (payload !== undefined) {
+      sse.event(this.mint?.(offset, stamp.generation, stamp.seq), payload);
+      if (this.replayed !== undefined) this.replayed++;
     }
-    if (step.final) finish('final');
-  };
+    if (step.final) this.finish('final');
+  }
 
   /**
    * Applies the cursor's step for one record inside the record's trace: a `receive` span (the
    * shared tail read it) with an `sse write` span under it. A record without a trace (or a
    * process without an SDK) costs one header scan.
    */
-  const applyRecord = (record: LogRecord, step: CursorStep<unknown>) => {
-    const live = record.offset >= options.caughtUpAt;
-    if (live) {
-      caughtUp();
+  private applyRecord(record: LogRecord, step: CursorStep<unknown>): void {
+    if (record.offset >= this.options.caughtUpAt) {
+      this.caughtUp();
       if (step.kind === 'deliver') recordDeliveryLag(Date.now() - record.timestampMs);
     }
     const parent = contextFromHeaders(record.headers);
     const superseded = step.kind === 'skip' && step.why === 'superseded';
     if (trace.getSpanContext(parent) === undefined || (step.kind === 'skip' && !superseded))
-      return apply(step);
-    const tracer = tidemarkTracer();
-    const receive = tracer.startSpan(
-      `receive ${options.tails.topic}`,
+      return this.apply(step);
+    const { tails, partition, session } = this.options;
+    const receive = startMessagingSpan(
       {
-        kind: SpanKind.CONSUMER,
-        attributes: {
-          [ATTR_MESSAGING_SYSTEM]: 'kafka',
-          [ATTR_MESSAGING_OPERATION_TYPE]: 'receive',
-          [ATTR_MESSAGING_DESTINATION_NAME]: options.tails.topic,
-          [ATTR_MESSAGING_DESTINATION_PARTITION_ID]: String(options.partition),
-          [ATTR_MESSAGING_KAFKA_OFFSET]: Number(record.offset),
-          [ATTR_MCP_SESSION_ID]: session,
-        },
+        system: tails.system,
+        operation: 'receive',
+        topic: tails.topic,
+        partition,
+        offset: record.offset,
+        attributes: { [ATTR_MCP_SESSION_ID]: session },
       },
       parent,
     );
     if (step.kind === 'skip') {
       // A zombie's record: the event lands in the zombie's own trace, where its owner will look.
       receive.addEvent('tidemark.superseded_dropped');
-      apply(step);
+      this.apply(step);
       return receive.end();
     }
-    const write = tracer.startSpan('sse write', {}, trace.setSpan(parent, receive));
-    if (step.kind === 'reset-only' || step.resetBefore !== undefined)
-      write.addEvent('tidemark.reset', {
-        'tidemark.reset.reason':
-          step.kind === 'reset-only' ? step.reason : step.resetBefore!.reason,
-      });
+    this.writeTraced(step, trace.setSpan(parent, receive), receive);
+  }
+
+  private writeTraced(
+    step: Exclude<CursorStep<unknown>, { kind: 'skip' }>,
+    parent: Context,
+    receive: Span,
+  ): void {
+    const write = tidemarkTracer().startSpan('sse write', {}, parent);
+    const reset = step.kind === 'reset-only' ? step.reason : step.resetBefore?.reason;
+    if (reset !== undefined) write.addEvent('tidemark.reset', { 'tidemark.reset.reason': reset });
     try {
-      apply(step);
+      this.apply(step);
     } finally {
       write.end();
       receive.end();
     }
-  };
+  }
 
-  const completeIfCaughtUp = (lastOffset: bigint) => {
-    if (lastOffset + 1n >= options.caughtUpAt) caughtUp();
-    if (finished || options.terminal === undefined || lastOffset + 1n < options.caughtUpAt) return;
+  private completeIfCaughtUp(lastOffset: bigint): void {
+    const { caughtUpAt, terminal, cursor, stream } = this.options;
+    if (lastOffset + 1n >= caughtUpAt) this.caughtUp();
+    if (this.finished || terminal === undefined || lastOffset + 1n < caughtUpAt) return;
     // Only a read that went past the final record's offset without meeting it may deliver the
     // kept one (compaction removed it); short of it, the record is still to come.
-    if (lastOffset < options.terminal.record.offset) return;
+    if (lastOffset < terminal.record.offset) return;
     const step = cursor.complete(stream);
-    if (step !== undefined) apply(step);
-  };
-
-  holder.subscription = options.tails.tail(options.partition).subscribe(options.fromOffset, {
-    // A long catch-up is written in chunks: one syscall per chunk, and the first events of a
-    // replay reach the client before the whole batch is processed.
-    onRecords: (records) => {
-      for (let i = 0; i < records.length; i += WRITE_CHUNK)
-        sse.batch(() => onRecords(records.slice(i, i + WRITE_CHUNK)));
-    },
-    onError: () => finish('error'),
-  });
-  function onRecords(records: readonly LogRecord[]): void {
-    for (const record of records) {
-      if (finished) return;
-      if (record.key !== session) continue;
-      const decoded = decodeStamp(record.headers);
-      if (!decoded.ok || decoded.stamp.stream !== stream) continue;
-      let payload: unknown;
-      try {
-        payload =
-          record.value === null ? undefined : JSON.parse(Buffer.from(record.value).toString());
-      } catch {
-        continue;
-      }
-      applyRecord(
-        record,
-        cursor.accept({
-          offset: record.offset,
-          stamp: decoded.stamp,
-          ...(payload === undefined ? {} : { payload }),
-        }),
-      );
-    }
-    const last = records.at(-1);
-    if (last !== undefined) completeIfCaughtUp(last.offset);
+    if (step !== undefined) this.apply(step);
   }
-  if (options.fromOffset >= options.caughtUpAt) completeIfCaughtUp(options.fromOffset - 1n);
-  void sse.closed.then(() => finish('closed'));
-  return { close: () => finish('closed') };
 }

@@ -1,7 +1,8 @@
 import cors from 'cors';
 import type express from 'express';
 import type { Request, Response } from 'express';
-import { recordRefusal } from '@tidemark/otel';
+import { HttpRefusals, type HttpRefusal } from '@tidemark/protocol';
+import { sendRefusal } from './http-answers.js';
 
 // The gateway's front door: the checks every request meets before a handler, and the one way a
 // refusal is written. Guards answer with a JSON-RPC error and stop; nothing here touches the log.
@@ -49,13 +50,11 @@ export function frontDoor(options: FrontDoorOptions): {
   return {
     install(app) {
       app.use(options.path, (req: Request, res: Response, next: () => void) => {
-        if (options.isDraining())
-          return void jsonError(res, 503, -32000, 'Service draining: retry on another replica');
+        if (options.isDraining()) return sendRefusal(res, HttpRefusals.draining());
         const origin = req.headers.origin;
         if (origin !== undefined && !originAllowed(origin))
-          return void jsonError(res, 403, -32000, 'Forbidden: Origin not allowed', 'origin');
-        if (!hostAllowed(req.headers.host))
-          return void jsonError(res, 403, -32000, 'Forbidden: Host not allowed', 'host');
+          return sendRefusal(res, HttpRefusals.origin());
+        if (!hostAllowed(req.headers.host)) return sendRefusal(res, HttpRefusals.host());
         next();
       });
       // Browser clients from an allowed Origin: preflight answered, MCP headers readable.
@@ -95,49 +94,31 @@ export function isJson(contentType: string | undefined): boolean {
   );
 }
 
-export /** What body-parser threw for a body the client got wrong, as the answer it deserves. */
-function bodyRefusal(
-  error: unknown,
-  maxBodyBytes: number,
-): { status: number; code: number; message: string } | undefined {
+/** The first value of a request header (Node joins most repeated ones; a few stay arrays). */
+export function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Whether the request's `Accept` names a media type, literally (a wildcard is named as such). */
+export function accepts(req: Request, mediaType: string): boolean {
+  return String(req.headers.accept ?? '').includes(mediaType);
+}
+
+/** What body-parser threw for a body the client got wrong, as the answer it deserves. */
+export function bodyRefusal(error: unknown, maxBodyBytes: number): HttpRefusal | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const { status, type } = error as { status?: unknown; type?: unknown };
   if (typeof status !== 'number' || status < 400 || status > 499) return undefined;
   switch (type) {
     case 'entity.too.large':
-      return {
-        status: 413,
-        code: -32000,
-        message: `Request body larger than ${maxBodyBytes} bytes`,
-      };
+      return HttpRefusals.bodyTooLarge(maxBodyBytes);
     case 'entity.parse.failed':
-      return { status: 400, code: -32700, message: 'Parse error: the body is not JSON' };
+      return HttpRefusals.notJson();
     case 'charset.unsupported':
-      return {
-        status: 415,
-        code: -32000,
-        message: 'Unsupported Media Type: the body must be UTF-8',
-      };
+      return HttpRefusals.charset();
     case 'encoding.unsupported':
-      return {
-        status: 415,
-        code: -32000,
-        message: 'Unsupported Media Type: Content-Encoding must be identity, gzip or deflate',
-      };
+      return HttpRefusals.encoding();
     default:
-      return { status, code: -32000, message: 'Bad request body' };
+      return HttpRefusals.badBody(status);
   }
-}
-
-export /** A JSON-RPC error as the whole answer; every 4xx is counted by reason (`tidemark.gateway.refusals`). */
-function jsonError(
-  res: Response,
-  status: number,
-  code: number,
-  message: string,
-  reason = 'other',
-): void {
-  if (res.headersSent) return;
-  if (status >= 400 && status < 500) recordRefusal(status, reason);
-  res.status(status).json({ jsonrpc: '2.0', id: null, error: { code, message } });
 }

@@ -45,7 +45,7 @@ export function parseInbound(body: unknown, limits: InboundLimits): Inbound {
   return { ok: true, messages: messages as JSONRPCMessage[], batch };
 }
 
-export function isJsonRpcMessage(value: unknown): value is JSONRPCMessage {
+function isJsonRpcMessage(value: unknown): value is JSONRPCMessage {
   return (
     isJSONRPCRequest(value) ||
     isJSONRPCNotification(value) ||

@@ -38,7 +38,7 @@ export function kafkaApiIds(error: unknown): string[] {
  * ("INVALID_REPLICATION_FACTOR: … only 1 broker(s) are registered"), instead of the client's
  * summary ("Creating topics failed.").
  */
-export function describeKafkaError(error: unknown): string {
+function describeKafkaError(error: unknown): string {
   const said = innerErrors(error)
     .filter((inner) => typeof inner.apiId === 'string')
     .map((inner) => {
@@ -75,7 +75,7 @@ function isRefusal(error: unknown): boolean {
   return inner.length > 0 && inner.every((e) => e.canRetry === false);
 }
 
-export function isStaleMetadata(error: unknown): boolean {
+function isStaleMetadata(error: unknown): boolean {
   return kafkaApiIds(error).some((id) => STALE_METADATA.has(id));
 }
 

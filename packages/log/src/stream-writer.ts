@@ -16,16 +16,8 @@ import {
   type TopicNames,
   type WorkerEpoch,
 } from '@tidemark/protocol';
-import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import {
-  ATTR_MESSAGING_DESTINATION_NAME,
-  ATTR_MESSAGING_DESTINATION_PARTITION_ID,
-  ATTR_MESSAGING_KAFKA_OFFSET,
-  ATTR_MESSAGING_OPERATION_TYPE,
-  ATTR_MESSAGING_SYSTEM,
-  tidemarkTracer,
-  traceHeaders,
-} from '@tidemark/otel';
+import { context, SpanStatusCode, trace } from '@opentelemetry/api';
+import { ATTR_MESSAGING_KAFKA_OFFSET, startMessagingSpan, traceHeaders } from '@tidemark/otel';
 import { AppendQueue } from './append-queue.js';
 
 export interface StreamWriterOptions {
@@ -106,17 +98,8 @@ export class StreamWriter {
     // A produce span under the active one (the tool's, the worker's); its context travels with
     // the event to the gateway, which continues the trace from there.
     const topic = this.options.topics.events;
-    const span = tidemarkTracer().startSpan(
-      `send ${topic}`,
-      {
-        kind: SpanKind.PRODUCER,
-        attributes: {
-          [ATTR_MESSAGING_SYSTEM]: 'kafka',
-          [ATTR_MESSAGING_OPERATION_TYPE]: 'send',
-          [ATTR_MESSAGING_DESTINATION_NAME]: topic,
-          [ATTR_MESSAGING_DESTINATION_PARTITION_ID]: String(partition),
-        },
-      },
+    const span = startMessagingSpan(
+      { system: this.options.port.kind, operation: 'send', topic, partition },
       parent,
     );
     const appended = this.events.append({

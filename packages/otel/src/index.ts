@@ -15,6 +15,8 @@ export {
   ATTR_TIDEMARK_RESUME_REASON,
   ATTR_TIDEMARK_STREAM,
 } from './semconv.js';
+export { startMessagingSpan } from './messaging.js';
+export type { MessagingHop } from './messaging.js';
 export {
   contextFromHeaders,
   contextFromMeta,

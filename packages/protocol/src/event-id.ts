@@ -130,6 +130,27 @@ export function encodeEventId(
   return Buffer.concat([body, mac(key, body, session)]).toString('base64url');
 }
 
+/** The fixed parts of one stream's event ids. */
+export interface StreamIdentity {
+  readonly log: LogIdentity;
+  readonly partition: number;
+  readonly stream: StreamId;
+  readonly session: SessionId;
+  readonly keyring: Keyring;
+}
+
+/**
+ * The one way the gateway mints event ids: bound once to a stream (its log, partition, session
+ * and key), then called per event with where it is.
+ */
+export function eventIdMinter(
+  identity: StreamIdentity,
+): (offset: bigint, generation: Generation | undefined, seq: number) => string {
+  const { log, partition, stream, session, keyring } = identity;
+  return (offset, generation, seq) =>
+    encodeEventId({ log, partition, offset, generation, seq, stream }, session, keyring);
+}
+
 /** Why an event id was refused. */
 export type EventIdProblem =
   'malformed' | 'unsupported-version' | 'unknown-key' | 'other-session' | 'mac-mismatch';

@@ -23,6 +23,7 @@ export {
   MAX_EVENT_ID_LENGTH,
   createKeyring,
   encodeEventId,
+  eventIdMinter,
   logIdOf,
   verifyEventId,
 } from './event-id.js';
@@ -35,9 +36,16 @@ export type {
   KeyringOptions,
   LogIdentity,
   SigningKey,
+  StreamIdentity,
   VerifyOptions,
 } from './event-id.js';
-export { STAMP_VERSION, StampHeaders, decodeStamp, encodeStamp } from './record.js';
+export {
+  STAMP_VERSION,
+  StampHeaders,
+  decodeStamp,
+  encodeStamp,
+  readStampedRecord,
+} from './record.js';
 export type { RecordKind, RecordStamp, StampDecoding, StampedRecord } from './record.js';
 export { foldStreamHead } from './stream-head.js';
 export type { FoldEffect, FoldResult, StreamHead, TerminalRecord } from './stream-head.js';
@@ -61,6 +69,8 @@ export {
   resetNotification,
 } from './wire.js';
 export type { JsonRpcErrorBody, ResetNotification } from './wire.js';
+export { HttpRefusals } from './http-refusals.js';
+export type { HttpRefusal } from './http-refusals.js';
 export { TOPIC_CLEANUP, TOPIC_ROLES, partitionForSession, topicNames } from './log-port.js';
 export type {
   AppendRecord,
@@ -87,8 +97,27 @@ export {
   CLASSIFICATION_HEADER,
   CONTROL_HEADER,
   CONTROL_METHOD,
+  REQUEST_RECORD_VERSION,
+  REQUEST_RECORD_VERSION_HEADER,
   SESSION_ENDED,
   SESSION_ENDED_METHOD,
   SESSION_TOUCHED,
   SUBJECT_HEADER,
+  decodeRequestRecord,
+  encodeRequestRecord,
 } from './request-records.js';
+export type {
+  EncodedRequestRecord,
+  RequestMessage,
+  RequestRecord,
+  RequestRecordDecoding,
+  SessionControl,
+} from './request-records.js';
+export {
+  DEFAULT_SESSION_PROTOCOL_VERSION,
+  DEFAULT_TOPIC_PREFIX,
+  PRIMING_PROTOCOL_VERSION,
+  SESSION_PROTOCOL_VERSIONS,
+  STATELESS_PROTOCOL_VERSION,
+  isStatelessRevision,
+} from './revisions.js';

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { LogIdentity } from './event-id.js';
 import type { SessionId } from './ids.js';
+import { DEFAULT_TOPIC_PREFIX } from './revisions.js';
 
 /**
  * What Tidemark needs of a partitioned log, and all it needs: Kafka implements it
@@ -102,7 +103,7 @@ export const TOPIC_CLEANUP: Readonly<Record<TopicRole, 'delete' | 'compact'>> = 
 export type TopicNames = Readonly<Record<TopicRole, string>>;
 
 /** Topic names under a prefix: `<prefix>requests`, … The prefix may be empty. */
-export function topicNames(prefix = 'tidemark.'): TopicNames {
+export function topicNames(prefix = DEFAULT_TOPIC_PREFIX): TopicNames {
   if (!/^[A-Za-z0-9._-]{0,200}$/.test(prefix)) {
     throw new TypeError(
       `topic prefix: expected up to 200 of [A-Za-z0-9._-], got ${JSON.stringify(prefix)}`,

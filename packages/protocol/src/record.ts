@@ -114,3 +114,24 @@ function malformed(detail: string): StampDecoding {
     error: new TidemarkError(ErrorCodes.malformedRecord, `record stamp: ${detail}`),
   };
 }
+
+/**
+ * One record of `events` as a stream reader needs it: the stamp and the parsed JSON message. A
+ * record that is not a valid stamped record (not Tidemark's, a newer stamp, a value that is not
+ * JSON) is `undefined`: readers skip it. Never throws.
+ */
+export function readStampedRecord(record: {
+  readonly offset: bigint;
+  readonly headers: Iterable<readonly [string, string]>;
+  readonly value: Uint8Array | null;
+}): StampedRecord | undefined {
+  const decoded = decodeStamp(record.headers);
+  if (!decoded.ok) return undefined;
+  if (record.value === null) return { offset: record.offset, stamp: decoded.stamp };
+  try {
+    const payload: unknown = JSON.parse(Buffer.from(record.value).toString());
+    return { offset: record.offset, stamp: decoded.stamp, payload };
+  } catch {
+    return undefined;
+  }
+}

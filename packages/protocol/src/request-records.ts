@@ -1,5 +1,15 @@
-// What the gateway writes to `requests` besides the client's own messages: record headers the
-// worker reads, named once here for both sides.
+import { parseSessionId, type SessionId } from './ids.js';
+
+// The records the gateway writes to `requests` for the worker: a client's JSON-RPC message keyed
+// by its session (or, on the stateless lane, by a key of its own), plus headers the worker reads.
+// Encoded and decoded only here, so both sides agree byte for byte. Trace context travels in
+// further headers (`traceparent`), which the codec passes through untouched.
+
+/** Header naming the request-record format; a record without it is version 1 (the first gateways). */
+export const REQUEST_RECORD_VERSION_HEADER = 'tm-rv';
+
+/** Version of the request-record format; a reader refuses versions it does not know. */
+export const REQUEST_RECORD_VERSION = '1';
 
 /** Header of a 2026-07-28 request: the SDK's classification of it, as JSON. */
 export const CLASSIFICATION_HEADER = 'tm-classification';
@@ -21,3 +31,105 @@ export const SESSION_TOUCHED = 'session-touched';
 
 /** The JSON-RPC notification a control record carries (never sent to a client). */
 export const CONTROL_METHOD = 'notifications/tidemark/control';
+
+export type SessionControl = typeof SESSION_ENDED | typeof SESSION_TOUCHED;
+
+/** A JSON-RPC message as the gateway accepted it: an object, checked by the SDK's guards. */
+export type RequestMessage = Readonly<Record<string, unknown>>;
+
+/** What one record of `requests` says. */
+export type RequestRecord =
+  /** A message of the session lane (2025-03-26 … 2025-11-25). */
+  | { readonly lane: 'session'; readonly session: SessionId; readonly message: RequestMessage }
+  /**
+   * A message of the stateless lane (2026-07-28): routed by a key of its own; the classification
+   * binds the worker's server to the request's revision.
+   */
+  | {
+      readonly lane: 'stateless';
+      readonly key: SessionId;
+      readonly message: RequestMessage;
+      readonly classification: unknown;
+      readonly subject: string | undefined;
+    }
+  /** The gateway telling the session's worker something; never shown to a tool. */
+  | { readonly lane: 'control'; readonly session: SessionId; readonly control: SessionControl };
+
+/** A record ready to append, without its partition and trace headers. */
+export interface EncodedRequestRecord {
+  readonly key: string;
+  readonly value: Uint8Array;
+  readonly headers: Array<[string, string]>;
+}
+
+export function encodeRequestRecord(record: RequestRecord): EncodedRequestRecord {
+  const headers: Array<[string, string]> = [
+    [REQUEST_RECORD_VERSION_HEADER, REQUEST_RECORD_VERSION],
+  ];
+  switch (record.lane) {
+    case 'session':
+      return { key: record.session, value: json(record.message), headers };
+    case 'stateless':
+      headers.push([CLASSIFICATION_HEADER, JSON.stringify(record.classification)]);
+      if (record.subject !== undefined) headers.push([SUBJECT_HEADER, record.subject]);
+      return { key: record.key, value: json(record.message), headers };
+    case 'control': {
+      headers.push([CONTROL_HEADER, record.control]);
+      const method = record.control === SESSION_ENDED ? SESSION_ENDED_METHOD : CONTROL_METHOD;
+      return { key: record.session, value: json({ jsonrpc: '2.0', method }), headers };
+    }
+  }
+}
+
+export type RequestRecordDecoding =
+  | { readonly ok: true; readonly record: RequestRecord }
+  | { readonly ok: false; readonly problem: string };
+
+/** Reads one record of `requests`. Never throws: what is not a request record says why. */
+export function decodeRequestRecord(record: {
+  readonly key: string | null;
+  readonly value: Uint8Array | null;
+  readonly headers: ReadonlyArray<readonly [string, string]>;
+}): RequestRecordDecoding {
+  const header = (name: string) => record.headers.find(([n]) => n === name)?.[1];
+  const version = header(REQUEST_RECORD_VERSION_HEADER) ?? REQUEST_RECORD_VERSION;
+  if (version !== REQUEST_RECORD_VERSION)
+    return { ok: false, problem: `request record version ${version} is not known here` };
+  const session = record.key === null ? undefined : parseSessionId(record.key);
+  if (session === undefined) return { ok: false, problem: 'no session key' };
+  const message = parseMessage(record.value);
+  if (message === undefined) return { ok: false, problem: 'not a JSON-RPC message' };
+  const control = header(CONTROL_HEADER);
+  if (control === SESSION_ENDED || control === SESSION_TOUCHED)
+    return { ok: true, record: { lane: 'control', session, control } };
+  const classification = header(CLASSIFICATION_HEADER);
+  if (classification === undefined)
+    return { ok: true, record: { lane: 'session', session, message } };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(classification);
+  } catch {
+    return { ok: false, problem: 'unreadable classification' };
+  }
+  const subject = header(SUBJECT_HEADER);
+  return {
+    ok: true,
+    record: { lane: 'stateless', key: session, message, classification: parsed, subject },
+  };
+}
+
+function json(value: unknown): Uint8Array {
+  return Buffer.from(JSON.stringify(value));
+}
+
+function parseMessage(value: Uint8Array | null): RequestMessage | undefined {
+  if (value === null) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(value).toString());
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as RequestMessage)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,5 +1,6 @@
-export { WORKER_DEFAULTS, Worker } from './worker.js';
-export type { WorkerOptions } from './worker.js';
+export { Worker } from './worker.js';
+export { WORKER_DEFAULTS } from './worker-options.js';
+export type { ExecutionEvent, WorkerOptions } from './worker-options.js';
 export {
   RETRY_DEFAULTS,
   RetryableToolError,

@@ -6,13 +6,17 @@ import {
   type JSONRPCRequest,
   type MessageClassification,
 } from '@modelcontextprotocol/server';
-import type { GenerationWriter, StreamHeadStore, StreamWriter } from '@tidemark/log';
-import { requestStreamId, type RequestId, type SessionId, type StreamId } from '@tidemark/protocol';
+import type { StreamHeadStore, StreamWriter } from '@tidemark/log';
+import {
+  requestStreamId,
+  STATELESS_PROTOCOL_VERSION,
+  type RequestId,
+  type SessionId,
+  type StreamId,
+} from '@tidemark/protocol';
 import { withRetries } from './retries.js';
+import { StreamRun } from './stream-run.js';
 import type { ToolModule } from './tool-module.js';
-
-/** The protocol revision of the modern lane: no sessions, a `_meta` envelope on every request. */
-export const MODERN_PROTOCOL_VERSION = '2026-07-28';
 
 export interface ModernExchangeOptions {
   /** The request's routing key (it has no session). */
@@ -36,7 +40,7 @@ export interface ModernExchangeOptions {
  */
 export class ModernExchange {
   private readonly abort = new AbortController();
-  private generation!: GenerationWriter;
+  private execution: StreamRun | undefined;
   private finished = false;
   readonly stream: StreamId;
 
@@ -54,37 +58,29 @@ export class ModernExchange {
     const { key, message, writer, heads } = this.options;
     const head = await heads.get(key, this.stream);
     if (head?.terminal !== undefined) return false;
-    const cause = head === undefined ? 'first' : 'takeover';
-    this.generation = await writer.begin(key, this.stream, { previous: head, cause });
-    this.options.onExecution?.({
-      stream: this.stream,
-      attempt: this.generation.generation.attempt,
-      cause,
-    });
+    const run = await StreamRun.begin(
+      { ...this.options, writer },
+      key,
+      this.stream,
+      head,
+      () => this.abort.signal.aborted,
+    );
+    this.execution = run;
+    run.reportStart();
 
     const server = new McpServer(this.options.serverInfo, {
       capabilities: { logging: {} },
-      supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSION],
+      supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS, STATELESS_PROTOCOL_VERSION],
     });
     const host = {
       execution: (requestId: RequestId) => ({
         sessionId: key,
         stream: requestStreamId(requestId),
-        generation: this.generation.generation,
-        attempt: this.generation.generation.attempt,
+        generation: run.generation.generation,
+        attempt: run.attempt,
         ...(this.options.subject === undefined ? {} : { subject: this.options.subject }),
       }),
-      retry: async () => {
-        this.generation = await writer.begin(key, this.stream, {
-          previous: this.generation.currentHead,
-          cause: 'retry',
-        });
-        this.options.onExecution?.({
-          stream: this.stream,
-          attempt: this.generation.generation.attempt,
-          cause: 'retry',
-        });
-      },
+      retry: () => run.retry(),
     };
     for (const module of this.options.modules)
       await module.register(withRetries(server, module, host), { sessionId: key });
@@ -142,12 +138,12 @@ export class ModernExchange {
     const isFinal =
       'id' in message && message.id === this.options.message.id && !('method' in message);
     if (isFinal) return this.finish(message);
-    await this.generation.send(message);
+    await this.execution?.generation.send(message);
   }
 
   private async finish(message: JSONRPCMessage | undefined): Promise<void> {
-    if (this.finished || this.generation === undefined) return;
+    if (this.finished || this.execution === undefined) return;
     this.finished = true;
-    await this.generation.finish(message);
+    await this.execution.generation.finish(message);
   }
 }

@@ -2,12 +2,10 @@ import {
   isJSONRPCRequest,
   McpServer,
   type JSONRPCMessage,
-  type Transport,
   type TransportSendOptions,
 } from '@modelcontextprotocol/server';
 import type { GenerationWriter, SessionRecord, StreamHeadStore, StreamWriter } from '@tidemark/log';
 import {
-  isTidemarkError,
   requestStreamId,
   STANDALONE_STREAM,
   type RequestId,
@@ -17,11 +15,13 @@ import {
 import { withTraceMeta } from '@tidemark/otel';
 import { backoff } from './backoff.js';
 import { currentExecution, type Execution } from './execution.js';
+import { LogTransport } from './log-transport.js';
 import { withRetries } from './retries.js';
+import { StreamRun } from './stream-run.js';
 import type { ToolModule } from './tool-module.js';
 
 /** Called when a request's stream is terminal, so its offset may be committed. */
-export type StreamDone = (requestOffset: bigint) => void;
+type StreamDone = (requestOffset: bigint) => void;
 
 export interface SessionRuntimeOptions {
   session: SessionId;
@@ -47,7 +47,7 @@ export interface SessionRuntimeOptions {
 }
 
 interface InFlight {
-  writer: GenerationWriter;
+  readonly run: StreamRun;
   readonly requestId: RequestId;
   readonly offset: bigint;
   closed: boolean;
@@ -105,18 +105,16 @@ export class SessionRuntime {
       // Redelivered after it finished (a crash before the commit): never run a call twice.
       return this.options.onDone(offset);
     }
-    const writer = await this.beginWithRetries(stream, head);
-    const refusal = this.refusal(message, writer.generation.attempt);
+    // Reading its partition waits while the log is waited out; a call it refuses for longer than
+    // that is answered with an error by the worker.
+    const run = await StreamRun.begin(this.options, this.session, stream, head, () => this.closed);
+    const refusal = this.refusal(message, run.attempt);
     if (refusal !== undefined) {
-      await writer.finish({ jsonrpc: '2.0', id: message.id, error: refusal });
+      await run.generation.finish({ jsonrpc: '2.0', id: message.id, error: refusal });
       return this.options.onDone(offset);
     }
-    this.options.onExecution?.({
-      stream,
-      attempt: writer.generation.attempt,
-      cause: head === undefined ? 'first' : 'takeover',
-    });
-    this.inflight.set(stream, { writer, requestId: message.id, offset, closed: false });
+    run.reportStart();
+    this.inflight.set(stream, { run, requestId: message.id, offset, closed: false });
     this.transport.deliver(message);
   }
 
@@ -209,8 +207,8 @@ export class SessionRuntime {
       // Pipelined: the tool goes on while its message is written (the final response is queued
       // behind it, and a failed write poisons the generation, so nothing lands after a hole). Past
       // MAX_UNACKNOWLEDGED messages in flight the tool waits for the log: memory stays bounded.
-      const written = entry.writer.send(message);
-      if (entry.writer.unacknowledged > MAX_UNACKNOWLEDGED) await written;
+      const written = entry.run.generation.send(message);
+      if (entry.run.generation.unacknowledged > MAX_UNACKNOWLEDGED) await written;
       else written.catch(() => undefined);
       return;
     }
@@ -234,7 +232,7 @@ export class SessionRuntime {
     const stream = requestStreamId(requestId);
     const entry = this.inflight.get(stream);
     if (entry === undefined) return undefined;
-    const generation = entry.writer.generation;
+    const generation = entry.run.generation.generation;
     return {
       sessionId: this.session,
       stream,
@@ -249,45 +247,7 @@ export class SessionRuntime {
     const stream = requestStreamId(requestId);
     const entry = this.inflight.get(stream);
     if (entry === undefined || entry.closed) return;
-    await this.nextGeneration(stream, entry);
-  }
-
-  /** Starts the next generation of a call in flight (cause `retry`). */
-  private async nextGeneration(stream: StreamId, entry: InFlight): Promise<void> {
-    entry.writer = await this.options.writer.begin(this.session, stream, {
-      previous: entry.writer.currentHead,
-      cause: 'retry',
-    });
-    this.options.onExecution?.({
-      stream,
-      attempt: entry.writer.generation.attempt,
-      cause: 'retry',
-    });
-  }
-
-  /**
-   * Starts a call's first generation. A log that refuses for a while (a leader moving, an ISR
-   * below `min.insync.replicas`) is waited out with backoff, up to a minute, before the failure
-   * goes up (the call is then answered with an error); reading its partition waits meanwhile.
-   */
-  private async beginWithRetries(
-    stream: StreamId,
-    head: Awaited<ReturnType<StreamHeadStore['get']>>,
-  ): Promise<GenerationWriter> {
-    const started = Date.now();
-    for (let failures = 0; ; failures++) {
-      try {
-        return await this.options.writer.begin(this.session, stream, {
-          previous: head,
-          cause: head === undefined ? 'first' : 'takeover',
-        });
-      } catch (error) {
-        const retryable = isTidemarkError(error) && error.retryable;
-        if (!retryable || this.closed || Date.now() - started > 60_000) throw error;
-        this.options.onWriteFailure?.(stream, error);
-        await backoff(failures);
-      }
-    }
+    await entry.run.retry();
   }
 
   /**
@@ -302,16 +262,16 @@ export class SessionRuntime {
     entry.closed = true;
     for (let failures = 0; ; failures++) {
       try {
-        await entry.writer.finish(message);
+        await entry.run.generation.finish(message);
         break;
       } catch (error) {
         if (this.closed) return; // the next owner runs the call again
         this.options.onWriteFailure?.(stream, error);
         await backoff(failures);
         if (this.closed) return;
-        if (!entry.writer.poisoned) continue; // the terminal record is in; its head is retried
+        if (!entry.run.generation.poisoned) continue; // the terminal record is in; its head is retried
         try {
-          await this.nextGeneration(stream, entry);
+          await entry.run.retry();
         } catch {
           // Still unavailable: the next round waits longer.
         }
@@ -352,53 +312,4 @@ const MAX_UNACKNOWLEDGED = 256;
 
 function isResponse(message: JSONRPCMessage): message is JSONRPCMessage & { id: RequestId } {
   return 'id' in message && !('method' in message) && ('result' in message || 'error' in message);
-}
-
-/** The SDK's transport for one session: inbound from the `requests` topic, outbound to the log. */
-class LogTransport implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: (message: JSONRPCMessage) => void;
-  sessionId?: string;
-  /** While restoring: outbound messages are answers to the replay, not for the client. */
-  muted = false;
-  private readonly waiting = new Map<RequestId, (message: JSONRPCMessage) => void>();
-
-  constructor(private readonly runtime: SessionRuntime) {
-    this.sessionId = runtime.session;
-  }
-
-  start(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  deliver(message: JSONRPCMessage): void {
-    this.onmessage?.(message);
-  }
-
-  /** Delivers a request and resolves with the server's answer (used muted, for the restore). */
-  exchange(id: RequestId, message: JSONRPCMessage): Promise<JSONRPCMessage> {
-    return new Promise((resolve) => {
-      this.waiting.set(id, resolve);
-      this.deliver(message);
-    });
-  }
-
-  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    if (this.muted) {
-      const id = 'id' in message ? message.id : undefined;
-      const resolve = id === undefined ? undefined : this.waiting.get(id);
-      if (id !== undefined && resolve !== undefined) {
-        this.waiting.delete(id);
-        resolve(message);
-      }
-      return;
-    }
-    await this.runtime.route(message, options);
-  }
-
-  close(): Promise<void> {
-    this.onclose?.();
-    return Promise.resolve();
-  }
 }

@@ -1,0 +1,69 @@
+import { SessionStore, StreamHeadStore } from '@tidemark/log';
+import type { Keyring, LogIdentity, LogPort, TopicNames } from '@tidemark/protocol';
+import { Access } from './access.js';
+import { EventTails } from './delivery.js';
+import type { CompiledGatewayOptions, GatewayOptions } from './gateway-options.js';
+import { OpenStreams } from './open-streams.js';
+import { RequestProducer } from './request-producer.js';
+
+/** What every handler of one gateway shares: its options, its view of the log, its open streams. */
+export interface GatewayContext {
+  readonly options: CompiledGatewayOptions;
+  readonly now: () => number;
+  /** The gateway's own failures (never a client's mistake). */
+  readonly onError: (error: unknown) => void;
+  readonly port: LogPort;
+  readonly topics: TopicNames;
+  readonly keyring: Keyring;
+  readonly partitionCount: number;
+  /** The identity of `events`, carried in every event id. */
+  readonly logIdentity: LogIdentity;
+  readonly sessions: SessionStore;
+  readonly heads: StreamHeadStore;
+  readonly tails: EventTails;
+  readonly streams: OpenStreams;
+  readonly producer: RequestProducer;
+  readonly access: Access;
+}
+
+export async function createGatewayContext(
+  options: CompiledGatewayOptions,
+  metadataUrl: string | undefined,
+): Promise<GatewayContext> {
+  const { log: port, topics, keyring } = options;
+  const partitionCount = await port.partitionCount(topics.events);
+  const stores = { port, topics, partitionCount };
+  return {
+    options,
+    now: options.now ?? Date.now,
+    onError: options.onError ?? writeToStderr,
+    port,
+    topics,
+    keyring,
+    partitionCount,
+    logIdentity: await port.identity(topics.events),
+    // A gateway needs a session's version and subject, not its initialize (the workers do).
+    sessions: new SessionStore({ ...stores, withInitialize: false }),
+    heads: new StreamHeadStore(stores),
+    tails: new EventTails(port, topics.events, options.tailWaitMs),
+    streams: new OpenStreams(
+      {
+        keepAliveMs: options.keepAliveMs,
+        maxBufferedBytes: options.maxBufferedBytes,
+        retryMs: options.retryMs,
+      },
+      options.maxStreamsPerSession,
+    ),
+    producer: new RequestProducer(port, topics.requests, partitionCount),
+    access: new Access({
+      authenticate: options.authenticate,
+      metadataUrl,
+      maxRequestsPerSecond: options.maxRequestsPerSecond,
+    }),
+  };
+}
+
+const writeToStderr: NonNullable<GatewayOptions['onError']> = (error) =>
+  process.stderr.write(
+    `tidemark gateway: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );

@@ -1,0 +1,202 @@
+import type { Request, Response } from 'express';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import type { SessionRecord } from '@tidemark/log';
+import {
+  DEFAULT_SESSION_PROTOCOL_VERSION,
+  eventIdMinter,
+  HttpRefusals,
+  newSessionId,
+  parseSessionId,
+  PRIMING_PROTOCOL_VERSION,
+  requestStreamId,
+  SESSION_ENDED,
+  SESSION_PROTOCOL_VERSIONS,
+  type RequestId,
+  type SessionId,
+} from '@tidemark/protocol';
+import type { AuthResult } from './auth/authenticators.js';
+import type { GatewayContext } from './gateway-context.js';
+import { requestSpan } from './gateway-spans.js';
+import { pass, refuse, sendRefusal, type Checked } from './http-answers.js';
+import { accepts, headerValue } from './http-guards.js';
+import { deliverStream, newStream, respondJson } from './stream-responses.js';
+
+// The session lane (2025-03-26 … 2025-11-25): `initialize` opens a session in the log, every later
+// message names it in `Mcp-Session-Id`, and each request's answer streams from the log.
+
+type JsonRpcRequest = JSONRPCMessage & { id: RequestId; method: string };
+
+function isRequest(message: JSONRPCMessage): message is JsonRpcRequest {
+  const { id, method } = message as { id?: unknown; method?: unknown };
+  return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number');
+}
+
+/** A POST of the session lane, past authentication and the message checks. */
+export async function handleSessionPost(
+  ctx: GatewayContext,
+  req: Request,
+  res: Response,
+  inbound: { messages: JSONRPCMessage[]; batch: boolean },
+  auth: AuthResult | undefined,
+): Promise<void> {
+  const initialize = inbound.messages.find((m) => 'method' in m && m.method === 'initialize');
+  if (initialize === undefined) return continueSession(ctx, req, res, inbound, auth);
+  if (inbound.messages.length > 1) return sendRefusal(res, HttpRefusals.initializeAlone());
+  if (!isRequest(initialize)) return sendRefusal(res, HttpRefusals.initializeNotRequest());
+  return startSession(ctx, req, res, initialize, auth);
+}
+
+/** `initialize`: the session's record first (any replica serves it from then on), then the request. */
+async function startSession(
+  ctx: GatewayContext,
+  req: Request,
+  res: Response,
+  initialize: JsonRpcRequest,
+  auth: AuthResult | undefined,
+): Promise<void> {
+  // Kept for the session's lifetime (to restore its server on any worker): bounded.
+  const params = (initialize as { params?: { protocolVersion?: unknown } }).params;
+  const paramsBytes = Buffer.byteLength(JSON.stringify(params ?? {}));
+  if (paramsBytes > ctx.options.maxInitializeBytes)
+    return sendRefusal(
+      res,
+      HttpRefusals.initializeTooLarge(paramsBytes, ctx.options.maxInitializeBytes),
+    );
+  const session = newSessionId();
+  const version = typeof params?.protocolVersion === 'string' ? params.protocolVersion : '';
+  await ctx.sessions.create({
+    id: session,
+    protocolVersion: version,
+    initialize,
+    ...(auth === undefined ? {} : { subject: auth.subject }),
+    createdAtMs: ctx.now(),
+  });
+  // The params travel once, in the session's record; the worker reads them from there.
+  const { params: _kept, ...withoutParams } = initialize as JsonRpcRequest & { params?: unknown };
+  return streamRequest(ctx, req, res, session, version, withoutParams);
+}
+
+/** Any other message of a session: notifications and responses are written, a request streamed. */
+async function continueSession(
+  ctx: GatewayContext,
+  req: Request,
+  res: Response,
+  { messages, batch }: { messages: JSONRPCMessage[]; batch: boolean },
+  auth: AuthResult | undefined,
+): Promise<void> {
+  // A request's id must be new in its session; its head is looked up beside the session's, so
+  // the check adds no round trip (nothing is answered from it before the session is verified).
+  const single = messages.length === 1 && isRequest(messages[0]!) ? messages[0] : undefined;
+  const claimed = parseSessionId(headerValue(req.headers['mcp-session-id']) ?? '');
+  const earlier =
+    single === undefined || claimed === undefined
+      ? undefined
+      : ctx.heads.get(claimed, requestStreamId(single.id));
+  earlier?.catch(() => undefined); // a refused request never awaits it
+  const found = await findSession(ctx, req, auth);
+  if (!found.ok) return sendRefusal(res, found.refusal);
+  const session = found.value.id;
+  const version = negotiatedVersion(req, found.value.protocolVersion);
+  if (!version.ok) return sendRefusal(res, version.refusal);
+  if (batch && version.value !== DEFAULT_SESSION_PROTOCOL_VERSION)
+    return sendRefusal(res, HttpRefusals.batchNotAllowed());
+  const requests = messages.filter(isRequest);
+  if (requests.length === 0) {
+    await ctx.producer.produce(
+      session,
+      messages.map((message) => ({ lane: 'session', session, message })),
+    );
+    res.status(202).end();
+    return;
+  }
+  if (messages.length > 1) return sendRefusal(res, HttpRefusals.batchWithRequests());
+  const request = requests[0]!;
+  const full = ctx.streams.refusalIfFull(session);
+  if (full !== undefined) return sendRefusal(res, full);
+  // An id names its stream: one used before in this session (the spec forbids reuse) would
+  // read another call's stream and never see its own answer.
+  if ((await earlier) !== undefined)
+    return sendRefusal(res, HttpRefusals.requestIdReused(request.id));
+  return streamRequest(ctx, req, res, session, version.value, request);
+}
+
+/** Writes one request and answers it: an SSE stream of its messages, or its final one as JSON. */
+async function streamRequest(
+  ctx: GatewayContext,
+  req: Request,
+  res: Response,
+  session: SessionId,
+  version: string,
+  request: JsonRpcRequest,
+): Promise<void> {
+  const started = await newStream(ctx, session, request.id);
+  const produce = (parent?: Parameters<GatewayContext['producer']['produce']>[2]) =>
+    ctx.producer.produce(session, [{ lane: 'session', session, message: request }], parent);
+  if (!accepts(req, 'text/event-stream'))
+    return respondJson(ctx, res, session, started, () => produce(), true);
+  const { partition, stream, highWatermark, cursor } = started;
+  const sse = ctx.streams.open(res, session);
+  // A 2025-11-25 client can resume before the first event: the priming event gives it an id.
+  if (version >= PRIMING_PROTOCOL_VERSION) {
+    const mint = eventIdMinter({
+      log: ctx.logIdentity,
+      keyring: ctx.keyring,
+      partition,
+      stream,
+      session,
+    });
+    sse.prime(mint(highWatermark, undefined, 0));
+  }
+  const { span, ctx: traced } = requestSpan(session, request);
+  deliverStream(ctx, sse, { session, stream, partition, fromOffset: highWatermark }, cursor, {
+    onEnd: () => span.end(),
+  });
+  await produce(traced);
+}
+
+/** DELETE: the session ends in the log, on its worker, and in this replica's open streams. */
+export async function handleDelete(
+  ctx: GatewayContext,
+  req: Request,
+  res: Response,
+  auth: AuthResult | undefined,
+): Promise<void> {
+  const found = await findSession(ctx, req, auth);
+  if (!found.ok) return sendRefusal(res, found.refusal);
+  const session = found.value.id;
+  await ctx.sessions.end(session);
+  // The worker that owns the session cancels its running calls (their streams end, on every
+  // replica); this replica's open streams of the session end now.
+  await ctx.producer.produce(session, [{ lane: 'control', session, control: SESSION_ENDED }]);
+  ctx.streams.endSession(session);
+  res.status(200).end();
+}
+
+/** The session named by `Mcp-Session-Id`; another subject's is answered exactly like an unknown one. */
+export async function findSession(
+  ctx: GatewayContext,
+  req: Request,
+  auth: AuthResult | undefined,
+): Promise<Checked<SessionRecord>> {
+  const header = headerValue(req.headers['mcp-session-id']);
+  if (header === undefined) return refuse(HttpRefusals.missingSession());
+  const id = parseSessionId(header);
+  const record = id === undefined ? undefined : await ctx.sessions.get(id);
+  if (record === undefined || (auth !== undefined && record.subject !== auth.subject))
+    return refuse(HttpRefusals.unknownSession());
+  return pass(record);
+}
+
+/** The request's revision: its header, else the session's, else the spec's default. */
+export function negotiatedVersion(req: Request, negotiated: string): Checked<string> {
+  const header = req.headers['mcp-protocol-version'];
+  const version =
+    header === undefined
+      ? negotiated !== ''
+        ? negotiated
+        : DEFAULT_SESSION_PROTOCOL_VERSION
+      : String(header);
+  if (!(SESSION_PROTOCOL_VERSIONS as readonly string[]).includes(version))
+    return refuse(HttpRefusals.unsupportedVersion(version, SESSION_PROTOCOL_VERSIONS));
+  return pass(version);
+}

@@ -1,0 +1,134 @@
+import type { Request, Response } from 'express';
+import {
+  decideResume,
+  eventIdMinter,
+  invalidResumeBody,
+  partitionForSession,
+  resetNotification,
+  STANDALONE_STREAM,
+  StreamCursor,
+  verifyEventId,
+  WireAnswers,
+  type ResumeDecision,
+  type SessionId,
+} from '@tidemark/protocol';
+import { recordResume } from '@tidemark/otel';
+import type { AuthResult } from './auth/authenticators.js';
+import type { GatewayContext } from './gateway-context.js';
+import { recordResumeSpan } from './gateway-spans.js';
+import { sendRefusal } from './http-answers.js';
+import { headerValue } from './http-guards.js';
+import { findSession, negotiatedVersion } from './session-lane.js';
+import type { SseStream } from './sse.js';
+import { deliverStream } from './stream-responses.js';
+
+/**
+ * GET of the session lane: without `Last-Event-ID` the session's standalone stream from now on;
+ * with one, the resume decision — the events the client missed, a reset, or an explicit refusal.
+ */
+export async function handleGet(
+  ctx: GatewayContext,
+  req: Request,
+  res: Response,
+  auth: AuthResult | undefined,
+): Promise<void> {
+  const found = await findSession(ctx, req, auth);
+  if (!found.ok) return sendRefusal(res, found.refusal);
+  const session = found.value.id;
+  const full = ctx.streams.refusalIfFull(session);
+  if (full !== undefined) return sendRefusal(res, full);
+  const version = negotiatedVersion(req, found.value.protocolVersion);
+  if (!version.ok) return sendRefusal(res, version.refusal);
+  const lastEventId = req.headers['last-event-id'];
+  if (lastEventId === undefined) return openStandalone(ctx, res, session);
+  return resume(ctx, res, session, headerValue(lastEventId));
+}
+
+/** The standalone stream: server messages not tied to a request, from now on. */
+async function openStandalone(
+  ctx: GatewayContext,
+  res: Response,
+  session: SessionId,
+): Promise<void> {
+  const partition = partitionForSession(session, ctx.partitionCount);
+  const { highWatermark } = await ctx.port.offsets(ctx.topics.events, partition);
+  const sse = ctx.streams.open(res, session);
+  const cursor = new StreamCursor<unknown>({
+    generation: undefined,
+    nextSeq: undefined,
+    clientHasEvents: false,
+    fromOffset: highWatermark,
+  });
+  const at = { session, stream: STANDALONE_STREAM, partition, fromOffset: highWatermark };
+  deliverStream(ctx, sse, at, cursor);
+}
+
+async function resume(
+  ctx: GatewayContext,
+  res: Response,
+  session: SessionId,
+  lastEventId: string | undefined,
+): Promise<void> {
+  const partition = partitionForSession(session, ctx.partitionCount);
+  const claim = verifyEventId(lastEventId, { session, keyring: ctx.keyring, nowMs: ctx.now() });
+  const traced = claim.ok ? await ctx.heads.getTraced(session, claim.claim.stream) : undefined;
+  // Read after the head: the worker writes a record to `events` before the head naming it, so
+  // this high watermark is past everything the head knows (a final record included).
+  const offsets = await ctx.port.offsets(ctx.topics.events, partition);
+  const decision = decideResume({
+    claim,
+    log: ctx.logIdentity,
+    partition,
+    logStartOffset: offsets.logStartOffset,
+    highWatermark: offsets.highWatermark,
+    head: traced?.head,
+  });
+  recordResumeSpan(session, claim, traced, decision);
+  recordResume(decision.outcome, decision.reason);
+  if (decision.outcome === 'invalid') {
+    res.status(WireAnswers.invalid.httpStatus).json(invalidResumeBody(decision.reason));
+    return;
+  }
+  const sse = ctx.streams.open(res, session);
+  if (decision.outcome === 'reset')
+    sse.event(undefined, resetNotification(decision.reason, decision.generation));
+  replay(ctx, sse, session, partition, decision, offsets.highWatermark);
+}
+
+/** Carries out a resume or reset decision's plan on an open stream. */
+function replay(
+  ctx: GatewayContext,
+  sse: SseStream,
+  session: SessionId,
+  partition: number,
+  decision: Exclude<ResumeDecision, { outcome: 'invalid' }>,
+  highWatermark: bigint,
+): void {
+  const { stream, plan } = decision;
+  if (plan.kind === 'none') return sse.end();
+  if (plan.kind === 'final') {
+    const mint = eventIdMinter({
+      log: ctx.logIdentity,
+      keyring: ctx.keyring,
+      partition,
+      stream,
+      session,
+    });
+    const id = mint(plan.terminal.offset, plan.generation, plan.terminal.seq);
+    if (plan.terminal.payload !== undefined) sse.event(id, plan.terminal.payload);
+    return sse.end();
+  }
+  const cursor = new StreamCursor<unknown>({
+    generation: plan.generation,
+    nextSeq: plan.nextSeq,
+    clientHasEvents: plan.clientHasEvents,
+    fromOffset: plan.fromOffset,
+    terminal: plan.terminal,
+  });
+  const at = { session, stream, partition, fromOffset: plan.fromOffset };
+  deliverStream(ctx, sse, at, cursor, {
+    caughtUpAt: highWatermark,
+    terminal: plan.terminal,
+    replay: true,
+  });
+}

@@ -1,0 +1,130 @@
+import type { Request, Response } from 'express';
+import {
+  classifyInboundRequest,
+  type InboundLegacyRoute,
+  type InboundModernRoute,
+} from '@modelcontextprotocol/server';
+import {
+  isStatelessRevision,
+  newSessionId,
+  type HttpRefusal,
+  type RequestId,
+  type RequestRecord,
+} from '@tidemark/protocol';
+import type { AuthResult } from './auth/authenticators.js';
+import type { GatewayContext } from './gateway-context.js';
+import { requestSpan } from './gateway-spans.js';
+import { accepts, headerValue } from './http-guards.js';
+import { deliverStream, newStream, respondJson } from './stream-responses.js';
+
+// The stateless lane (2026-07-28): no session, no event ids, no resume. The request is routed by
+// a key of its own through the same log; closing the response cancels it.
+
+const REVISION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
+
+/** A request of the stateless lane names its revision in a header or in its `_meta` envelope. */
+export function looksStateless(req: Request, body: unknown): boolean {
+  if (isStatelessRevision(req.headers['mcp-protocol-version'])) return true;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  const meta = (body as { params?: { _meta?: Record<string, unknown> } }).params?._meta;
+  return meta !== undefined && REVISION_META_KEY in meta;
+}
+
+/** GET and DELETE are not part of a lane without sessions. */
+export function isStatelessRequest(req: Request): boolean {
+  return isStatelessRevision(req.headers['mcp-protocol-version']);
+}
+
+/**
+ * The SDK's classification of a stateless POST: a route to serve, or the SDK's own refusal (what
+ * the gateway accepts is what the worker's SDK accepts).
+ */
+export function classifyStateless(
+  req: Request,
+  body: unknown,
+):
+  | { ok: true; route: InboundLegacyRoute | InboundModernRoute }
+  | { ok: false; refusal: HttpRefusal } {
+  const route = classifyInboundRequest({
+    httpMethod: 'POST',
+    body,
+    ...optional('protocolVersionHeader', req.headers['mcp-protocol-version']),
+    ...optional('mcpMethodHeader', req.headers['mcp-method']),
+    ...optional('mcpNameHeader', req.headers['mcp-name']),
+  });
+  if (route.kind !== 'reject') return { ok: true, route };
+  const id = (body as { id?: RequestId | null } | undefined)?.id ?? null;
+  return {
+    ok: false,
+    refusal: {
+      status: route.httpStatus,
+      code: route.code,
+      message: route.message,
+      reason: 'invalid-request',
+      id,
+      ...(route.data === undefined ? {} : { data: route.data }),
+    },
+  };
+}
+
+export async function handleStatelessPost(
+  ctx: GatewayContext,
+  req: Request,
+  res: Response,
+  route: InboundModernRoute,
+  auth: AuthResult | undefined,
+): Promise<void> {
+  if (route.messageKind === 'notification') {
+    res.status(202).end();
+    return;
+  }
+  const request = route.message as unknown as Record<string, unknown> & {
+    id: RequestId;
+    method: string;
+  };
+  const key = newSessionId();
+  const started = await newStream(ctx, key, request.id);
+  const record = (message: Record<string, unknown>): RequestRecord => ({
+    lane: 'stateless',
+    key,
+    message,
+    classification: route.classification,
+    subject: auth?.subject,
+  });
+  const cancel = () =>
+    void ctx.producer
+      .produce(key, [
+        record({
+          jsonrpc: '2.0',
+          method: 'notifications/cancelled',
+          params: { requestId: request.id, reason: 'response stream closed' },
+        }),
+      ])
+      .catch(ctx.onError);
+  if (!accepts(req, 'text/event-stream')) {
+    res.once('close', () => {
+      if (!res.writableFinished) cancel();
+    });
+    const produce = () => ctx.producer.produce(key, [record(request)]);
+    return respondJson(ctx, res, key, started, produce, false);
+  }
+  const { span, ctx: traced } = requestSpan(key, request);
+  const { partition, stream, highWatermark, cursor } = started;
+  const at = { session: key, stream, partition, fromOffset: highWatermark };
+  deliverStream(ctx, ctx.streams.open(res, undefined), at, cursor, {
+    eventIds: false,
+    onEnd: (reason) => {
+      if (reason === 'closed') cancel();
+      span.end();
+    },
+  });
+  await ctx.producer.produce(key, [record(request)], traced);
+}
+
+function optional<K extends string>(
+  name: K,
+  value: string | string[] | undefined,
+): Partial<Record<K, string>> {
+  const single = headerValue(value);
+  return single === undefined ? {} : ({ [name]: single } as Record<K, string>);
+}

@@ -1,0 +1,108 @@
+import type { Response } from 'express';
+import {
+  partitionForSession,
+  readStampedRecord,
+  requestStreamId,
+  StreamCursor,
+  type RequestId,
+  type SessionId,
+  type StreamId,
+} from '@tidemark/protocol';
+import { deliver, type DeliveryOptions } from './delivery.js';
+import type { GatewayContext } from './gateway-context.js';
+import type { SseStream } from './sse.js';
+
+/** Where a new request's stream will be read from, and the cursor that reads it. */
+export interface NewStream {
+  readonly partition: number;
+  readonly stream: StreamId;
+  readonly highWatermark: bigint;
+  readonly cursor: StreamCursor<unknown>;
+}
+
+/**
+ * Where a new request's stream will be: every record of it comes after the partition's high
+ * watermark of now, so it is read from there, from seq 1.
+ */
+export async function newStream(
+  ctx: GatewayContext,
+  key: SessionId,
+  requestId: RequestId,
+): Promise<NewStream> {
+  const partition = partitionForSession(key, ctx.partitionCount);
+  const { highWatermark } = await ctx.port.offsets(ctx.topics.events, partition);
+  const cursor = new StreamCursor<unknown>({
+    generation: undefined,
+    nextSeq: 1,
+    clientHasEvents: false,
+    fromOffset: highWatermark,
+  });
+  return { partition, stream: requestStreamId(requestId), highWatermark, cursor };
+}
+
+/** What a delivery needs beyond where it reads: the stream's end, event ids, callbacks. */
+export type DeliveryExtras = Partial<
+  Pick<DeliveryOptions, 'eventIds' | 'onEnd' | 'caughtUpAt' | 'terminal' | 'replay'>
+>;
+
+/**
+ * Delivers a stream from the log to an SSE response through this gateway's shared tails. A new
+ * stream is caught up at once (`caughtUpAt` = its start); a resumed one when the read reaches
+ * the high watermark seen at the decision.
+ */
+export function deliverStream(
+  ctx: GatewayContext,
+  sse: SseStream,
+  at: { session: SessionId; stream: StreamId; partition: number; fromOffset: bigint },
+  cursor: StreamCursor<unknown>,
+  extras: DeliveryExtras = {},
+): void {
+  deliver({
+    ...at,
+    log: ctx.logIdentity,
+    keyring: ctx.keyring,
+    tails: ctx.tails,
+    sse,
+    cursor,
+    caughtUpAt: at.fromOffset,
+    terminal: undefined,
+    ...extras,
+  });
+}
+
+/**
+ * A client that accepts only JSON: subscribe, let `produce` write the request, wait for the final
+ * message and answer it as the body. A stateless request's key is internal routing, never shown.
+ */
+export async function respondJson(
+  ctx: GatewayContext,
+  res: Response,
+  key: SessionId,
+  started: NewStream,
+  produce: () => Promise<void>,
+  showSession: boolean,
+): Promise<void> {
+  const { partition, stream, cursor, highWatermark } = started;
+  const final = new Promise<unknown>((resolve, reject) => {
+    const subscription = ctx.tails.tail(partition).subscribe(highWatermark, {
+      onRecords: (records) => {
+        for (const record of records) {
+          if (record.key !== key) continue;
+          const read = readStampedRecord(record);
+          if (read === undefined || read.stamp.stream !== stream) continue;
+          const step = cursor.accept(read);
+          if (step.kind === 'deliver' && step.final) {
+            subscription.close();
+            resolve(step.record.payload);
+          }
+        }
+      },
+      onError: reject,
+    });
+    res.once('close', () => subscription.close());
+  });
+  await produce();
+  const payload = await final;
+  if (showSession) res.setHeader('Mcp-Session-Id', key);
+  res.status(200).json(payload ?? null);
+}

@@ -1,0 +1,24 @@
+/**
+ * The calls a worker runs at once: taking a slot waits while all are taken, so reading `requests`
+ * waits too (backpressure to the log, not memory). A slot is released when its call's stream is
+ * terminal, when the call never started, or when its session was closed under it.
+ */
+export class CallSlots {
+  private running = 0;
+  private readonly waiters: Array<() => void> = [];
+
+  constructor(private readonly limit: number) {}
+
+  async acquire(): Promise<void> {
+    while (this.running >= this.limit)
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    this.running++;
+  }
+
+  release(count = 1): void {
+    for (let i = 0; i < count; i++) {
+      this.running = Math.max(0, this.running - 1);
+      this.waiters.shift()?.();
+    }
+  }
+}

@@ -1,0 +1,57 @@
+import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
+import type { RequestId } from '@tidemark/protocol';
+
+/** Where a session's transport sends what its server says. */
+export interface TransportOwner {
+  readonly session: string;
+  route(message: JSONRPCMessage, options: TransportSendOptions | undefined): Promise<void>;
+}
+
+/** The SDK's transport for one session: inbound from the `requests` topic, outbound to the log. */
+export class LogTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  sessionId?: string;
+  /** While restoring: outbound messages are answers to the replay, not for the client. */
+  muted = false;
+  private readonly waiting = new Map<RequestId, (message: JSONRPCMessage) => void>();
+
+  constructor(private readonly runtime: TransportOwner) {
+    this.sessionId = runtime.session;
+  }
+
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  deliver(message: JSONRPCMessage): void {
+    this.onmessage?.(message);
+  }
+
+  /** Delivers a request and resolves with the server's answer (used muted, for the restore). */
+  exchange(id: RequestId, message: JSONRPCMessage): Promise<JSONRPCMessage> {
+    return new Promise((resolve) => {
+      this.waiting.set(id, resolve);
+      this.deliver(message);
+    });
+  }
+
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (this.muted) {
+      const id = 'id' in message ? message.id : undefined;
+      const resolve = id === undefined ? undefined : this.waiting.get(id);
+      if (id !== undefined && resolve !== undefined) {
+        this.waiting.delete(id);
+        resolve(message);
+      }
+      return;
+    }
+    await this.runtime.route(message, options);
+  }
+
+  close(): Promise<void> {
+    this.onclose?.();
+    return Promise.resolve();
+  }
+}

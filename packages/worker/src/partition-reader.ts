@@ -1,0 +1,141 @@
+import type { StreamHeadStore } from '@tidemark/log';
+import {
+  ErrorCodes,
+  isTidemarkError,
+  type GroupMembership,
+  type LogPort,
+  type LogRecord,
+} from '@tidemark/protocol';
+import { OffsetTracker } from './offset-tracker.js';
+
+export interface PartitionReaderOptions {
+  log: LogPort;
+  topic: string;
+  partition: number;
+  pollMs: number;
+  /** Resolves with the group membership: a partition may be assigned before `joinGroup` returns. */
+  membership: Promise<GroupMembership | undefined>;
+  heads: StreamHeadStore;
+  /** Handles one record, in order; the partition's next record waits for it. */
+  onRecord: (record: LogRecord) => Promise<void>;
+  onProblem: (problem: string, error?: unknown) => void;
+}
+
+/**
+ * One partition of `requests` this worker owns: reads it in order from the committed offset, and
+ * commits only a contiguous prefix of requests whose streams are terminal (a crash redelivers every
+ * request not finished). Stateless requests' heads are tombstoned once their offset is committed.
+ */
+export class PartitionReader {
+  /** Set once the committed offset is known: nothing is committed before. */
+  private tracker: OffsetTracker | undefined;
+  private readonly stopper = new AbortController();
+  private lastCommitted: bigint | undefined;
+  private readonly forgetAfterCommit: Array<{ offset: bigint; key: string }> = [];
+  private readonly reading: Promise<void>;
+
+  constructor(private readonly options: PartitionReaderOptions) {
+    this.reading = this.read().catch((error: unknown) =>
+      options.onProblem(`partition ${options.partition} stopped`, error),
+    );
+  }
+
+  get partition(): number {
+    return this.options.partition;
+  }
+
+  /** Aborted when the partition is revoked or the worker stops. */
+  get signal(): AbortSignal {
+    return this.stopper.signal;
+  }
+
+  /** Stops reading and waits for the record in hand. */
+  async stop(): Promise<void> {
+    this.stopper.abort();
+    await this.reading;
+  }
+
+  /** The request at `offset` is finished: its offset may be committed. */
+  done(offset: bigint): void {
+    this.tracker?.done(offset);
+  }
+
+  /** Tombstones a stateless request's head once its offset is committed. */
+  forgetOnCommit(offset: bigint, headKey: string): void {
+    this.forgetAfterCommit.push({ offset, key: headKey });
+  }
+
+  async commit(membership: GroupMembership | undefined): Promise<void> {
+    const offset = this.tracker?.committable();
+    if (offset === undefined || this.lastCommitted === offset || membership === undefined) return;
+    const { partition, onProblem } = this.options;
+    try {
+      await membership.commit(partition, offset);
+      this.lastCommitted = offset;
+    } catch (error) {
+      onProblem(`commit requests ${partition}@${offset}`, error);
+      return;
+    }
+    // Finished out of order, so filtered, not sliced.
+    const committed = this.forgetAfterCommit.filter((entry) => entry.offset < offset);
+    if (committed.length === 0) return;
+    const pending = this.forgetAfterCommit.filter((entry) => entry.offset >= offset);
+    this.forgetAfterCommit.splice(0, this.forgetAfterCommit.length, ...pending);
+    await this.options.heads
+      .forget(
+        partition,
+        committed.map((entry) => entry.key),
+      )
+      .catch((error: unknown) => onProblem(`forgetting stateless heads of ${partition}`, error));
+  }
+
+  private async read(): Promise<void> {
+    const { log, topic, partition } = this.options;
+    // Without waiting for the membership, the committed offset is unknown and the partition
+    // would be read from its start.
+    const committed = await (await this.options.membership)?.committed(partition);
+    let next = committed ?? (await log.offsets(topic, partition)).logStartOffset;
+    const tracker = new OffsetTracker(next);
+    this.tracker = tracker;
+    this.lastCommitted = committed;
+    while (!this.signal.aborted) {
+      const result = await this.fetch(next);
+      if (result === 'closed') return;
+      if (typeof result === 'bigint') {
+        next = result;
+        tracker.skipTo(next);
+        continue;
+      }
+      for (const record of result?.records ?? []) {
+        if (this.signal.aborted) return;
+        tracker.read(record.offset, record.offset + 1n);
+        await this.options.onRecord(record);
+      }
+      if (result === undefined) continue;
+      next = result.nextOffset;
+      tracker.skipTo(next);
+    }
+  }
+
+  /**
+   * One fetch: the records, a new start offset when requests expired unread, `closed`, or
+   * undefined after a failure (reported, then waited out).
+   */
+  private async fetch(next: bigint) {
+    const { log, topic, partition, pollMs, onProblem } = this.options;
+    try {
+      return await log.fetch(topic, partition, next, { maxWaitMs: pollMs });
+    } catch (error) {
+      if (isTidemarkError(error) && error.code === ErrorCodes.offsetOutOfRange) {
+        // Requests expired before any worker read them: go on from what is left, and say so.
+        const start = (await log.offsets(topic, partition)).logStartOffset;
+        onProblem(`requests ${partition}: offsets ${next}..${start - 1n} expired unread`);
+        return start;
+      }
+      if (isTidemarkError(error) && error.code === ErrorCodes.closed) return 'closed' as const;
+      onProblem(`reading requests ${partition}`, error);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      return undefined;
+    }
+  }
+}

@@ -1,0 +1,64 @@
+import type { SessionId } from '@tidemark/protocol';
+import { recordLiveSessions } from '@tidemark/otel';
+import type { SessionRuntime } from './session-runtime.js';
+
+/**
+ * The sessions this worker holds an MCP server for, least recently used first, with the partition
+ * each came from. Dropping one closes its server; its running calls are stopped (their streams stay
+ * unfinished, re-run by the partition's next owner), and the number stopped frees as many slots.
+ */
+export class SessionCache {
+  private readonly entries = new Map<SessionId, { runtime: SessionRuntime; partition: number }>();
+
+  constructor(
+    private readonly maxSessions: number,
+    /** Called with how many running calls a drop stopped. */
+    private readonly onStopped: (calls: number) => void,
+  ) {}
+
+  /** The session's runtime, now the most recently used. */
+  get(session: SessionId): SessionRuntime | undefined {
+    const entry = this.entries.get(session);
+    if (entry === undefined) return undefined;
+    this.entries.delete(session);
+    this.entries.set(session, entry);
+    return entry.runtime;
+  }
+
+  /** Whether calls of the session run here now. */
+  isBusy(session: SessionId): boolean {
+    return (this.entries.get(session)?.runtime.inflightCount ?? 0) > 0;
+  }
+
+  /** Adds a started runtime; past `maxSessions` the least recently used idle ones go. */
+  async add(session: SessionId, partition: number, runtime: SessionRuntime): Promise<void> {
+    this.entries.set(session, { runtime, partition });
+    recordLiveSessions(1);
+    for (const [other, { runtime: held }] of [...this.entries]) {
+      if (this.entries.size <= this.maxSessions) return;
+      if (held.inflightCount === 0) await this.drop(other);
+    }
+  }
+
+  /** Drops the session's MCP server (idle, ended or expired); a later request restores it. */
+  async drop(session: SessionId): Promise<void> {
+    const entry = this.entries.get(session);
+    if (entry === undefined) return;
+    this.entries.delete(session);
+    recordLiveSessions(-1);
+    this.onStopped(await entry.runtime.close());
+  }
+
+  /** Drops every session of partitions that went to another worker. */
+  async dropPartitions(partitions: readonly number[]): Promise<void> {
+    for (const [session, { partition }] of [...this.entries])
+      if (partitions.includes(partition)) await this.drop(session);
+  }
+
+  /** Drops servers with no call running and no activity since `idleBeforeMs`. */
+  async dropIdle(idleBeforeMs: number): Promise<void> {
+    for (const [session, { runtime }] of [...this.entries])
+      if (runtime.inflightCount === 0 && runtime.idleSinceMs <= idleBeforeMs)
+        await this.drop(session);
+  }
+}

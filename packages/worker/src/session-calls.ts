@@ -1,0 +1,181 @@
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import { context, trace } from '@opentelemetry/api';
+import type { LogRecord, RequestId, SessionId } from '@tidemark/protocol';
+import {
+  ATTR_JSONRPC_REQUEST_ID,
+  ATTR_MCP_METHOD_NAME,
+  ATTR_MCP_SESSION_ID,
+  contextFromHeaders,
+  recordRequestQueueLag,
+  startMessagingSpan,
+} from '@tidemark/otel';
+import { whileUnavailable } from './backoff.js';
+import { CallSpans } from './call-spans.js';
+import type { PartitionReader } from './partition-reader.js';
+import { SessionCache } from './session-cache.js';
+import { SessionRuntime } from './session-runtime.js';
+import { answerFailure, type LaneContext } from './worker-stores.js';
+
+type Request = JSONRPCMessage & { id: RequestId; method: string };
+
+/**
+ * The session lane on a worker: each session's MCP server (restored from the log on first sight,
+ * dropped when idle), its requests run as calls in slots, each inside the trace the gateway began.
+ */
+export class SessionCalls {
+  readonly runtimes: SessionCache;
+  private readonly spans = new CallSpans();
+
+  constructor(private readonly lane: LaneContext) {
+    this.runtimes = new SessionCache(lane.options.maxSessions, (calls) =>
+      lane.slots.release(calls),
+    );
+  }
+
+  /**
+   * One message of a session. A log that is briefly unavailable (a leader or controller failover)
+   * is waited out before the request is answered with an error; nothing of the call has started
+   * before these reads.
+   */
+  async dispatch(
+    reader: PartitionReader,
+    record: LogRecord,
+    session: SessionId,
+    message: JSONRPCMessage,
+  ): Promise<void> {
+    const at = `requests ${reader.partition}@${record.offset}`;
+    const stopped = () => reader.signal.aborted;
+    try {
+      await whileUnavailable(() => this.deliver(reader, record, session, message), {
+        stopped,
+        onRetry: (error) =>
+          this.lane.options.onProblem(`${at}: the log is unavailable; retrying`, error),
+      });
+    } catch (error) {
+      if (stopped()) return; // the next owner runs it
+      this.lane.options.onProblem(`${at}: failed`, error);
+      await answerFailure(this.lane, session, message);
+      reader.done(record.offset);
+    }
+  }
+
+  /** The client ended its session: its running calls are cancelled, its server dropped. */
+  async end(session: SessionId): Promise<void> {
+    await this.runtimes.get(session)?.cancelAll('the session ended');
+    await this.runtimes.drop(session);
+  }
+
+  /** The partitions went elsewhere: their sessions' servers and calls stop here. */
+  async dropPartitions(partitions: readonly number[]): Promise<void> {
+    await this.runtimes.dropPartitions(partitions);
+    for (const partition of partitions) this.spans.endPartition(partition);
+  }
+
+  /** Restores the session's server if needed and hands the message over. */
+  private async deliver(
+    reader: PartitionReader,
+    record: LogRecord,
+    session: SessionId,
+    message: JSONRPCMessage,
+  ): Promise<void> {
+    // The gateway keeps an initialize's params once, in the session's record.
+    if ('method' in message && message.method === 'initialize' && !('params' in message)) {
+      const stored = (await this.lane.stores.sessions.get(session))?.initialize as
+        { params?: unknown } | undefined;
+      message = { ...message, params: stored?.params ?? {} } as JSONRPCMessage;
+    }
+    const runtime = await this.runtimeFor(session, reader, message);
+    if (runtime === undefined) {
+      this.lane.options.onProblem(
+        `requests ${reader.partition}@${record.offset}: session ${session} is unknown or ended; skipped`,
+      );
+      await answerFailure(this.lane, session, message, {
+        code: -32001,
+        message: 'Session not found: it ended or expired; initialize a new one',
+      });
+      return reader.done(record.offset);
+    }
+    if ('method' in message && 'id' in message && message.id !== undefined)
+      return this.startCall(reader, record, runtime, message);
+    await runtime.other(message);
+    reader.done(record.offset);
+  }
+
+  /** A request: takes a slot and runs in the trace the gateway started (from the record headers). */
+  private async startCall(
+    reader: PartitionReader,
+    record: LogRecord,
+    runtime: SessionRuntime,
+    request: Request,
+  ): Promise<void> {
+    const { options, slots } = this.lane;
+    await slots.acquire();
+    recordRequestQueueLag(Date.now() - record.timestampMs);
+    const parent = contextFromHeaders(record.headers);
+    const span = startMessagingSpan(
+      {
+        system: options.log.kind,
+        operation: 'process',
+        name: `process ${request.method}`,
+        topic: options.topics.requests,
+        partition: reader.partition,
+        offset: record.offset,
+        attributes: {
+          [ATTR_MCP_METHOD_NAME]: request.method,
+          [ATTR_MCP_SESSION_ID]: runtime.session,
+          [ATTR_JSONRPC_REQUEST_ID]: String(request.id),
+        },
+      },
+      parent,
+    );
+    this.spans.set(reader.partition, record.offset, span);
+    try {
+      await context.with(trace.setSpan(parent, span), () =>
+        runtime.request(record.offset, request),
+      );
+    } catch (error) {
+      this.spans.end(reader.partition, record.offset);
+      slots.release(); // the call never started: its slot is free again
+      throw error;
+    }
+  }
+
+  private async runtimeFor(
+    session: SessionId,
+    reader: PartitionReader,
+    message: JSONRPCMessage,
+  ): Promise<SessionRuntime | undefined> {
+    const existing = this.runtimes.get(session);
+    if (existing !== undefined) return existing;
+    const isInitialize = 'method' in message && message.method === 'initialize';
+    const { options, stores, slots } = this.lane;
+    // The gateway wrote the session's record before its initialize: it names the subject.
+    const record = await stores.sessions.get(session);
+    if (!isInitialize && record === undefined) return undefined;
+    const { partition } = reader;
+    const runtime = new SessionRuntime({
+      session,
+      subject: record?.subject,
+      modules: options.modules,
+      serverInfo: options.serverInfo,
+      writer: stores.writer,
+      heads: stores.heads,
+      maxConcurrentCalls: options.maxConcurrentCallsPerSession,
+      maxExecutionsPerCall: options.maxExecutionsPerCall,
+      onDone: (offset) => {
+        reader.done(offset);
+        this.spans.end(partition, offset);
+        slots.release();
+      },
+      onExecution: (event) => options.onExecution?.({ session, ...event }),
+      onWriteFailure: (stream, error) =>
+        options.onProblem(
+          `the log refused a write of ${session} ${stream}; its result is written again as a new generation`,
+          error,
+        ),
+    });
+    await runtime.start(isInitialize ? undefined : record);
+    await this.runtimes.add(session, partition, runtime);
+    return runtime;
+  }
+}

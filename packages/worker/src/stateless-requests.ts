@@ -1,0 +1,69 @@
+import type { JSONRPCMessage, MessageClassification } from '@modelcontextprotocol/server';
+import {
+  streamHeadKey,
+  type LogRecord,
+  type RequestId,
+  type RequestRecord,
+  type SessionId,
+} from '@tidemark/protocol';
+import { ModernExchange } from './modern-exchange.js';
+import type { PartitionReader } from './partition-reader.js';
+import { answerFailure, type LaneContext } from './worker-stores.js';
+
+type StatelessRecord = Extract<RequestRecord, { lane: 'stateless' }>;
+
+/**
+ * The stateless lane (2026-07-28) on a worker: each request, without a session, served by a
+ * `ModernExchange`; a `notifications/cancelled` with the same key (the client closed its stream)
+ * cancels it.
+ */
+export class StatelessRequests {
+  /** Requests running, by their routing key. */
+  private readonly exchanges = new Map<SessionId, ModernExchange>();
+
+  constructor(private readonly lane: LaneContext) {}
+
+  isRunning(key: SessionId): boolean {
+    return this.exchanges.has(key);
+  }
+
+  async dispatch(
+    reader: PartitionReader,
+    record: LogRecord,
+    { key, message, classification, subject }: StatelessRecord,
+  ): Promise<void> {
+    const { offset } = record;
+    if (!('id' in message) || !('method' in message)) {
+      if (message['method'] === 'notifications/cancelled') this.exchanges.get(key)?.cancel();
+      return reader.done(offset);
+    }
+    const { options, stores, slots } = this.lane;
+    await slots.acquire();
+    const exchange = new ModernExchange({
+      key,
+      subject,
+      message: message as unknown as JSONRPCMessage & { id: RequestId; method: string },
+      classification: classification as MessageClassification,
+      modules: options.modules,
+      serverInfo: options.serverInfo,
+      writer: stores.writer,
+      heads: stores.heads,
+      onExecution: (event) => options.onExecution?.({ session: key, ...event }),
+    });
+    this.exchanges.set(key, exchange);
+    void exchange
+      .run()
+      .catch(async (error: unknown) => {
+        options.onProblem(`modern request ${reader.partition}@${offset} failed`, error);
+        await answerFailure(this.lane, key, message as unknown as JSONRPCMessage);
+      })
+      .finally(() => {
+        this.exchanges.delete(key);
+        // Nothing resumes a stateless request: its head only guards against running it twice
+        // until its offset is committed.
+        reader.forgetOnCommit(offset, streamHeadKey(key, exchange.stream));
+        reader.done(offset);
+        slots.release();
+      });
+  }
+}

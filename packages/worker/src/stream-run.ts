@@ -1,0 +1,65 @@
+import type { GenerationWriter, StreamWriter } from '@tidemark/log';
+import type { GenerationCause, SessionId, StreamHead, StreamId } from '@tidemark/protocol';
+import { whileUnavailable } from './backoff.js';
+
+/** What starting generations needs: the writer, and who hears about each execution. */
+export interface StreamRunHost {
+  writer: StreamWriter;
+  onExecution?: ((event: { stream: StreamId; attempt: number; cause: string }) => void) | undefined;
+  /** A refused write that will be retried. */
+  onWriteFailure?: ((stream: StreamId, error: unknown) => void) | undefined;
+}
+
+/**
+ * The executions of one call's stream, in one place for both lanes: its first (or a takeover after
+ * a worker died) started while the log is waited out, each retry as the next generation, and every
+ * execution reported as it starts.
+ */
+export class StreamRun {
+  private constructor(
+    private readonly host: StreamRunHost,
+    readonly session: SessionId,
+    readonly stream: StreamId,
+    /** The generation being written now. */
+    public generation: GenerationWriter,
+    private cause: GenerationCause,
+  ) {}
+
+  /**
+   * Starts the stream's next generation after `previous` (none: its first; else a takeover). A log
+   * that refuses for a while is waited out with backoff, up to a minute, unless `stopped`.
+   */
+  static async begin(
+    host: StreamRunHost,
+    session: SessionId,
+    stream: StreamId,
+    previous: StreamHead | undefined,
+    stopped: () => boolean,
+  ): Promise<StreamRun> {
+    const cause: GenerationCause = previous === undefined ? 'first' : 'takeover';
+    const generation = await whileUnavailable(
+      () => host.writer.begin(session, stream, { previous, cause }),
+      { stopped, onRetry: (error) => host.onWriteFailure?.(stream, error) },
+    );
+    return new StreamRun(host, session, stream, generation, cause);
+  }
+
+  get attempt(): number {
+    return this.generation.generation.attempt;
+  }
+
+  /** Reports the execution the current generation starts. */
+  reportStart(): void {
+    this.host.onExecution?.({ stream: this.stream, attempt: this.attempt, cause: this.cause });
+  }
+
+  /** Runs the call again: the next generation (cause `retry`), reported. */
+  async retry(): Promise<void> {
+    this.generation = await this.host.writer.begin(this.session, this.stream, {
+      previous: this.generation.currentHead,
+      cause: 'retry',
+    });
+    this.cause = 'retry';
+    this.reportStart();
+  }
+}

@@ -1,0 +1,138 @@
+import {
+  invalidOption,
+  type GroupPort,
+  type LogPort,
+  type SessionId,
+  type StreamId,
+  type TopicNames,
+} from '@tidemark/protocol';
+import type { ToolModule } from './tool-module.js';
+
+export interface WorkerOptions {
+  /** The log: Kafka or the embedded one. It must also manage consumer groups. */
+  log: LogPort & GroupPort;
+  topics: TopicNames;
+  modules: readonly ToolModule[];
+  /**
+   * Consumer group of the workers.
+   * @default 'tidemark-workers'
+   */
+  group?: string;
+  /**
+   * Name and version the MCP server reports.
+   * @default { name: 'tidemark', version: '0.1.0' }
+   */
+  serverInfo?: { name: string; version: string };
+  /**
+   * Sessions held in memory at most; idle ones beyond are dropped (restored on their next request).
+   * @default 1000
+   */
+  maxSessions?: number;
+  /**
+   * Calls running at once on this worker; reading waits beyond it.
+   * @default 64
+   */
+  maxConcurrentCalls?: number;
+  /**
+   * Calls of one session running at once; more are answered with an error.
+   * @default 16
+   */
+  maxConcurrentCallsPerSession?: number;
+  /**
+   * Executions of one call — retries and takeovers after a worker died — after which it is answered
+   * with an error instead of run again.
+   * @default 8
+   */
+  maxExecutionsPerCall?: number;
+  /**
+   * A session with no request and no open stream for this long expires: its record and heads are
+   * tombstoned, and its next request is answered "session not found" (the client re-initializes).
+   * @default 3_600_000 (1 hour)
+   */
+  sessionTtlMs?: number;
+  /**
+   * A finished stream's head, holding its final result for a resume after its events expired, is
+   * kept this long after it finished.
+   * @default 3_600_000 (1 hour, the default resume window)
+   */
+  resultTtlMs?: number;
+  /**
+   * An idle session's MCP server is dropped after this long (restored on its next request).
+   * @default 60_000
+   */
+  serverIdleMs?: number;
+  /**
+   * How often committable offsets are committed.
+   * @default 1000
+   */
+  commitIntervalMs?: number;
+  /**
+   * Long-poll wait on `requests`.
+   * @default 500
+   */
+  pollMs?: number;
+  /** Sees every execution start: for metrics and tests. */
+  onExecution?: (event: ExecutionEvent) => void;
+  /** Problems that do not stop the worker (a malformed record, a failed write). Default: stderr. */
+  onProblem?: (problem: string, error?: unknown) => void;
+}
+
+/** One execution of a call started: its first, a retry, or a takeover after a worker died. */
+export interface ExecutionEvent {
+  session: SessionId;
+  stream: StreamId;
+  attempt: number;
+  cause: string;
+}
+
+/** The defaults, as the `@default` tags above say. */
+export const WORKER_DEFAULTS = {
+  group: 'tidemark-workers',
+  serverInfo: { name: 'tidemark', version: '0.1.0' },
+  maxSessions: 1_000,
+  maxConcurrentCalls: 64,
+  maxConcurrentCallsPerSession: 16,
+  maxExecutionsPerCall: 8,
+  sessionTtlMs: 60 * 60 * 1000,
+  resultTtlMs: 60 * 60 * 1000,
+  serverIdleMs: 60 * 1000,
+  commitIntervalMs: 1_000,
+  pollMs: 500,
+} as const;
+
+/** Options with their defaults applied, validated. */
+export type CompiledWorkerOptions = Required<Omit<WorkerOptions, 'onExecution'>> &
+  Pick<WorkerOptions, 'onExecution'>;
+
+const POSITIVE_INTEGERS = [
+  'maxSessions',
+  'maxConcurrentCalls',
+  'maxConcurrentCallsPerSession',
+  'maxExecutionsPerCall',
+  'sessionTtlMs',
+  'resultTtlMs',
+  'serverIdleMs',
+  'commitIntervalMs',
+  'pollMs',
+] as const;
+
+/** Applies the defaults and checks every number up front: a bad option throws a TypeError now. */
+export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOptions {
+  if (options.modules.length === 0)
+    throw invalidOption('modules', 'at least one tool module', '[]');
+  const compiled = { ...WORKER_DEFAULTS, onProblem: problemToStderr, ...options };
+  for (const key of POSITIVE_INTEGERS) {
+    const value = compiled[key];
+    if (!Number.isInteger(value) || value < 1)
+      throw invalidOption(key, 'a positive integer', value);
+  }
+  return compiled;
+}
+
+function problemToStderr(problem: string, error?: unknown): void {
+  const detail =
+    error === undefined
+      ? ''
+      : `: ${error instanceof Error ? error.message : JSON.stringify(error)}`;
+  process.stderr.write(`tidemark worker: ${problem}${detail}\n`);
+}

@@ -1,0 +1,52 @@
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import type { SessionStore, StreamHeadStore, StreamWriter } from '@tidemark/log';
+import { requestStreamId, type RequestId, type SessionId } from '@tidemark/protocol';
+import type { CallSlots } from './call-slots.js';
+import type { Housekeeping } from './housekeeping.js';
+import type { CompiledWorkerOptions } from './worker-options.js';
+
+/** The log's stores of a started worker. */
+export interface WorkerStores {
+  writer: StreamWriter;
+  heads: StreamHeadStore;
+  sessions: SessionStore;
+  housekeeping: Housekeeping;
+}
+
+/** What each lane of a started worker shares. */
+export interface LaneContext {
+  readonly options: CompiledWorkerOptions;
+  readonly stores: WorkerStores;
+  readonly slots: CallSlots;
+}
+
+/**
+ * A request that failed before its tool could answer it (its session could not start: a tool
+ * module's `register` threw; the log refused a write) still gets an answer: a JSON-RPC error as the
+ * end of its stream. Every request a worker takes is answered.
+ */
+export async function answerFailure(
+  lane: LaneContext,
+  session: SessionId,
+  message: JSONRPCMessage,
+  error = { code: -32603, message: 'Internal error: the server could not run this request' },
+): Promise<void> {
+  if (!('method' in message) || !('id' in message) || !isRequestId(message.id)) return;
+  const { heads, writer } = lane.stores;
+  const stream = requestStreamId(message.id);
+  try {
+    const previous = await heads.get(session, stream);
+    if (previous?.terminal !== undefined) return;
+    const generation = await writer.begin(session, stream, { previous });
+    await generation.finish({ jsonrpc: '2.0', id: message.id, error });
+  } catch (failure) {
+    lane.options.onProblem(
+      `answering the failed request ${String(message.id)} of ${session}`,
+      failure,
+    );
+  }
+}
+
+function isRequestId(value: unknown): value is RequestId {
+  return typeof value === 'string' || (typeof value === 'number' && Number.isSafeInteger(value));
+}
