@@ -45,6 +45,18 @@ export default tseslint.config(
     },
   },
   {
+    // Rooms that stay livable: a long function is a list of named steps, a long file two concerns.
+    files: ['packages/*/src/**/*.ts'],
+    rules: {
+      'max-lines': ['error', { max: 400, skipBlankLines: false, skipComments: false }],
+      'max-lines-per-function': [
+        'error',
+        { max: 80, skipBlankLines: true, skipComments: true, IIFEs: true },
+      ],
+      complexity: ['error', 20],
+    },
+  },
+  {
     // Tests may poke at results they just checked for shape.
     files: ['**/test/**/*.ts'],
     rules: {

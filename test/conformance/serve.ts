@@ -2,7 +2,7 @@
 // `node serve.ts [module...]` prints {"url": …} and runs until SIGTERM.
 import { EmbeddedLog } from '@tidemark/embedded-log';
 import { createGateway } from '@tidemark/gateway';
-import { createKeyring, TOPIC_CLEANUP, TOPIC_ROLES, topicNames } from '@tidemark/protocol';
+import { createKeyring, topicNames } from '@tidemark/protocol';
 import { loadToolModules, Worker } from '@tidemark/worker';
 import { randomBytes } from 'node:crypto';
 
@@ -11,8 +11,7 @@ const modules = await loadToolModules(
 );
 const log = new EmbeddedLog({ path: ':memory:' });
 const topics = topicNames('conformance.');
-for (const role of TOPIC_ROLES)
-  log.createTopic({ name: topics[role], partitions: 2, cleanup: TOPIC_CLEANUP[role] });
+log.provisionTopics(topics, { partitions: 2 });
 const worker = new Worker({ log, topics, modules, pollMs: 20, onProblem: (p) => console.error(p) });
 await worker.start();
 const gateway = await createGateway({

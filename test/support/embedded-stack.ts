@@ -2,14 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { EmbeddedLog } from '@tidemark/embedded-log';
 import counting from '@tidemark/examples/counting';
 import { createGateway, type Gateway, type GatewayOptions } from '@tidemark/gateway';
-import {
-  createKeyring,
-  TOPIC_CLEANUP,
-  TOPIC_ROLES,
-  topicNames,
-  type Keyring,
-  type TopicNames,
-} from '@tidemark/protocol';
+import { createKeyring, topicNames, type Keyring, type TopicNames } from '@tidemark/protocol';
 import { Worker, type ToolModule, type WorkerOptions } from '@tidemark/worker';
 
 export interface EmbeddedStack {
@@ -35,12 +28,7 @@ export interface EmbeddedStackOptions {
 export async function embeddedStack(options: EmbeddedStackOptions = {}): Promise<EmbeddedStack> {
   const log = new EmbeddedLog({ path: ':memory:' });
   const topics = topicNames('t.');
-  for (const role of TOPIC_ROLES)
-    log.createTopic({
-      name: topics[role],
-      partitions: options.partitions ?? 2,
-      cleanup: TOPIC_CLEANUP[role],
-    });
+  log.provisionTopics(topics, { partitions: options.partitions ?? 2 });
   const worker = new Worker({
     log,
     topics,

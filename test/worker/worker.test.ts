@@ -6,8 +6,6 @@ import {
   ErrorCodes,
   requestStreamId,
   TidemarkError,
-  TOPIC_CLEANUP,
-  TOPIC_ROLES,
   topicNames,
   type TopicNames,
 } from '@tidemark/protocol';
@@ -20,8 +18,7 @@ const PARTITIONS = 2;
 function setup() {
   const log = new EmbeddedLog({ path: ':memory:' });
   const topics: TopicNames = topicNames('t.');
-  for (const role of TOPIC_ROLES)
-    log.createTopic({ name: topics[role], partitions: PARTITIONS, cleanup: TOPIC_CLEANUP[role] });
+  log.provisionTopics(topics, { partitions: PARTITIONS });
   const executions: Array<{ stream: string; attempt: number; cause: string }> = [];
   const workers: Worker[] = [];
   const startWorker = async (extra: Partial<WorkerOptions> = {}) => {

@@ -13,13 +13,7 @@ import {
   type KafkaLogOptions,
   type TopicsProbe,
 } from '@tidemark/kafka';
-import {
-  createKeyring,
-  TOPIC_CLEANUP,
-  TOPIC_ROLES,
-  topicNames,
-  type Keyring,
-} from '@tidemark/protocol';
+import { createKeyring, DEFAULT_TOPIC_PREFIX, topicNames, type Keyring } from '@tidemark/protocol';
 import { loadToolModules, Worker, type WorkerOptions } from '@tidemark/worker';
 import { AUTH_FLAGS, authOf } from './auth.js';
 import { KAFKA_FLAGS, kafkaOptions } from './kafka-options.js';
@@ -73,15 +67,8 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
   chmodSync(data, 0o700);
   const log = new EmbeddedLog({ path: join(data, 'log.sqlite'), retentionCheckIntervalMs: 10_000 });
   chmodSync(join(data, 'log.sqlite'), 0o600); // SQLite gives its -wal and -shm files the same mode
-  const topics = topicNames('tidemark.');
-  for (const role of TOPIC_ROLES) {
-    log.createTopic({
-      name: topics[role],
-      partitions: 4,
-      cleanup: TOPIC_CLEANUP[role],
-      ...(TOPIC_CLEANUP[role] === 'delete' ? { retentionMs: resumeWindowMs } : {}),
-    });
-  }
+  const topics = topicNames();
+  log.provisionTopics(topics, { partitions: 4, resumeWindowMs });
   const worker = new Worker({
     log,
     topics,
@@ -247,7 +234,7 @@ function tooFewBrokers(error: unknown, wanted: number): UsageError | undefined {
 }
 
 function prefixOf(values: Record<string, string | boolean | string[] | undefined>): string {
-  const prefix = str(values['prefix']) ?? 'tidemark.';
+  const prefix = str(values['prefix']) ?? DEFAULT_TOPIC_PREFIX;
   try {
     topicNames(prefix);
   } catch (error) {

@@ -2,8 +2,6 @@ import {
   Admin,
   ConnectionPool,
   Consumer,
-  fetchV13,
-  IS_CONTROL,
   Producer,
   type Broker,
   type ClusterMetadata,
@@ -22,11 +20,11 @@ import {
   type JoinGroupOptions,
   type LogIdentity,
   type LogPort,
-  type LogRecord,
   type PartitionOffsets,
 } from '@tidemark/protocol';
 import { needsFreshMetadata, toTidemarkError } from './errors.js';
 import { joinKafkaGroup } from './kafka-group.js';
+import { decodeFetch, fetchPartition } from './partition-fetch.js';
 
 export interface KafkaLogOptions {
   /** Bootstrap brokers, `host:port`. */
@@ -58,10 +56,6 @@ interface TopicMetadata {
   /** The leader broker of each partition. */
   readonly leaders: readonly Broker[];
 }
-
-/** Fetch session epoch -1: a sessionless fetch, so concurrent reads of one broker never interfere. */
-const NO_FETCH_SESSION = -1;
-const READ_UNCOMMITTED = 0;
 
 /**
  * The log port on Apache Kafka. Reads are raw partition fetches from an offset (no consumer
@@ -198,7 +192,12 @@ export class KafkaLog implements LogPort, GroupPort {
       const metadata = await this.topicMetadata(topic);
       this.checkPartition(topic, metadata, partition);
       try {
-        response = await this.fetchFrom(metadata, topic, partition, fromOffset, maxBytes, options);
+        const maxWaitMs = options.maxWaitMs ?? 0;
+        const connection = await this.connectionsFor(topic, partition, maxWaitMs).get(
+          metadata.leaders[partition] as Broker,
+        );
+        const at = { topicId: metadata.id, partition, fromOffset };
+        response = await fetchPartition(connection, at, maxBytes, maxWaitMs);
         break;
       } catch (error) {
         const fresh = needsFreshMetadata(error);
@@ -208,89 +207,7 @@ export class KafkaLog implements LogPort, GroupPort {
         await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 100 * 2 ** attempt)));
       }
     }
-    return this.answerOf(response, topic, partition, fromOffset);
-  }
-
-  private async fetchFrom(
-    metadata: TopicMetadata,
-    topic: string,
-    partition: number,
-    fromOffset: bigint,
-    maxBytes: number,
-    options: FetchOptions,
-  ) {
-    const connection = await this.connectionsFor(topic, partition, options.maxWaitMs ?? 0).get(
-      metadata.leaders[partition] as Broker,
-    );
-    return fetchV13.api.async(
-      connection,
-      options.maxWaitMs ?? 0,
-      1,
-      maxBytes,
-      READ_UNCOMMITTED,
-      0,
-      NO_FETCH_SESSION,
-      [
-        {
-          topicId: metadata.id,
-          partitions: [
-            {
-              partition,
-              currentLeaderEpoch: -1,
-              fetchOffset: fromOffset,
-              lastFetchedEpoch: -1,
-              partitionMaxBytes: maxBytes,
-            },
-          ],
-        },
-      ],
-      [],
-      '',
-    );
-  }
-
-  private answerOf(
-    response: Awaited<ReturnType<typeof fetchV13.api.async>>,
-    topic: string,
-    partition: number,
-    fromOffset: bigint,
-  ): FetchResult {
-    const answer = response.responses[0]?.partitions.find((p) => p.partitionIndex === partition);
-    if (answer === undefined)
-      throw new TidemarkError(
-        ErrorCodes.logUnavailable,
-        `fetch ${topic}/${partition}: no answer for the partition`,
-        { retryable: true },
-      );
-    const records: LogRecord[] = [];
-    let nextOffset = fromOffset;
-    for (const batch of answer.records ?? []) {
-      // Past the batch, whatever it held: control batches (transaction markers) and compacted
-      // records leave offsets nobody reads.
-      const batchEnd = batch.firstOffset + BigInt(batch.lastOffsetDelta) + 1n;
-      if (batchEnd > nextOffset) nextOffset = batchEnd;
-      if ((batch.attributes & IS_CONTROL) !== 0) continue;
-      for (const record of batch.records) {
-        const offset = batch.firstOffset + BigInt(record.offsetDelta);
-        if (offset < fromOffset) continue;
-        records.push({
-          partition,
-          offset,
-          key: record.key === null || record.key.length === 0 ? null : record.key.toString(),
-          value: record.value,
-          headers: record.headers.map(
-            ([name, value]) => [name?.toString() ?? '', value?.toString() ?? ''] as const,
-          ),
-          timestampMs: Number(batch.firstTimestamp + record.timestampDelta),
-        });
-      }
-    }
-    return {
-      records,
-      logStartOffset: answer.logStartOffset,
-      highWatermark: answer.highWatermark,
-      nextOffset,
-    };
+    return decodeFetch(response, topic, partition, fromOffset);
   }
 
   async offsets(topic: string, partition: number): Promise<PartitionOffsets> {

@@ -1,5 +1,6 @@
 import { Admin, type ConnectionOptions } from '@platformatic/kafka';
 import {
+  DEFAULT_TOPIC_PREFIX,
   ErrorCodes,
   invalidOption,
   TidemarkError,
@@ -45,7 +46,7 @@ export interface TopicLayoutOptions {
 }
 
 export const TOPIC_LAYOUT_DEFAULTS = {
-  prefix: 'tidemark.',
+  prefix: DEFAULT_TOPIC_PREFIX,
   partitions: 12,
   replicationFactor: 3,
   resumeWindowMs: 60 * 60 * 1000,
@@ -169,7 +170,7 @@ export async function provisionTopics(
 }
 
 /**
- * Verifies that the four topics exist and nothing in them contradicts the design: cleanup policies,
+ * Verifies that the four topics exist and nothing in them contradicts docs/architecture.md: cleanup policies,
  * equal partition counts (a session maps to the same index in all four). Retention and other
  * tunables may differ from the defaults. Throws `TIDEMARK_TOPIC_MISMATCH` listing every problem.
  */
@@ -219,7 +220,6 @@ export function createTopicsProbe(
 }
 
 async function checkWith(client: Admin, plan: readonly TopicPlan[]): Promise<void> {
-  const problems: string[] = [];
   let metadata;
   try {
     const existing = new Set(await client.listTopics());
@@ -232,61 +232,68 @@ async function checkWith(client: Admin, plan: readonly TopicPlan[]): Promise<voi
     throw toTidemarkError(error, 'describe topics');
   }
   const counts = new Map<TopicRole, number>();
+  const problems: string[] = [];
   for (const topic of plan) {
     const found = metadata?.topics.get(topic.name);
-    if (found === undefined) {
+    if (found === undefined)
       problems.push(`${topic.name} does not exist (run \`tidemark topics create\`)`);
-      continue;
-    }
-    counts.set(topic.role, found.partitionsCount);
+    else counts.set(topic.role, found.partitionsCount);
   }
-  const eventsCount = counts.get('events');
-  for (const [role, count] of counts) {
-    if (eventsCount !== undefined && count !== eventsCount) {
-      problems.push(
-        `${plan.find((t) => t.role === role)?.name} has ${count} partitions but events has ${eventsCount}: a session must map to the same index in every topic`,
-      );
-    }
-  }
+  problems.push(...partitionProblems(plan, counts));
   const present = plan.filter((t) => counts.has(t.role));
-  if (present.length > 0) {
-    let described;
-    try {
-      described = await client.describeConfigs({
-        resources: present.map((t) => ({
-          resourceType: 2,
-          resourceName: t.name,
-          configurationKeys: ['cleanup.policy'],
-        })),
-      });
-    } catch (error) {
-      throw toTidemarkError(error, 'describe topic configs');
-    }
-    for (const topic of present) {
-      const policy =
-        described
-          .find((d) => d.resourceName === topic.name)
-          ?.configs.find((c) => c.name === 'cleanup.policy')?.value ?? 'delete';
-      const wanted = TOPIC_CLEANUP[topic.role];
-      const policies = policy.split(',').map((p) => p.trim());
-      if (wanted === 'delete' && policies.includes('compact')) {
-        problems.push(
-          `${topic.name} is compacted (cleanup.policy=${policy}); ${topic.role} must be cleanup.policy=delete, or compaction would silently drop events`,
-        );
-      }
-      if (wanted === 'compact' && !policies.includes('compact')) {
-        problems.push(
-          `${topic.name} has cleanup.policy=${policy}; ${topic.role} must be compacted, or stream heads and sessions expire with retention`,
-        );
-      }
-    }
-  }
+  if (present.length > 0) problems.push(...(await cleanupProblems(client, present)));
   if (problems.length > 0) {
     throw new TidemarkError(
       ErrorCodes.topicMismatch,
       `Tidemark topics do not match what they must be:\n  - ${problems.join('\n  - ')}`,
     );
   }
+}
+
+/** Every topic must have as many partitions as `events`: a session maps to one index in all. */
+function partitionProblems(plan: readonly TopicPlan[], counts: Map<TopicRole, number>): string[] {
+  const eventsCount = counts.get('events');
+  if (eventsCount === undefined) return [];
+  return [...counts]
+    .filter(([, count]) => count !== eventsCount)
+    .map(
+      ([role, count]) =>
+        `${plan.find((t) => t.role === role)?.name} has ${count} partitions but events has ${eventsCount}: a session must map to the same index in every topic`,
+    );
+}
+
+/** Cleanup policies that would lose data: compacted events, or heads and sessions that expire. */
+async function cleanupProblems(client: Admin, present: readonly TopicPlan[]): Promise<string[]> {
+  let described;
+  try {
+    described = await client.describeConfigs({
+      resources: present.map((t) => ({
+        resourceType: 2,
+        resourceName: t.name,
+        configurationKeys: ['cleanup.policy'],
+      })),
+    });
+  } catch (error) {
+    throw toTidemarkError(error, 'describe topic configs');
+  }
+  const problems: string[] = [];
+  for (const topic of present) {
+    const policy =
+      described
+        .find((d) => d.resourceName === topic.name)
+        ?.configs.find((c) => c.name === 'cleanup.policy')?.value ?? 'delete';
+    const wanted = TOPIC_CLEANUP[topic.role];
+    const policies = policy.split(',').map((p) => p.trim());
+    if (wanted === 'delete' && policies.includes('compact'))
+      problems.push(
+        `${topic.name} is compacted (cleanup.policy=${policy}); ${topic.role} must be cleanup.policy=delete, or compaction would silently drop events`,
+      );
+    if (wanted === 'compact' && !policies.includes('compact'))
+      problems.push(
+        `${topic.name} has cleanup.policy=${policy}; ${topic.role} must be compacted, or stream heads and sessions expire with retention`,
+      );
+  }
+  return problems;
 }
 
 /** The replication factor cannot exceed the brokers there are: say so before creating anything. */

@@ -1,5 +1,5 @@
 import { EmbeddedLog } from '@tidemark/embedded-log';
-import { TOPIC_CLEANUP, TOPIC_ROLES, topicNames } from '@tidemark/protocol';
+import { topicNames } from '@tidemark/protocol';
 import { onTestFinished } from 'vitest';
 import { describeLogComponents } from './log-suite.js';
 
@@ -12,8 +12,7 @@ describeLogComponents('the embedded log', () => {
     port,
     topics: (partitions) => {
       const names = topicNames(`t${prefixes++}.`);
-      for (const role of TOPIC_ROLES)
-        port.createTopic({ name: names[role], partitions, cleanup: TOPIC_CLEANUP[role] });
+      port.provisionTopics(names, { partitions });
       return Promise.resolve(names);
     },
     compact: async (topic, partition) => {

@@ -4,8 +4,6 @@ import {
   newSessionId,
   newWorkerEpoch,
   requestStreamId,
-  TOPIC_CLEANUP,
-  TOPIC_ROLES,
   topicNames,
   type AppendRecord,
   type LogPort,
@@ -18,8 +16,7 @@ function flakyLog() {
   const log = new EmbeddedLog({ path: ':memory:' });
   onTestFinished(() => log.close());
   const names = topicNames('p.');
-  for (const role of TOPIC_ROLES)
-    log.createTopic({ name: names[role], partitions: 1, cleanup: TOPIC_CLEANUP[role] });
+  log.provisionTopics(names, { partitions: 1 });
   const state = { failing: false };
   const port = new Proxy(log, {
     get(target, key, receiver) {

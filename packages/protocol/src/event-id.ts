@@ -171,6 +171,31 @@ export interface VerifyOptions {
  * is not an id this deployment minted for this session comes back as a problem with a reason.
  */
 export function verifyEventId(raw: unknown, options: VerifyOptions): EventIdVerification {
+  const envelope = openEnvelope(raw, options);
+  if (!envelope.ok) return envelope;
+  const { bytes, key } = envelope;
+  const body = bytes.subarray(0, bytes.length - MAC_BYTES);
+  const position = readPosition(body);
+  if (!position.ok) return position;
+  const expected = mac(key, body, options.session);
+  const actual = bytes.subarray(bytes.length - MAC_BYTES);
+  if (!timingSafeEqual(expected, actual)) {
+    return timingSafeEqual(position.tag, sessionTag(key, options.session))
+      ? refuse('mac-mismatch', 'the id was altered or not minted by this deployment')
+      : refuse('other-session', 'the id belongs to another session');
+  }
+  return { ok: true, claim: position.claim };
+}
+
+type Step<T> =
+  | ({ readonly ok: true } & T)
+  | { readonly ok: false; readonly problem: EventIdProblem; readonly detail: string };
+
+/** The id's bytes, its version and the key it names, before anything else is read. */
+function openEnvelope(
+  raw: unknown,
+  options: VerifyOptions,
+): Step<{ bytes: Buffer; key: SigningKey }> {
   if (
     typeof raw !== 'string' ||
     raw.length === 0 ||
@@ -190,8 +215,11 @@ export function verifyEventId(raw: unknown, options: VerifyOptions): EventIdVeri
   if (key.verifyUntilMs !== undefined && options.nowMs > key.verifyUntilMs) {
     return refuse('unknown-key', `key ${keyId} was retired and its grace period is over`);
   }
+  return { ok: true, bytes, key };
+}
 
-  const body = bytes.subarray(0, bytes.length - MAC_BYTES);
+/** The position an id's body names (its MAC not yet checked). */
+function readPosition(body: Buffer): Step<{ claim: EventClaim; tag: Buffer }> {
   const reader = new ByteReader(body);
   reader.bytes(2);
   const logId = reader.bytes(LOG_ID_BYTES)?.toString('hex');
@@ -209,15 +237,8 @@ export function verifyEventId(raw: unknown, options: VerifyOptions): EventIdVeri
     return refuse('malformed', 'truncated header');
   }
   if (flags > 1) return refuse('malformed', 'unknown flags');
-  let generation: Generation | undefined;
-  if (flags === 1) {
-    const epoch = parseWorkerEpoch(reader.bytes(EPOCH_BYTES)?.toString('hex') ?? '');
-    const attempt = reader.smallVarint(0xffff_ffff);
-    if (epoch === undefined || attempt === undefined || !isValidAttempt(attempt)) {
-      return refuse('malformed', 'bad generation');
-    }
-    generation = { epoch, attempt };
-  }
+  const generation = flags === 1 ? readGeneration(reader) : undefined;
+  if (generation === null) return refuse('malformed', 'bad generation');
   const seq = reader.smallVarint(0x7fff_ffff);
   const streamLength = reader.byte();
   const streamBytes = streamLength === undefined ? undefined : reader.bytes(streamLength);
@@ -230,18 +251,21 @@ export function verifyEventId(raw: unknown, options: VerifyOptions): EventIdVeri
   if (stream === undefined || Buffer.byteLength(stream) !== streamBytes.length) {
     return refuse('malformed', 'bad stream id');
   }
-
-  const expected = mac(key, body, options.session);
-  const actual = bytes.subarray(bytes.length - MAC_BYTES);
-  if (!timingSafeEqual(expected, actual)) {
-    return timingSafeEqual(tag, sessionTag(key, options.session))
-      ? refuse('mac-mismatch', 'the id was altered or not minted by this deployment')
-      : refuse('other-session', 'the id belongs to another session');
-  }
-  return { ok: true, claim: { partition, offset, generation, seq, stream, logId } };
+  return { ok: true, tag, claim: { partition, offset, generation, seq, stream, logId } };
 }
 
-function refuse(problem: EventIdProblem, detail: string): EventIdVerification {
+/** A generation (epoch and attempt) from the reader; null when it is not a valid one. */
+function readGeneration(reader: ByteReader): Generation | null {
+  const epoch = parseWorkerEpoch(reader.bytes(EPOCH_BYTES)?.toString('hex') ?? '');
+  const attempt = reader.smallVarint(0xffff_ffff);
+  if (epoch === undefined || attempt === undefined || !isValidAttempt(attempt)) return null;
+  return { epoch, attempt };
+}
+
+function refuse(
+  problem: EventIdProblem,
+  detail: string,
+): { readonly ok: false; readonly problem: EventIdProblem; readonly detail: string } {
   return { ok: false, problem, detail };
 }
 

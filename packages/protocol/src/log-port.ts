@@ -87,7 +87,7 @@ export function partitionForSession(session: SessionId, partitionCount: number):
   return createHash('sha256').update(session).digest().readUInt32BE(0) % partitionCount;
 }
 
-/** The four topics of a deployment (see the design, section 2). */
+/** The four topics of a deployment (docs/architecture.md, "Topics"). */
 export type TopicRole = 'requests' | 'events' | 'streams' | 'sessions';
 
 export const TOPIC_ROLES: readonly TopicRole[] = ['requests', 'events', 'streams', 'sessions'];

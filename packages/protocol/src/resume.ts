@@ -81,7 +81,7 @@ export interface ResumeInput<Payload = unknown> {
 }
 
 /**
- * The resume decision of the design (section 4): `resume`, `reset` or `invalid`, each with a
+ * The resume decision (docs/architecture.md, "The resume decision"): `resume`, `reset` or `invalid`, each with a
  * machine-readable reason and the plan for what to read next. Pure and total: never throws, never
  * falls back to "replay from the beginning".
  */
@@ -121,51 +121,64 @@ export function decideResume<Payload>(input: ResumeInput<Payload>): ResumeDecisi
     return resume('contiguous', claim.stream, readAfter(claim, claim.generation, undefined));
   }
 
+  if (sameGeneration(claim.generation, head.generation))
+    return decideCurrentGeneration(input, claim, head, evicted);
+  return decideOtherGeneration(input, { ...claim, generation: claim.generation }, head, evicted);
+}
+
+/** The claim names the stream's current generation: go on, unless it is past the end or a hole. */
+function decideCurrentGeneration<Payload>(
+  input: ResumeInput<Payload>,
+  claim: EventClaim,
+  head: StreamHead<Payload>,
+  evicted: boolean,
+): ResumeDecision<Payload> {
+  const headSawClaim = claim.offset < head.position;
+  if (claim.offset < head.startOffset) {
+    return invalid(
+      'position-mismatch',
+      `offset ${claim.offset} is before its generation started at ${head.startOffset}`,
+    );
+  }
+  if (head.terminal !== undefined) {
+    if (claim.seq > head.terminal.seq)
+      return invalid('beyond-tail', `seq ${claim.seq} is past the final seq ${head.terminal.seq}`);
+    if (claim.seq === head.terminal.seq) return resume('complete', claim.stream, { kind: 'none' });
+  }
+  if (headSawClaim && claim.seq > head.lastSeq) {
+    return invalid('beyond-tail', `seq ${claim.seq} is past the last seq ${head.lastSeq}`);
+  }
+  if (evicted) {
+    const reason = head.terminal === undefined ? 'evicted' : 'terminal-evicted';
+    return reset(
+      reason,
+      claim.stream,
+      head,
+      currentPlan(head, input.logStartOffset),
+      'events after the claim were deleted',
+    );
+  }
+  if (headSawClaim && claim.seq + 1 < head.contiguousFromSeq) {
+    return reset(
+      'seq-gap',
+      claim.stream,
+      head,
+      currentPlan(head, input.logStartOffset),
+      `events after seq ${claim.seq} are missing`,
+    );
+  }
+  return resume('contiguous', claim.stream, readAfter(claim, head.generation, head));
+}
+
+/** The claim names another generation: an older one was superseded; a newer one is not known yet. */
+function decideOtherGeneration<Payload>(
+  input: ResumeInput<Payload>,
+  claim: EventClaim & { readonly generation: Generation },
+  head: StreamHead<Payload>,
+  evicted: boolean,
+): ResumeDecision<Payload> {
   const attempt = claim.generation.attempt;
   const current = head.generation;
-  const headSawClaim = claim.offset < head.position;
-
-  if (sameGeneration(claim.generation, current)) {
-    if (claim.offset < head.startOffset) {
-      return invalid(
-        'position-mismatch',
-        `offset ${claim.offset} is before its generation started at ${head.startOffset}`,
-      );
-    }
-    if (head.terminal !== undefined) {
-      if (claim.seq > head.terminal.seq)
-        return invalid(
-          'beyond-tail',
-          `seq ${claim.seq} is past the final seq ${head.terminal.seq}`,
-        );
-      if (claim.seq === head.terminal.seq)
-        return resume('complete', claim.stream, { kind: 'none' });
-    }
-    if (headSawClaim && claim.seq > head.lastSeq) {
-      return invalid('beyond-tail', `seq ${claim.seq} is past the last seq ${head.lastSeq}`);
-    }
-    if (evicted) {
-      const reason = head.terminal === undefined ? 'evicted' : 'terminal-evicted';
-      return reset(
-        reason,
-        claim.stream,
-        head,
-        currentPlan(head, input.logStartOffset),
-        'events after the claim were deleted',
-      );
-    }
-    if (headSawClaim && claim.seq + 1 < head.contiguousFromSeq) {
-      return reset(
-        'seq-gap',
-        claim.stream,
-        head,
-        currentPlan(head, input.logStartOffset),
-        `events after seq ${claim.seq} are missing`,
-      );
-    }
-    return resume('contiguous', claim.stream, readAfter(claim, claim.generation, head));
-  }
-
   if (attempt < current.attempt) {
     return reset(
       'generation-superseded',
@@ -175,7 +188,7 @@ export function decideResume<Payload>(input: ResumeInput<Payload>): ResumeDecisi
       `attempt ${attempt} was superseded by ${current.attempt}`,
     );
   }
-  if (attempt > current.attempt && !headSawClaim) {
+  if (attempt > current.attempt && claim.offset >= head.position) {
     // The head has not caught up with the claim (it is folded only to its position): the
     // generation is newer than what the head knows, and the cursor checks the read.
     if (evicted)

@@ -85,20 +85,8 @@ export class StreamCursor<Payload = unknown> {
 
   accept(record: StampedRecord<Payload>): CursorStep<Payload> {
     const { stamp } = record;
-    if (record.offset < this.fromOffset) return { kind: 'skip', why: 'behind-start' };
-    if (this.finished) return { kind: 'skip', why: 'after-terminal' };
-    if (
-      this.terminal !== undefined &&
-      !sameGeneration(stamp.generation, this.terminal.generation)
-    ) {
-      return {
-        kind: 'skip',
-        why:
-          stamp.generation.attempt > this.terminal.generation.attempt
-            ? 'after-terminal'
-            : 'superseded',
-      };
-    }
+    const skip = this.skippedBeforeAnything(record);
+    if (skip !== undefined) return { kind: 'skip', why: skip };
 
     let resetBefore: { reason: ResetReason; generation: Generation } | undefined;
     if (this.generation === undefined || stamp.generation.attempt > this.generation.attempt) {
@@ -134,6 +122,15 @@ export class StreamCursor<Payload = unknown> {
     return resetBefore === undefined
       ? { kind: 'deliver', record, final }
       : { kind: 'deliver', record, final, resetBefore };
+  }
+
+  /** Records skipped whatever the cursor's generation: before its start, after the end it knows. */
+  private skippedBeforeAnything(record: StampedRecord<Payload>): SkipReason | undefined {
+    if (record.offset < this.fromOffset) return 'behind-start';
+    if (this.finished) return 'after-terminal';
+    const end = this.terminal?.generation;
+    if (end === undefined || sameGeneration(record.stamp.generation, end)) return undefined;
+    return record.stamp.generation.attempt > end.attempt ? 'after-terminal' : 'superseded';
   }
 
   /**

@@ -54,7 +54,7 @@ export interface FoldResult<Payload> {
 }
 
 /**
- * Folds one record, in log order, into the head of its stream. The rules of the design: a generation
+ * Folds one record, in log order, into the head of its stream (docs/architecture.md): a generation
  * with a higher attempt supersedes the current one (unless the stream is terminal); records of a
  * superseded generation are dropped; the first terminal record of the current generation wins and
  * anything after it is ignored. Pure: returns a new head.

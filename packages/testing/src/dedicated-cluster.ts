@@ -62,77 +62,8 @@ export async function startDedicatedCluster(
     { length: count },
     (_, i) => `${i + 1}@127.0.0.1:${base + 2 * i + 1}`,
   ).join(',');
-  const nodes = Array.from({ length: count }, (_, i) => {
-    const id = i + 1;
-    const port = base + 2 * i;
-    const dir = join(root, `node-${id}`);
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(
-      join(dir, 'node.properties'),
-      [
-        `node.id=${id}`,
-        `controller.quorum.voters=${voters}`,
-        `default.replication.factor=${count}`,
-        `min.insync.replicas=${minIsr}`,
-        `offsets.topic.replication.factor=${count}`,
-        `transaction.state.log.replication.factor=${count}`,
-        `transaction.state.log.min.isr=${minIsr}`,
-        `share.coordinator.state.topic.replication.factor=${count}`,
-        `share.coordinator.state.topic.min.isr=${minIsr}`,
-        'unclean.leader.election.enable=false',
-        // A killed node is noticed within seconds, not the default 9 s / 18 s.
-        'broker.session.timeout.ms=6000',
-        'broker.heartbeat.interval.ms=1000',
-        'replica.lag.time.max.ms=5000',
-        '',
-      ].join('\n'),
-    );
-    const env = {
-      ...process.env,
-      TIDEMARK_KAFKA_DIR: dir,
-      TIDEMARK_KAFKA_PORT: String(port),
-      TIDEMARK_KAFKA_HEAP: '320m',
-      TIDEMARK_KAFKA_CLUSTER_ID: clusterId,
-      TIDEMARK_KAFKA_EXTRA_CONFIG: join(dir, 'node.properties'),
-    };
-    const kafka = (command: string) =>
-      run('bash', [script, command], { env, maxBuffer: 16 * 1024 * 1024 });
-    const pid = () => {
-      try {
-        return Number(readFileSync(join(dir, 'broker.pid'), 'utf8'));
-      } catch {
-        return undefined;
-      }
-    };
-    const alive = () => {
-      const p = pid();
-      if (p === undefined) return false;
-      try {
-        process.kill(p, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    const node: ClusterNode = {
-      id,
-      port,
-      kill: () => {
-        const p = pid();
-        if (p !== undefined && alive()) process.kill(p, 'SIGKILL');
-      },
-      stop: async () => {
-        await kafka('stop');
-      },
-      start: async () => {
-        await kafka('start');
-      },
-      get running() {
-        return alive();
-      },
-    };
-    return { node, reset: () => kafka('reset') };
-  });
+  const layout = { root, base, count, minIsr, voters, clusterId, script };
+  const nodes = Array.from({ length: count }, (_, i) => clusterNode(layout, i + 1));
   const destroy = async () => {
     await Promise.all(nodes.map(({ reset }) => reset().catch(() => undefined)));
     rmSync(root, { recursive: true, force: true });
@@ -149,4 +80,91 @@ export async function startDedicatedCluster(
     nodes: nodes.map(({ node }) => node),
     destroy,
   };
+}
+
+interface ClusterLayout {
+  root: string;
+  /** The first reserved port: node n listens on base + 2(n-1), its controller on the next. */
+  base: number;
+  count: number;
+  minIsr: number;
+  voters: string;
+  clusterId: string;
+  script: string;
+}
+
+/** One node's configuration and its handle, through the same `kafka.sh` as the single broker. */
+function clusterNode(
+  layout: ClusterLayout,
+  id: number,
+): { node: ClusterNode; reset: () => Promise<unknown> } {
+  const port = layout.base + 2 * (id - 1);
+  const dir = join(layout.root, `node-${id}`);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'node.properties'), nodeProperties(layout, id));
+  const env = {
+    ...process.env,
+    TIDEMARK_KAFKA_DIR: dir,
+    TIDEMARK_KAFKA_PORT: String(port),
+    TIDEMARK_KAFKA_HEAP: '320m',
+    TIDEMARK_KAFKA_CLUSTER_ID: layout.clusterId,
+    TIDEMARK_KAFKA_EXTRA_CONFIG: join(dir, 'node.properties'),
+  };
+  const kafka = (command: string) =>
+    run('bash', [layout.script, command], { env, maxBuffer: 16 * 1024 * 1024 });
+  const pid = () => {
+    try {
+      return Number(readFileSync(join(dir, 'broker.pid'), 'utf8'));
+    } catch {
+      return undefined;
+    }
+  };
+  const alive = () => {
+    const p = pid();
+    if (p === undefined) return false;
+    try {
+      process.kill(p, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const node: ClusterNode = {
+    id,
+    port,
+    kill: () => {
+      const p = pid();
+      if (p !== undefined && alive()) process.kill(p, 'SIGKILL');
+    },
+    stop: async () => {
+      await kafka('stop');
+    },
+    start: async () => {
+      await kafka('start');
+    },
+    get running() {
+      return alive();
+    },
+  };
+  return { node, reset: () => kafka('reset') };
+}
+
+function nodeProperties({ count, minIsr, voters }: ClusterLayout, id: number): string {
+  return [
+    `node.id=${id}`,
+    `controller.quorum.voters=${voters}`,
+    `default.replication.factor=${count}`,
+    `min.insync.replicas=${minIsr}`,
+    `offsets.topic.replication.factor=${count}`,
+    `transaction.state.log.replication.factor=${count}`,
+    `transaction.state.log.min.isr=${minIsr}`,
+    `share.coordinator.state.topic.replication.factor=${count}`,
+    `share.coordinator.state.topic.min.isr=${minIsr}`,
+    'unclean.leader.election.enable=false',
+    // A killed node is noticed within seconds, not the default 9 s / 18 s.
+    'broker.session.timeout.ms=6000',
+    'broker.heartbeat.interval.ms=1000',
+    'replica.lag.time.max.ms=5000',
+    '',
+  ].join('\n');
 }
