@@ -37,6 +37,7 @@ export default defineConfig({
             'test/gateway/**/*.test.ts',
             'test/conformance/**/*.test.ts',
             'test/cli/**/*.test.ts',
+            'test/packages/**/*.test.ts',
             'test/helm/**/*.test.ts',
             'test/otel/**/*.test.ts',
             'test/e2e/**/*.test.ts',
@@ -53,14 +54,14 @@ export default defineConfig({
         resolve,
         ssr,
         test: {
-          // Suites against a real broker: one broker for the whole run (packages/testing).
+          // Suites against a real broker: one broker for the whole run (packages/kafka-fixtures).
           name: 'kafka',
           include: [
             'packages/*/test/**/*.kafka.test.ts',
             'test/integration/**/*.test.ts',
             'test/**/*.kafka.test.ts',
           ],
-          globalSetup: ['./packages/testing/src/vitest-global-setup.ts'],
+          globalSetup: ['./packages/kafka-fixtures/src/vitest-global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },

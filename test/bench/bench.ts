@@ -12,7 +12,7 @@
 // 2-core machine they share the cores: each figure says how many each side used.
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { resolveKafka } from '@tidemark/testing';
+import { resolveKafka } from '@tidemark/kafka-fixtures';
 import { runLive } from './live.ts';
 import { runMemory } from './memory.ts';
 import { runRestart } from './restart.ts';

@@ -13,7 +13,7 @@ import { EmbeddedLog } from '@tidemark/embedded-log';
 import { KafkaLog, provisionTopics } from '@tidemark/kafka';
 import { PartitionTail } from '@tidemark/log';
 import { topicNames, type LogPort, type LogRecord } from '@tidemark/protocol';
-import { resolveKafka } from '@tidemark/testing';
+import { resolveKafka } from '@tidemark/kafka-fixtures';
 
 const { values } = parseArgs({
   options: {

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
-import { resolveKafka } from '@tidemark/testing';
+import { resolveKafka } from '@tidemark/kafka-fixtures';
 import { HEADERS, Session } from './load.ts';
 import { PROBE_OPTIONS } from './memory.ts';
 import {

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchTopics, BIN, ROOT, startChild, startDev, type Child } from './support.ts';
 import { redisServer } from '../support/prerequisites.ts';
-import { reservePorts } from '@tidemark/testing';
+import { reservePorts } from '@tidemark/kafka-fixtures';
 
 export const TARGETS = [
   'sdk-memory',

@@ -10,7 +10,7 @@
 // Kafka: KAFKA_BROKERS, else Testcontainers, else the local broker (infra/kafka).
 import { parseArgs } from 'node:util';
 import { KafkaLog } from '@tidemark/kafka';
-import { resolveKafka } from '@tidemark/testing';
+import { resolveKafka } from '@tidemark/kafka-fixtures';
 import { tally, type Verdict } from '../e2e/checker.ts';
 import { TrackedClient, type CheckedCall } from '../e2e/calls.ts';
 import { Cluster, sleep } from '../e2e/cluster.ts';

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Admin } from '@platformatic/kafka';
 import { connectResumingClient } from '../support/clients.js';
-import { reservePorts, uniqueTopicName } from '@tidemark/testing';
+import { reservePorts, uniqueTopicName } from '@tidemark/kafka-fixtures';
 import { expect, inject, it, onTestFinished } from 'vitest';
 import { TcpProxy } from '../support/tcp-proxy.js';
 

@@ -6,7 +6,7 @@ import { connectResumingClient } from '../support/clients.js';
 import { startDevServer } from '../support/dev-server.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { TcpProxy } from '../support/tcp-proxy.js';
-import { reservePorts } from '@tidemark/testing';
+import { reservePorts } from '@tidemark/kafka-fixtures';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const numbers = (n: number) => Array.from({ length: n }, (_, i) => i + 1);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { reservePorts } from '@tidemark/testing';
+import { reservePorts } from '@tidemark/kafka-fixtures';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { connectResumingClient } from '../support/clients.js';
 import { startDevServer } from '../support/dev-server.js';
@@ -73,16 +73,16 @@ describe('the published packages, outside this repository', () => {
         'examples',
         'gateway',
         'kafka',
+        'kafka-fixtures',
         'log',
         'otel',
         'protocol',
-        'testing',
         'worker',
       ].map((name) => `tidemark-${name}-0.1.0.tgz`),
     );
     // What a user installs: the command and the authoring package (the rest come as their
     // dependencies, here from the tarballs since they are not published), and zod for schemas.
-    const runtime = packed.filter((file) => !file.includes('testing'));
+    const runtime = packed.filter((file) => !file.includes('kafka-fixtures'));
     writeFileSync(
       join(project, 'package.json'),
       JSON.stringify({ name: 'my-tools', private: true, type: 'module' }),

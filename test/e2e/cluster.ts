@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { Admin } from '@platformatic/kafka';
 import { planTopics, provisionTopics, type TopicLayoutOptions } from '@tidemark/kafka';
 import { topicNames, type TopicNames } from '@tidemark/protocol';
-import { uniqueTopicName } from '@tidemark/testing';
+import { uniqueTopicName } from '@tidemark/kafka-fixtures';
 import { startProcess, supportScript, type TestProcess } from '../support/processes.ts';
 import { TcpProxy } from '../support/tcp-proxy.ts';
 

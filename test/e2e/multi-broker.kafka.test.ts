@@ -1,6 +1,6 @@
 import { ConnectionPool, describeQuorumV2, Admin } from '@platformatic/kafka';
 import { partitionForSession } from '@tidemark/protocol';
-import { startDedicatedCluster, type DedicatedCluster } from '@tidemark/testing';
+import { startDedicatedCluster, type DedicatedCluster } from '@tidemark/kafka-fixtures';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { TrackedClient, type CheckedCall } from './calls.js';
 import { Cluster, sleep, type ClusterOptions } from './cluster.js';

@@ -7,7 +7,7 @@ import {
   verifyEventId,
   type SessionId,
 } from '@tidemark/protocol';
-import { startDedicatedBroker } from '@tidemark/testing';
+import { startDedicatedBroker } from '@tidemark/kafka-fixtures';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { RawMcpClient } from '../support/sse.js';
 import { TrackedClient, type CheckedCall } from './calls.js';
@@ -251,7 +251,7 @@ describe('failure suite (real processes, official client, checker)', () => {
     const log = new KafkaLog({ brokers });
     onTestFinished(() => log.close());
     const position = {
-      log: await log.identity(c.names.events),
+      logIdentity: await log.identity(c.names.events),
       partition: claim.partition,
       stream: claim.stream,
     };

@@ -4,7 +4,7 @@ import { connectResumingClient } from '../support/clients.js';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { provisionTopics } from '@tidemark/kafka';
-import { uniqueTopicName } from '@tidemark/testing';
+import { uniqueTopicName } from '@tidemark/kafka-fixtures';
 import { beforeAll, describe, expect, inject, it, onTestFinished, afterAll } from 'vitest';
 import { startProcess, supportScript, type TestProcess } from '../support/processes.js';
 import { TcpProxy } from '../support/tcp-proxy.js';

@@ -142,7 +142,7 @@ describe('every row of the resume decision over HTTP, on the real broker', () =>
     const { highWatermark } = await log.offsets(names.events, 0);
     const beyond = encodeEventId(
       {
-        log: await log.identity(names.events),
+        logIdentity: await log.identity(names.events),
         partition: 0,
         offset: highWatermark + 10n,
         generation: claim.claim.generation,

@@ -1,5 +1,5 @@
 import { Admin, Consumer, Producer, stringSerializers } from '@platformatic/kafka';
-import { createTestTopic } from '@tidemark/testing';
+import { createTestTopic } from '@tidemark/kafka-fixtures';
 import { describe, expect, inject, it } from 'vitest';
 
 // The foundation's proof that every test run has a real broker: create a topic, produce, read by

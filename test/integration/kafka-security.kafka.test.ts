@@ -5,7 +5,11 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { KafkaLog, provisionTopics } from '@tidemark/kafka';
 import { topicNames } from '@tidemark/protocol';
-import { startDedicatedBroker, uniqueTopicName, type DedicatedBroker } from '@tidemark/testing';
+import {
+  startDedicatedBroker,
+  uniqueTopicName,
+  type DedicatedBroker,
+} from '@tidemark/kafka-fixtures';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // Managed clusters (Strimzi, MSK, Confluent) speak TLS with their own CA, often mutual TLS, and

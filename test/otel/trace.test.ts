@@ -215,7 +215,7 @@ describe('traces across gateway, log and worker', () => {
     if (!claim.ok) throw new Error('the id the gateway minted does not verify');
     const beyond = encodeEventId(
       {
-        log: await stack.log.identity(stack.topics.events),
+        logIdentity: await stack.log.identity(stack.topics.events),
         partition: claim.claim.partition,
         offset: 1_000_000n,
         generation: claim.claim.generation,

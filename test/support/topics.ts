@@ -1,7 +1,7 @@
 import { Admin } from '@platformatic/kafka';
 import { provisionTopics } from '@tidemark/kafka';
 import type { TopicNames } from '@tidemark/protocol';
-import { uniqueTopicName } from '@tidemark/testing';
+import { uniqueTopicName } from '@tidemark/kafka-fixtures';
 
 /** The four Tidemark topics under a unique prefix on the test broker, deleted when the test ends. */
 export async function provisionTestTopics(

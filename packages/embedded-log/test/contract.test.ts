@@ -1,4 +1,4 @@
-import { describeLogPortContract } from '@tidemark/testing';
+import { describeLogPortContract } from '@tidemark/kafka-fixtures';
 import { onTestFinished } from 'vitest';
 import { EmbeddedLog } from '../src/index.js';
 

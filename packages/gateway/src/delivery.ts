@@ -73,7 +73,7 @@ export interface DeliveryOptions {
   session: SessionId;
   stream: StreamId;
   partition: number;
-  log: LogIdentity;
+  logIdentity: LogIdentity;
   keyring: Keyring;
   tails: EventTails;
   sse: SseStream;
@@ -85,7 +85,7 @@ export interface DeliveryOptions {
   terminal: StreamEnd | undefined;
   /** Called when the stream ended (final record written, or the log refused). */
   onEnd?: (reason: 'final' | 'closed' | 'error') => void;
-  /** Whether events carry ids (legacy lane) or not (modern lane: no resume). Default true. */
+  /** Whether events carry ids (session lane) or not (stateless lane: no resume). Default true. */
   eventIds?: boolean;
   /** A resume: the events delivered before `caughtUpAt` are counted as its replay length. */
   replay?: boolean;
@@ -112,11 +112,11 @@ class StreamDelivery {
 
   constructor(private readonly options: DeliveryOptions) {
     this.replayed = options.replay === true ? 0 : undefined;
-    const { log, keyring, partition, stream, session } = options;
+    const { logIdentity, keyring, partition, stream, session } = options;
     this.mint =
       options.eventIds === false
         ? undefined
-        : eventIdMinter({ log, keyring, partition, stream, session });
+        : eventIdMinter({ logIdentity, keyring, partition, stream, session });
   }
 
   start(): Subscription {

@@ -7,53 +7,95 @@ export interface GatewayOptions {
   topics: TopicNames;
   /** Signs and verifies event ids. Every replica must share it. */
   keyring: Keyring;
-  /** Path of the MCP endpoint. Default `/mcp`. */
+  /**
+   * Path of the MCP endpoint.
+   * @default `/mcp`
+   */
   path?: string;
-  /** Allowed `Origin` values; requests with another Origin get 403. Default: loopback origins only. */
+  /**
+   * Allowed `Origin` values; requests with another Origin get 403.
+   * @default loopback origins only
+   */
   allowedOrigins?: readonly string[] | 'any';
   /**
    * Allowed `Host` values (DNS-rebinding protection), with or without a port. Default: on a
    * loopback address, loopback host names only (`localhost`, `127.0.0.1`, `[::1]`); elsewhere, any.
    */
   allowedHosts?: readonly string[];
-  /** Largest request body, bytes. Default 4 MiB. */
+  /**
+   * Largest request body, bytes.
+   * @default 4 MiB
+   */
   maxBodyBytes?: number;
-  /** Deepest nesting of objects and arrays in a message; deeper bodies get 400. Default 64. */
+  /**
+   * Deepest nesting of objects and arrays in a message; deeper bodies get 400.
+   * @default 64
+   */
   maxJsonDepth?: number;
-  /** Messages in one JSON-RPC batch (2025-03-26); larger batches get 400. Default 64. */
+  /**
+   * Messages in one JSON-RPC batch (2025-03-26); larger batches get 400.
+   * @default 64
+   */
   maxBatchMessages?: number;
-  /** Open SSE streams of one session on this replica; more get 429. Default 32. */
+  /**
+   * Open SSE streams of one session on this replica; more get 429.
+   * @default 32
+   */
   maxStreamsPerSession?: number;
   /**
    * Requests per second of one authenticated subject — without authentication, of one client
    * address other than loopback — with bursts up to twice that, on this replica; more get 429 with
-   * `Retry-After`. Default 100.
+   * `Retry-After`.
+   * @default 100
    */
   maxRequestsPerSecond?: number;
-  /** Connections this server holds at once; more are closed at accept. Default 10,000. */
+  /**
+   * Connections this server holds at once; more are closed at accept.
+   * @default 10,000
+   */
   maxConnections?: number;
-  /** Time to receive a request's headers (408 after). Default 10 s. */
+  /**
+   * Time to receive a request's headers (408 after).
+   * @default 10 s
+   */
   headersTimeoutMs?: number;
-  /** Time to receive a whole request, body included (408 after). Default 30 s. */
+  /**
+   * Time to receive a whole request, body included (408 after).
+   * @default 30 s
+   */
   requestTimeoutMs?: number;
   /**
    * The session TTL the workers apply (`WorkerOptions.sessionTtlMs`): while a session has an open
    * stream on this replica, the gateway tells the session's worker so three times per TTL, so a
-   * client that only listens does not expire. Default 1 hour.
+   * client that only listens does not expire.
+   * @default 1 hour
    */
   sessionTtlMs?: number;
   /**
    * Largest `initialize` params (client info and capabilities), in bytes of JSON: they are kept
-   * for the session's lifetime, so more get 400. Default 64 KiB.
+   * for the session's lifetime, so more get 400.
+   * @default 64 KiB
    */
   maxInitializeBytes?: number;
-  /** Keep-alive comment interval on SSE streams. Default 15 s. */
+  /**
+   * Keep-alive comment interval on SSE streams.
+   * @default 15 s
+   */
   keepAliveMs?: number;
-  /** `retry:` hint sent to clients (priming, drain). Default 1,000 ms. */
+  /**
+   * `retry:` hint sent to clients (priming, drain).
+   * @default 1,000 ms
+   */
   retryMs?: number;
-  /** Bytes buffered for a slow SSE reader before its stream is closed for it to resume. Default 1 MiB. */
+  /**
+   * Bytes buffered for a slow SSE reader before its stream is closed for it to resume.
+   * @default 1 MiB
+   */
   maxBufferedBytes?: number;
-  /** Long-poll wait of the shared tails. Default 500 ms. */
+  /**
+   * Long-poll wait of the shared tails.
+   * @default 500 ms
+   */
   tailWaitMs?: number;
   /**
    * Bearer-token hook: resolves the subject of a request, or undefined to answer 401. When set,
@@ -72,7 +114,10 @@ export interface GatewayOptions {
     authorizationServers: readonly string[];
     scopesSupported?: readonly string[];
   };
-  /** Unexpected failures answered with 5xx. Default: stderr. */
+  /**
+   * Unexpected failures answered with 5xx.
+   * @default stderr
+   */
   onError?: (error: unknown) => void;
   now?: () => number;
 }

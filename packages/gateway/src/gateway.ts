@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { HttpRefusals, SESSION_PROTOCOL_VERSIONS } from '@tidemark/protocol';
+import { HttpRefusals } from '@tidemark/protocol';
 import { serveResourceMetadata } from './auth/resource-metadata.js';
 import { createGatewayContext, type GatewayContext } from './gateway-context.js';
 import { compileGatewayOptions, type GatewayOptions } from './gateway-options.js';
@@ -15,12 +15,6 @@ import {
   isStatelessRequest,
   looksStateless,
 } from './stateless-lane.js';
-
-/**
- * The session lane's protocol revisions (sessions, SSE ids, resume).
- * @deprecated Use `SESSION_PROTOCOL_VERSIONS` from `@tidemark/protocol`.
- */
-export const LEGACY_PROTOCOL_VERSIONS = SESSION_PROTOCOL_VERSIONS;
 
 export interface Gateway {
   readonly app: express.Express;

@@ -1,4 +1,4 @@
-export { LEGACY_PROTOCOL_VERSIONS, createGateway } from './gateway.js';
+export { createGateway } from './gateway.js';
 export type { Gateway } from './gateway.js';
 export { GATEWAY_DEFAULTS } from './gateway-options.js';
 export type { GatewayOptions } from './gateway-options.js';

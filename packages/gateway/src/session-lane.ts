@@ -139,7 +139,7 @@ async function streamRequest(
   // A 2025-11-25 client can resume before the first event: the priming event gives it an id.
   if (version >= PRIMING_PROTOCOL_VERSION) {
     const mint = eventIdMinter({
-      log: ctx.logIdentity,
+      logIdentity: ctx.logIdentity,
       keyring: ctx.keyring,
       partition,
       stream,

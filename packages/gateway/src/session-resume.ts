@@ -20,7 +20,7 @@ import { sendRefusal } from './http-answers.js';
 import { headerValue } from './http-guards.js';
 import { findSession, negotiatedVersion } from './session-lane.js';
 import type { SseStream } from './sse.js';
-import { deliverStream } from './stream-responses.js';
+import { deliverStream, streamFromNow } from './stream-responses.js';
 
 /**
  * GET of the session lane: without `Last-Event-ID` the session's standalone stream from now on;
@@ -50,17 +50,14 @@ async function openStandalone(
   res: Response,
   session: SessionId,
 ): Promise<void> {
-  const partition = partitionForSession(session, ctx.partitionCount);
-  const { highWatermark } = await ctx.port.offsets(ctx.topics.events, partition);
+  const { partition, stream, highWatermark, cursor } = await streamFromNow(
+    ctx,
+    session,
+    STANDALONE_STREAM,
+    undefined,
+  );
   const sse = ctx.streams.open(res, session);
-  const cursor = new StreamCursor<unknown>({
-    generation: undefined,
-    nextSeq: undefined,
-    clientHasEvents: false,
-    fromOffset: highWatermark,
-  });
-  const at = { session, stream: STANDALONE_STREAM, partition, fromOffset: highWatermark };
-  deliverStream(ctx, sse, at, cursor);
+  deliverStream(ctx, sse, { session, stream, partition, fromOffset: highWatermark }, cursor);
 }
 
 async function resume(
@@ -77,7 +74,7 @@ async function resume(
   const offsets = await ctx.port.offsets(ctx.topics.events, partition);
   const decision = decideResume({
     claim,
-    log: ctx.logIdentity,
+    logIdentity: ctx.logIdentity,
     partition,
     logStartOffset: offsets.logStartOffset,
     highWatermark: offsets.highWatermark,
@@ -108,7 +105,7 @@ function replay(
   if (plan.kind === 'none') return sse.end();
   if (plan.kind === 'final') {
     const mint = eventIdMinter({
-      log: ctx.logIdentity,
+      logIdentity: ctx.logIdentity,
       keyring: ctx.keyring,
       partition,
       stream,

@@ -24,20 +24,33 @@ export interface NewStream {
  * Where a new request's stream will be: every record of it comes after the partition's high
  * watermark of now, so it is read from there, from seq 1.
  */
-export async function newStream(
+export function newStream(
   ctx: GatewayContext,
   key: SessionId,
   requestId: RequestId,
+): Promise<NewStream> {
+  return streamFromNow(ctx, key, requestStreamId(requestId), 1);
+}
+
+/**
+ * A stream read from the partition's high watermark of now: a new request's (from seq 1), or the
+ * standalone stream (from whatever seq comes next).
+ */
+export async function streamFromNow(
+  ctx: GatewayContext,
+  key: SessionId,
+  stream: StreamId,
+  nextSeq: number | undefined,
 ): Promise<NewStream> {
   const partition = partitionForSession(key, ctx.partitionCount);
   const { highWatermark } = await ctx.port.offsets(ctx.topics.events, partition);
   const cursor = new StreamCursor<unknown>({
     generation: undefined,
-    nextSeq: 1,
+    nextSeq,
     clientHasEvents: false,
     fromOffset: highWatermark,
   });
-  return { partition, stream: requestStreamId(requestId), highWatermark, cursor };
+  return { partition, stream, highWatermark, cursor };
 }
 
 /** What a delivery needs beyond where it reads: the stream's end, event ids, callbacks. */
@@ -59,7 +72,7 @@ export function deliverStream(
 ): void {
   deliver({
     ...at,
-    log: ctx.logIdentity,
+    logIdentity: ctx.logIdentity,
     keyring: ctx.keyring,
     tails: ctx.tails,
     sse,

@@ -29,16 +29,25 @@ import { decodeFetch, fetchPartition } from './partition-fetch.js';
 export interface KafkaLogOptions {
   /** Bootstrap brokers, `host:port`. */
   brokers: readonly string[];
-  /** Client id prefix seen by the brokers. Default `tidemark`. */
+  /**
+   * Client id prefix seen by the brokers.
+   * @default `tidemark`
+   */
   clientId?: string;
   /** TLS and SASL for managed clusters, passed to the client's connections. */
   connection?: Pick<
     ConnectionOptions,
     'tls' | 'sasl' | 'tlsServerName' | 'connectTimeout' | 'requestTimeout'
   >;
-  /** Bytes one fetch may return per partition. Default 1 MiB. */
+  /**
+   * Bytes one fetch may return per partition.
+   * @default 1 MiB
+   */
   fetchMaxBytes?: number;
-  /** Consumer-group session timeout: how soon a dead member's partitions move. Default 10 s. */
+  /**
+   * Consumer-group session timeout: how soon a dead member's partitions move.
+   * @default 10 s
+   */
   groupSessionTimeoutMs?: number;
 }
 

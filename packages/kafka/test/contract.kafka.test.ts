@@ -1,4 +1,4 @@
-import { createTestTopic, describeLogPortContract } from '@tidemark/testing';
+import { createTestTopic, describeLogPortContract } from '@tidemark/kafka-fixtures';
 import { inject, onTestFinished } from 'vitest';
 import { KafkaLog } from '../src/index.js';
 

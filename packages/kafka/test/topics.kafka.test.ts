@@ -1,6 +1,6 @@
 import { Admin } from '@platformatic/kafka';
 import { ErrorCodes, TOPIC_ROLES } from '@tidemark/protocol';
-import { uniqueTopicName } from '@tidemark/testing';
+import { uniqueTopicName } from '@tidemark/kafka-fixtures';
 import { describe, expect, inject, it, type TestContext } from 'vitest';
 import { checkTopics, createTopicsProbe, planTopics, provisionTopics } from '../src/index.js';
 

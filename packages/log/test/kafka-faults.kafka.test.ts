@@ -10,7 +10,7 @@ import {
   type LogRecord,
   type TidemarkError,
 } from '@tidemark/protocol';
-import { createTestTopic, startDedicatedBroker } from '@tidemark/testing';
+import { createTestTopic, startDedicatedBroker } from '@tidemark/kafka-fixtures';
 import { describe, expect, inject, it } from 'vitest';
 import { PartitionTail, StreamWriter } from '../src/index.js';
 

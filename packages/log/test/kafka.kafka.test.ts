@@ -1,5 +1,5 @@
 import { KafkaLog, provisionTopics } from '@tidemark/kafka';
-import { uniqueTopicName } from '@tidemark/testing';
+import { uniqueTopicName } from '@tidemark/kafka-fixtures';
 import { Admin } from '@platformatic/kafka';
 import { inject, onTestFinished } from 'vitest';
 import { describeLogComponents } from './log-suite.js';

@@ -229,7 +229,7 @@ export function describeLogComponents(name: string, subject: () => Promise<LogSu
       const log = await port.identity(names.events);
       const claim = encodeEventId(
         {
-          log,
+          logIdentity: log,
           partition,
           offset: records[1]!.offset,
           generation: execution.generation,
@@ -241,7 +241,7 @@ export function describeLogComponents(name: string, subject: () => Promise<LogSu
       );
       const decision = decideResume({
         claim: verifyEventId(claim, { session, keyring, nowMs: 0 }),
-        log,
+        logIdentity: log,
         partition,
         logStartOffset: highWatermark,
         highWatermark,

@@ -32,7 +32,7 @@ export interface LogIdentity {
 
 /** What an event id claims: a position in one log, in one generation of one stream. */
 export interface EventPosition {
-  readonly log: LogIdentity;
+  readonly logIdentity: LogIdentity;
   readonly partition: number;
   /**
    * The event's offset in the partition. For a priming position (no generation, seq 0) the offset
@@ -117,7 +117,7 @@ export function encodeEventId(
   const writer = new ByteWriter()
     .byte(EVENT_ID_VERSION)
     .byte(key.id)
-    .bytes(Buffer.from(logIdOf(position.log), 'hex'))
+    .bytes(Buffer.from(logIdOf(position.logIdentity), 'hex'))
     .bytes(sessionTag(key, session))
     .varint(position.partition)
     .varint(position.offset)
@@ -132,7 +132,7 @@ export function encodeEventId(
 
 /** The fixed parts of one stream's event ids. */
 export interface StreamIdentity {
-  readonly log: LogIdentity;
+  readonly logIdentity: LogIdentity;
   readonly partition: number;
   readonly stream: StreamId;
   readonly session: SessionId;
@@ -146,9 +146,9 @@ export interface StreamIdentity {
 export function eventIdMinter(
   identity: StreamIdentity,
 ): (offset: bigint, generation: Generation | undefined, seq: number) => string {
-  const { log, partition, stream, session, keyring } = identity;
+  const { logIdentity, partition, stream, session, keyring } = identity;
   return (offset, generation, seq) =>
-    encodeEventId({ log, partition, offset, generation, seq, stream }, session, keyring);
+    encodeEventId({ logIdentity, partition, offset, generation, seq, stream }, session, keyring);
 }
 
 /** Why an event id was refused. */

@@ -6,7 +6,7 @@ import { DEFAULT_TOPIC_PREFIX } from './revisions.js';
 /**
  * What Tidemark needs of a partitioned log, and all it needs: Kafka implements it
  * (`@tidemark/kafka`), and so does the embedded single-process log (`@tidemark/embedded-log`). Both
- * pass the same contract suite (`@tidemark/testing`).
+ * pass the same contract suite (`@tidemark/kafka-fixtures`).
  *
  * Offsets are bigints and may have gaps (compaction, transaction markers): readers never assume
  * `offset + 1` is the next record, they use `FetchResult.nextOffset`.

@@ -67,7 +67,7 @@ export interface ResumeInput<Payload = unknown> {
   /** The `Last-Event-ID`, verified for the requesting session (`verifyEventId`). */
   readonly claim: EventIdVerification;
   /** The log the session's events are in now. */
-  readonly log: LogIdentity;
+  readonly logIdentity: LogIdentity;
   /** The session's partition index now. */
   readonly partition: number;
   readonly logStartOffset: bigint;
@@ -90,8 +90,8 @@ export function decideResume<Payload>(input: ResumeInput<Payload>): ResumeDecisi
   if (!verification.ok) return invalid(verification.problem, verification.detail);
   const claim = verification.claim;
 
-  if (claim.logId !== logIdOf(input.log) || claim.partition !== input.partition) {
-    const detail = claim.logId !== logIdOf(input.log) ? 'the log' : 'the partition';
+  if (claim.logId !== logIdOf(input.logIdentity) || claim.partition !== input.partition) {
+    const detail = claim.logId !== logIdOf(input.logIdentity) ? 'the log' : 'the partition';
     return reset(
       'log-replaced',
       claim.stream,

@@ -49,7 +49,7 @@ describe('event ids', () => {
     for (const s of [longStream, inlineStream]) {
       const id = encodeEventId(
         {
-          log,
+          logIdentity: log,
           partition: 2 ** 31 - 1,
           offset: 2n ** 62n,
           generation: gen(epochA, 2 ** 32 - 1),
@@ -93,7 +93,7 @@ describe('event ids', () => {
     expect(verify(before, session, dropped)).toMatchObject({ ok: false, problem: 'unknown-key' });
     // New ids are signed with the new key and verify with it.
     const after = encodeEventId(
-      { log, partition: 0, offset: 1n, generation: undefined, seq: 0, stream },
+      { logIdentity: log, partition: 0, offset: 1n, generation: undefined, seq: 0, stream },
       session,
       rotated,
     );

@@ -25,7 +25,7 @@ export function idFor(
   sessionId = session,
 ): string {
   return encodeEventId(
-    { log, partition: 0, generation: undefined, seq: 0, stream, ...position },
+    { logIdentity: log, partition: 0, generation: undefined, seq: 0, stream, ...position },
     sessionId,
     keyring,
   );

@@ -229,7 +229,7 @@ class Simulation {
     const claim = verifyEventId(this.lastId, { session, keyring, nowMs: 0 });
     const decision = decideResume<string>({
       claim,
-      log,
+      logIdentity: log,
       partition: 0,
       logStartOffset: this.logStart,
       highWatermark: this.hwm,
@@ -344,7 +344,11 @@ class Simulation {
   }
 
   private mint(offset: bigint, generation: Generation | undefined, seq: number): string {
-    return encodeEventId({ log, partition: 0, offset, generation, seq, stream }, session, keyring);
+    return encodeEventId(
+      { logIdentity: log, partition: 0, offset, generation, seq, stream },
+      session,
+      keyring,
+    );
   }
 }
 
@@ -425,7 +429,7 @@ describe('decideResume over generated logs (restarts, takeovers, retries, zombie
           const sim = new Simulation();
           sim.run(commands);
           const input = {
-            log,
+            logIdentity: log,
             partition: 0,
             logStartOffset: sim.logStart,
             highWatermark: sim.hwm,
@@ -446,7 +450,7 @@ describe('decideResume over generated logs (restarts, takeovers, retries, zombie
           expect(foreign).toMatchObject({ outcome: 'invalid', reason: 'other-session' });
           const beyond = encodeEventId(
             {
-              log,
+              logIdentity: log,
               partition: 0,
               offset: sim.hwm + BigInt(delta % 5),
               generation: sim.winner()?.generation ?? {

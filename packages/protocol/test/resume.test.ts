@@ -29,7 +29,7 @@ function headOf(records: StampedRecord<string>[]): StreamHead<string> | undefine
 function decide(lastEventId: string, over: Partial<ResumeInput<string>> = {}) {
   return decideResume<string>({
     claim: verifyEventId(lastEventId, { session, keyring, nowMs: 0 }),
-    log,
+    logIdentity: log,
     partition: 0,
     logStartOffset: 0n,
     highWatermark: 1000n,
@@ -175,7 +175,7 @@ describe('decideResume: every row of the design table', () => {
     expect(
       decide(claimOf(g1, 12n, 2), {
         head,
-        log: { clusterId: 'cluster-b', topicId: 'topic-events-1' },
+        logIdentity: { clusterId: 'cluster-b', topicId: 'topic-events-1' },
       }),
     ).toMatchObject({ outcome: 'reset', reason: 'log-replaced', generation: g1 });
     expect(decide(claimOf(g1, 12n, 2), { head, partition: 3 })).toMatchObject({
@@ -185,7 +185,7 @@ describe('decideResume: every row of the design table', () => {
     expect(
       decide(claimOf(g1, 12n, 2), {
         head: undefined,
-        log: { clusterId: 'x', topicId: 'y' },
+        logIdentity: { clusterId: 'x', topicId: 'y' },
         logStartOffset: 4n,
       }),
     ).toMatchObject({

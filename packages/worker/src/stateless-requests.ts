@@ -6,7 +6,7 @@ import {
   type RequestRecord,
   type SessionId,
 } from '@tidemark/protocol';
-import { ModernExchange } from './modern-exchange.js';
+import { StatelessExchange } from './stateless-exchange.js';
 import type { PartitionReader } from './partition-reader.js';
 import { answerFailure, type LaneContext } from './worker-stores.js';
 
@@ -14,12 +14,12 @@ type StatelessRecord = Extract<RequestRecord, { lane: 'stateless' }>;
 
 /**
  * The stateless lane (2026-07-28) on a worker: each request, without a session, served by a
- * `ModernExchange`; a `notifications/cancelled` with the same key (the client closed its stream)
+ * `StatelessExchange`; a `notifications/cancelled` with the same key (the client closed its stream)
  * cancels it.
  */
 export class StatelessRequests {
   /** Requests running, by their routing key. */
-  private readonly exchanges = new Map<SessionId, ModernExchange>();
+  private readonly exchanges = new Map<SessionId, StatelessExchange>();
 
   constructor(private readonly lane: LaneContext) {}
 
@@ -39,7 +39,7 @@ export class StatelessRequests {
     }
     const { options, stores, slots } = this.lane;
     await slots.acquire();
-    const exchange = new ModernExchange({
+    const exchange = new StatelessExchange({
       key,
       subject,
       message: message as unknown as JSONRPCMessage & { id: RequestId; method: string },
@@ -54,7 +54,7 @@ export class StatelessRequests {
     void exchange
       .run()
       .catch(async (error: unknown) => {
-        options.onProblem(`modern request ${reader.partition}@${offset} failed`, error);
+        options.onProblem(`stateless request ${reader.partition}@${offset} failed`, error);
         await answerFailure(this.lane, key, message as unknown as JSONRPCMessage);
       })
       .finally(() => {

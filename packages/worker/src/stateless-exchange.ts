@@ -18,7 +18,7 @@ import { withRetries } from './retries.js';
 import { StreamRun } from './stream-run.js';
 import type { ToolModule } from './tool-module.js';
 
-export interface ModernExchangeOptions {
+export interface StatelessExchangeOptions {
   /** The request's routing key (it has no session). */
   key: SessionId;
   /** The subject the gateway authenticated, if it authenticates. */
@@ -34,17 +34,17 @@ export interface ModernExchangeOptions {
 }
 
 /**
- * One request of the modern lane (2026-07-28), served the SDK's own stateless way — a fresh
+ * One request of the stateless lane (2026-07-28), served the SDK's own stateless way — a fresh
  * `McpServer` on a `PerRequestHTTPServerTransport` — with what it answers written to `events` like
  * any stream: stamped, a generation per execution, ending with a terminal record.
  */
-export class ModernExchange {
+export class StatelessExchange {
   private readonly abort = new AbortController();
   private execution: StreamRun | undefined;
   private finished = false;
   readonly stream: StreamId;
 
-  constructor(private readonly options: ModernExchangeOptions) {
+  constructor(private readonly options: StatelessExchangeOptions) {
     this.stream = requestStreamId(options.message.id);
   }
 

@@ -1,0 +1,107 @@
+import {
+  DEFAULT_TOPIC_PREFIX,
+  invalidOption,
+  TOPIC_CLEANUP,
+  TOPIC_ROLES,
+  topicNames,
+  type TopicRole,
+} from '@tidemark/protocol';
+
+export interface TopicLayoutOptions {
+  /** Prefix of the four topic names. Default `tidemark.`. */
+  prefix?: string;
+  /** Partitions of every topic (the same index serves a session in all four). Default 12. */
+  partitions?: number;
+  /** Default 3; 1 for a single-broker development cluster. */
+  replicationFactor?: number;
+  /** How long a dropped client can come back and resume: the retention of `events`. Default 1 h. */
+  resumeWindowMs?: number;
+  /** Retention of `requests`. Default 1 h. */
+  requestsRetentionMs?: number;
+  /** Segment roll of the delete topics, so retention acts at this granularity. Default 10 min. */
+  segmentMs?: number;
+  /** How long a compacted record is kept before the cleaner may replace it. Default 1 min. */
+  minCompactionLagMs?: number;
+  /**
+   * Longest a replaced or tombstoned record of `streams` and `sessions` stays on disk: the workers
+   * tombstone expired sessions and results (their TTLs), and this makes the cleaner remove them
+   * within hours even when little else is written. Default 6 h.
+   */
+  maxCompactionLagMs?: number;
+  /** How long a tombstone stays readable (`delete.retention.ms`). Default 1 h. */
+  tombstoneRetentionMs?: number;
+  /**
+   * Largest record every topic takes (`max.message.bytes`), set explicitly: the broker's default
+   * (1 MiB) is below the gateway's default body limit (4 MiB), and a request, its initialize in
+   * `sessions` and a final result in `streams` can each be that large. Default 4 MiB + 64 KiB.
+   */
+  maxMessageBytes?: number;
+  /** Extra or overriding configs per topic. */
+  overrides?: Partial<Record<TopicRole, Record<string, string>>>;
+}
+
+export const TOPIC_LAYOUT_DEFAULTS = {
+  prefix: DEFAULT_TOPIC_PREFIX,
+  partitions: 12,
+  replicationFactor: 3,
+  resumeWindowMs: 60 * 60 * 1000,
+  requestsRetentionMs: 60 * 60 * 1000,
+  segmentMs: 10 * 60 * 1000,
+  minCompactionLagMs: 60 * 1000,
+  maxCompactionLagMs: 6 * 60 * 60 * 1000,
+  tombstoneRetentionMs: 60 * 60 * 1000,
+  maxMessageBytes: 4 * 1024 * 1024 + 64 * 1024,
+} as const;
+
+export interface TopicPlan {
+  readonly role: TopicRole;
+  readonly name: string;
+  readonly partitions: number;
+  readonly replicationFactor: number;
+  readonly configs: Readonly<Record<string, string>>;
+}
+
+/** The four topics with their configs: what `provisionTopics` creates and `checkTopics` expects. */
+export function planTopics(options: TopicLayoutOptions = {}): TopicPlan[] {
+  const o = { ...TOPIC_LAYOUT_DEFAULTS, ...options };
+  for (const key of ['partitions', 'replicationFactor', 'maxMessageBytes'] as const) {
+    if (!Number.isInteger(o[key]) || o[key] < 1)
+      throw invalidOption(key, 'a positive integer', o[key]);
+  }
+  for (const key of [
+    'resumeWindowMs',
+    'requestsRetentionMs',
+    'segmentMs',
+    'minCompactionLagMs',
+    'maxCompactionLagMs',
+    'tombstoneRetentionMs',
+  ] as const) {
+    if (!Number.isInteger(o[key]) || o[key] < 0)
+      throw invalidOption(key, 'a non-negative integer of milliseconds', o[key]);
+  }
+  const names = topicNames(o.prefix);
+  const compacted = {
+    'min.compaction.lag.ms': String(o.minCompactionLagMs),
+    'max.compaction.lag.ms': String(o.maxCompactionLagMs),
+    'delete.retention.ms': String(o.tombstoneRetentionMs),
+    'segment.ms': String(o.segmentMs),
+  };
+  const base: Record<TopicRole, Record<string, string>> = {
+    requests: { 'retention.ms': String(o.requestsRetentionMs), 'segment.ms': String(o.segmentMs) },
+    events: { 'retention.ms': String(o.resumeWindowMs), 'segment.ms': String(o.segmentMs) },
+    streams: compacted,
+    sessions: compacted,
+  };
+  return TOPIC_ROLES.map((role) => ({
+    role,
+    name: names[role],
+    partitions: o.partitions,
+    replicationFactor: o.replicationFactor,
+    configs: {
+      'cleanup.policy': TOPIC_CLEANUP[role],
+      'max.message.bytes': String(o.maxMessageBytes),
+      ...base[role],
+      ...o.overrides?.[role],
+    },
+  }));
+}

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import {
+  CLASSIFICATION_HEADER,
+  CONTROL_HEADER,
+  decodeRequestRecord,
+  encodeRequestRecord,
+  newSessionId,
+  REQUEST_RECORD_VERSION_HEADER,
+  SESSION_ENDED,
+  SESSION_TOUCHED,
+  SUBJECT_HEADER,
+  type RequestRecord,
+} from '../src/index.js';
+
+const session = newSessionId();
+const message = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'count' } };
+
+const roundTrip = (record: RequestRecord) => {
+  const encoded = encodeRequestRecord(record);
+  return decodeRequestRecord({ ...encoded, headers: encoded.headers });
+};
+
+describe('request records', () => {
+  it('carry each lane through encode and decode unchanged', () => {
+    const records: RequestRecord[] = [
+      { lane: 'session', session, message },
+      {
+        lane: 'stateless',
+        key: session,
+        message,
+        classification: { kind: 'request', revision: '2026-07-28' },
+        subject: 'alice',
+      },
+      { lane: 'stateless', key: session, message, classification: {}, subject: undefined },
+      { lane: 'control', session, control: SESSION_ENDED },
+      { lane: 'control', session, control: SESSION_TOUCHED },
+    ];
+    for (const record of records) expect(roundTrip(record)).toEqual({ ok: true, record });
+  });
+
+  it('name their format version and the headers the worker reads', () => {
+    const encoded = encodeRequestRecord({
+      lane: 'stateless',
+      key: session,
+      message,
+      classification: { a: 1 },
+      subject: 'bob',
+    });
+    expect(encoded.key).toBe(session);
+    expect(encoded.headers).toEqual([
+      [REQUEST_RECORD_VERSION_HEADER, '1'],
+      [CLASSIFICATION_HEADER, '{"a":1}'],
+      [SUBJECT_HEADER, 'bob'],
+    ]);
+    const control = encodeRequestRecord({ lane: 'control', session, control: SESSION_ENDED });
+    expect(control.headers).toContainEqual([CONTROL_HEADER, SESSION_ENDED]);
+  });
+
+  it('read records of the first gateways, which had no version header', () => {
+    const value = Buffer.from(JSON.stringify(message));
+    expect(decodeRequestRecord({ key: session, value, headers: [] })).toEqual({
+      ok: true,
+      record: { lane: 'session', session, message },
+    });
+  });
+
+  it('refuse what is not a request record, saying why, without throwing', () => {
+    const value = Buffer.from(JSON.stringify(message));
+    const problems = [
+      decodeRequestRecord({ key: session, value, headers: [[REQUEST_RECORD_VERSION_HEADER, '2']] }),
+      decodeRequestRecord({ key: null, value, headers: [] }),
+      decodeRequestRecord({ key: 'not a session', value, headers: [] }),
+      decodeRequestRecord({ key: session, value: null, headers: [] }),
+      decodeRequestRecord({ key: session, value: Buffer.from('{'), headers: [] }),
+      decodeRequestRecord({ key: session, value: Buffer.from('[1]'), headers: [] }),
+      decodeRequestRecord({ key: session, value, headers: [[CLASSIFICATION_HEADER, '{']] }),
+    ];
+    for (const decoded of problems) {
+      expect(decoded.ok).toBe(false);
+      if (!decoded.ok) expect(decoded.problem).not.toBe('');
+    }
+  });
+});
