@@ -98,7 +98,7 @@ type Finish = 'final' | 'closed' | 'error';
  * the protocol's delivery rules: each message gets its event id, a new generation or a hole
  * becomes a reset notification, superseded records are dropped, and the final record ends it.
  */
-export function deliver(options: DeliveryOptions): Subscription {
+export function startDelivery(options: DeliveryOptions): Subscription {
   return new StreamDelivery(options).start();
 }
 

@@ -8,7 +8,7 @@ import {
   type SessionId,
   type StreamId,
 } from '@tidemark/protocol';
-import { deliver, type DeliveryOptions } from './delivery.js';
+import { startDelivery, type DeliveryOptions } from './delivery.js';
 import type { GatewayContext } from './gateway-context.js';
 import type { SseStream } from './sse.js';
 
@@ -70,7 +70,7 @@ export function deliverStream(
   cursor: StreamCursor<unknown>,
   extras: DeliveryExtras = {},
 ): void {
-  deliver({
+  startDelivery({
     ...at,
     logIdentity: ctx.logIdentity,
     keyring: ctx.keyring,

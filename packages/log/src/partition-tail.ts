@@ -140,7 +140,7 @@ export class PartitionTail {
         this.next = result.nextOffset;
         if (result.records.length > 0) {
           for (const subscriber of [...this.subscribers]) {
-            if (subscriber.live) this.deliver(subscriber, result.records, from);
+            if (subscriber.live) this.handTo(subscriber, result.records, from);
           }
         }
       } catch (error) {
@@ -176,7 +176,7 @@ export class PartitionTail {
       if (subscriber.closed) return;
       if (!this.running) {
         // The shared tail stopped meanwhile: continue as its first subscriber from here.
-        this.deliver(subscriber, result.records, cursor);
+        this.handTo(subscriber, result.records, cursor);
         this.next = result.nextOffset;
         subscriber.from = result.nextOffset;
         subscriber.live = true;
@@ -184,7 +184,7 @@ export class PartitionTail {
         return;
       }
       const seam = this.next;
-      this.deliver(
+      this.handTo(
         subscriber,
         result.records.filter((r) => r.offset < seam),
         cursor,
@@ -205,7 +205,7 @@ export class PartitionTail {
     }
   }
 
-  private deliver(subscriber: Subscriber, records: readonly LogRecord[], from: bigint): void {
+  private handTo(subscriber: Subscriber, records: readonly LogRecord[], from: bigint): void {
     if (subscriber.closed) return;
     const start = subscriber.from > from ? subscriber.from : from;
     const wanted =

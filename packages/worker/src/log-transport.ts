@@ -25,15 +25,16 @@ export class LogTransport implements Transport {
     return Promise.resolve();
   }
 
-  deliver(message: JSONRPCMessage): void {
+  /** A message from the client (through `requests`), handed to the server. */
+  receive(message: JSONRPCMessage): void {
     this.onmessage?.(message);
   }
 
-  /** Delivers a request and resolves with the server's answer (used muted, for the restore). */
+  /** Hands the server a request and resolves with its answer (used muted, for the restore). */
   exchange(id: RequestId, message: JSONRPCMessage): Promise<JSONRPCMessage> {
     return new Promise((resolve) => {
       this.waiting.set(id, resolve);
-      this.deliver(message);
+      this.receive(message);
     });
   }
 

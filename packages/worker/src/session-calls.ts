@@ -46,7 +46,7 @@ export class SessionCalls {
     const at = `requests ${reader.partition}@${record.offset}`;
     const stopped = () => reader.signal.aborted;
     try {
-      await whileUnavailable(() => this.deliver(reader, record, session, message), {
+      await whileUnavailable(() => this.handOver(reader, record, session, message), {
         stopped,
         onRetry: (error) =>
           this.lane.options.onProblem(`${at}: the log is unavailable; retrying`, error),
@@ -72,7 +72,7 @@ export class SessionCalls {
   }
 
   /** Restores the session's server if needed and hands the message over. */
-  private async deliver(
+  private async handOver(
     reader: PartitionReader,
     record: LogRecord,
     session: SessionId,

@@ -115,7 +115,7 @@ export class SessionRuntime {
     }
     run.reportStart();
     this.inflight.set(stream, { run, requestId: message.id, offset, closed: false });
-    this.transport.deliver(message);
+    this.transport.receive(message);
   }
 
   /**
@@ -154,7 +154,7 @@ export class SessionRuntime {
       if (params?.requestId !== undefined)
         await this.finish(requestStreamId(params.requestId), undefined);
     }
-    this.transport.deliver(message);
+    this.transport.receive(message);
   }
 
   /** Cancels every running call, as if the client had cancelled each: their streams end. */
@@ -292,7 +292,7 @@ export class SessionRuntime {
         method: 'initialize',
         params: initialize?.params ?? {},
       } as JSONRPCMessage);
-      this.transport.deliver({
+      this.transport.receive({
         jsonrpc: '2.0',
         method: 'notifications/initialized',
       });

@@ -6,6 +6,7 @@ import {
   type JSONRPCRequest,
   type MessageClassification,
 } from '@modelcontextprotocol/server';
+import { EventSourceParserStream } from 'eventsource-parser/stream';
 import type { StreamHeadStore, StreamWriter } from '@tidemark/log';
 import {
   requestStreamId,
@@ -111,25 +112,17 @@ export class StatelessExchange {
       if (text !== '') await this.write(JSON.parse(text) as JSONRPCMessage);
       return;
     }
-    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = '';
+    const reader = response
+      .body!.pipeThrough(new TextDecoderStream())
+      .pipeThrough(new EventSourceParserStream())
+      .getReader();
     for (;;) {
+      // A cancelled request aborts the body: what was written stays, the stream ends here.
       const { value, done } = await reader
         .read()
         .catch(() => ({ value: undefined, done: true as const }));
       if (done) return;
-      buffer += value;
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const data = buffer
-          .slice(0, end)
-          .split('\n')
-          .filter((line) => line.startsWith('data:'))
-          .map((line) => line.slice(5).trimStart())
-          .join('\n');
-        buffer = buffer.slice(end + 2);
-        if (data !== '') await this.write(JSON.parse(data) as JSONRPCMessage);
-      }
+      if (value.data !== '') await this.write(JSON.parse(value.data) as JSONRPCMessage);
     }
   }
 
