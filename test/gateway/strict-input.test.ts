@@ -304,10 +304,13 @@ describe('authentication on every lane', () => {
 
 describe('every request a worker takes is answered', () => {
   it('a tool module whose register throws: the client gets a JSON-RPC error, not a hang', async () => {
+    // It passes the startup probe, then fails for every session (a credential that expired since):
+    // what fails at run time is answered, never left hanging.
+    let registrations = 0;
     const broken = defineToolModule({
       name: 'broken',
       register() {
-        throw new Error('missing API_KEY');
+        if (registrations++ > 0) throw new Error('missing API_KEY');
       },
     });
     const { url } = await setup({ modules: [broken] });

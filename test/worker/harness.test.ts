@@ -1,7 +1,8 @@
 import counting from '@tidemark/examples/counting';
 import interactive from '@tidemark/examples/interactive';
-import { describe, expect, it } from 'vitest';
+import { defineToolModule, RetryableToolError } from '@tidemark/worker';
 import { runTool } from '@tidemark/worker/testing';
+import { describe, expect, it, vi } from 'vitest';
 
 describe('the tool test harness, on the example modules', () => {
   it('runs count with one progress notification per number and the exact result', async () => {
@@ -72,5 +73,53 @@ describe('the tool test harness, on the example modules', () => {
       'exported part 2 of 3',
       'exported part 3 of 3',
     ]);
+  });
+});
+
+describe('time and cancellation', () => {
+  it('a tool past its timeoutMs sees its signal abort, and the call ends with an error result naming the timeout', async () => {
+    let sawAbort = false;
+    const slow = defineToolModule({
+      name: 'slow',
+      toolTimeoutMs: { wait: 150 },
+      register(server) {
+        server.registerTool('wait', { description: 'waits until aborted' }, async (ctx) => {
+          await new Promise<void>((resolve) =>
+            ctx.mcpReq.signal.addEventListener('abort', () => resolve(), { once: true }),
+          );
+          sawAbort = true;
+          return { content: [{ type: 'text', text: 'aborted' }] };
+        });
+      },
+    });
+    const run = await runTool(slow, 'wait', {});
+    expect(run.result.isError).toBe(true);
+    expect(run.result.content).toEqual([
+      { type: 'text', text: 'Tool wait timed out after 150 ms' },
+    ]);
+    expect(sawAbort).toBe(true);
+    expect(run.attempts).toBe(1);
+  });
+
+  it('a cancel during the backoff before a retry: the tool never runs again', async () => {
+    let executions = 0;
+    const failing = defineToolModule({
+      name: 'failing',
+      retry: { maxAttempts: 3, backoffMs: 1_500, maxBackoffMs: 1_500 },
+      register(server) {
+        server.registerTool('fail', { description: 'always fails, retryably' }, () => {
+          executions++;
+          throw new RetryableToolError('upstream busy');
+        });
+      },
+    });
+    const controller = new AbortController();
+    const running = runTool(failing, 'fail', {}, { signal: controller.signal });
+    await vi.waitFor(() => expect(executions).toBe(1));
+    controller.abort();
+    await expect(running).rejects.toThrow();
+    // Past the longest backoff: a retry would have run by now.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(executions).toBe(1);
   });
 });

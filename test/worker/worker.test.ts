@@ -194,6 +194,25 @@ describe('the worker on the embedded log', () => {
     expect(executions.filter((e) => e.stream === 'n9').map((e) => e.cause)).toEqual(['first']);
   });
 
+  it("does not start when a tool module fails its register or takes another module's tool name", async () => {
+    const { startWorker } = setup();
+    const failing = {
+      name: 'needs-key',
+      register: () => Promise.reject(new Error('missing API_KEY')),
+    };
+    await expect(startWorker({ modules: [counting, failing] })).rejects.toMatchObject({
+      code: ErrorCodes.toolModule,
+      message: 'tool module needs-key: register failed: missing API_KEY',
+    });
+    const again = { name: 'counting-again', register: counting.register };
+    await expect(startWorker({ modules: [counting, again] })).rejects.toMatchObject({
+      code: ErrorCodes.toolModule,
+      message: expect.stringContaining(
+        'counting-again: register failed: Tool count is already registered',
+      ) as unknown,
+    });
+  });
+
   it('never runs a finished call again when its request is delivered again', async () => {
     const { log, topics, startWorker, client, executions } = setup();
     await startWorker();

@@ -76,7 +76,8 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     ...ttls,
     ...observe(io.log),
   });
-  await worker.start();
+  // A tool module that cannot start stops startup here, named (Worker.start probes them all).
+  await startOrClose(worker, log);
   const gateway = await createGateway({
     log,
     topics,
@@ -165,7 +166,7 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     ...ttlsOf(values),
     ...observe(io.log),
   });
-  await w.start();
+  await startOrClose(w, log);
   let health: Server | undefined;
   const probe = topicsProbe(kafka, topics);
   if (values['health-port'] !== undefined) {
@@ -336,4 +337,14 @@ function observe(log: Logger): Pick<WorkerOptions, 'onProblem' | 'onExecution'> 
         'execution started',
       ),
   };
+}
+
+/** Starts the worker; when it cannot start (a tool module failed its probe), the log is closed. */
+async function startOrClose(worker: Worker, log: { close(): Promise<void> }): Promise<void> {
+  try {
+    await worker.start();
+  } catch (error) {
+    await log.close().catch(() => undefined);
+    throw error;
+  }
 }

@@ -1,4 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger, EXIT, main } from '../src/index.js';
 
 async function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
@@ -120,5 +123,53 @@ describe('the tidemark command line', () => {
     });
     expect(code).toBe(EXIT.usage);
     expect(err).toMatch(/at least 32 bytes, got 5/);
+  });
+});
+
+describe('tool modules are checked at startup', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tidemark-modules-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const moduleFile = (name: string, body: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, body);
+    return path;
+  };
+  const tool = (name: string) =>
+    `server.registerTool('${name}', { description: '${name}' }, async () => ({ content: [] }));`;
+
+  it('a module whose register throws stops `tidemark dev` with exit 1, its path and the error', async () => {
+    const broken = moduleFile(
+      'broken.mjs',
+      `export default () => { throw new Error('missing API_KEY'); };`,
+    );
+    const { code, err } = await run(['dev', '--tools', broken, '--data', join(dir, 'a')]);
+    expect(code).toBe(EXIT.failure);
+    expect(err).toContain(broken);
+    expect(err).toContain('missing API_KEY');
+  });
+
+  it('two modules registering the same tool name: exit 1 naming the second module and the tool', async () => {
+    const first = moduleFile('first.mjs', `export default (server) => { ${tool('lookup')} };`);
+    const second = moduleFile('second.mjs', `export default (server) => { ${tool('lookup')} };`);
+    const { code, err } = await run([
+      'dev',
+      '--tools',
+      first,
+      '--tools',
+      second,
+      '--data',
+      join(dir, 'b'),
+    ]);
+    expect(code).toBe(EXIT.failure);
+    expect(err).toContain(second);
+    expect(err).toContain('Tool lookup is already registered');
+  });
+
+  it('a module that cannot be imported: exit 1 naming it', async () => {
+    const bad = moduleFile('syntax.mjs', 'export default (server => {');
+    const { code, err } = await run(['dev', '--tools', bad, '--data', join(dir, 'c')]);
+    expect(code).toBe(EXIT.failure);
+    expect(err).toContain(bad);
+    expect(err).toContain('cannot be loaded');
   });
 });

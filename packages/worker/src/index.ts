@@ -16,6 +16,7 @@ export type {
   ToolModule,
   ToolModuleContext,
 } from './tool-module.js';
+export { probeToolModules } from './module-probe.js';
 export { OffsetTracker } from './offset-tracker.js';
 export { currentExecution } from './execution.js';
 export type { Execution } from './execution.js';

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { McpServer } from '@modelcontextprotocol/server';
 import { SpanStatusCode } from '@opentelemetry/api';
 import {
@@ -38,36 +39,82 @@ export function withRetries(server: McpServer, module: ToolModule, host: RetryHo
     config: unknown,
     callback: unknown,
   ) => {
-    const policy = compileRetryPolicy(module.toolRetry?.[String(name)] ?? module.retry);
-    return original(
-      name,
-      config,
-      retrying(String(name), callback as (...params: unknown[]) => unknown, policy, host),
-    );
+    const tool = String(name);
+    const policy = compileRetryPolicy(module.toolRetry?.[tool] ?? module.retry);
+    const timeoutMs = module.toolTimeoutMs?.[tool] ?? module.timeoutMs;
+    const run = withTimeout(tool, callback as ToolCallback, timeoutMs);
+    return original(name, config, retrying(tool, run, policy, host));
   };
   return wrapped;
 }
 
+type ToolCallback = (...params: unknown[]) => unknown;
+/** The SDK's request context, the last parameter of every tool callback. */
+type ToolContext = { mcpReq: { id: RequestId; signal: AbortSignal } };
+
 function retrying(
   name: string,
-  callback: (...params: unknown[]) => unknown,
+  callback: ToolCallback,
   policy: CompiledRetryPolicy,
   host: RetryHost,
 ) {
   return async (...params: unknown[]): Promise<unknown> => {
-    const ctx = params.at(-1) as { mcpReq: { id: RequestId; signal: AbortSignal } };
+    const ctx = params.at(-1) as ToolContext;
+    const { signal } = ctx.mcpReq;
     let backoff = policy.backoffMs;
     for (let attempt = 1; ; attempt++) {
       try {
         return await executeOnce(name, host.execution(ctx.mcpReq.id), () => callback(...params));
       } catch (error) {
-        if (!isRetryableError(error) || attempt >= policy.maxAttempts || ctx.mcpReq.signal.aborted)
+        if (!isRetryableError(error) || attempt >= policy.maxAttempts || signal.aborted)
           throw error;
         recordToolRetry(name);
-        await new Promise((resolve) => setTimeout(resolve, backoff));
+        // Jittered (calls that failed together do not retry in step), and cut short by
+        // cancellation: a call cancelled while it waits is not run again.
+        if (!(await pause(backoff * (0.5 + Math.random() / 2), signal))) throw error;
         backoff = Math.min(backoff * 2, policy.maxBackoffMs);
         await host.retry(ctx.mcpReq.id);
       }
+    }
+  };
+}
+
+/** Waits `ms`; false when the signal aborted first. */
+async function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+  try {
+    await sleep(ms, undefined, { signal });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Bounds each execution of a tool: past `timeoutMs` the signal the tool sees aborts and the call
+ * ends with an error result naming the timeout. The tool's own signal still aborts on cancellation.
+ */
+function withTimeout(name: string, callback: ToolCallback, timeoutMs: number | undefined) {
+  if (timeoutMs === undefined) return callback;
+  return async (...params: unknown[]): Promise<unknown> => {
+    const ctx = params.at(-1) as ToolContext;
+    const timer = new AbortController();
+    // The SDK's context with a signal that also aborts on the timeout; everything else inherited.
+    const mcpReq = Object.create(ctx.mcpReq, {
+      signal: { value: AbortSignal.any([ctx.mcpReq.signal, timer.signal]) },
+    }) as ToolContext['mcpReq'];
+    const bounded = Object.create(ctx, { mcpReq: { value: mcpReq } }) as ToolContext;
+    let handle: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<unknown>((resolve) => {
+      handle = setTimeout(() => {
+        const message = `Tool ${name} timed out after ${timeoutMs} ms`;
+        timer.abort(new Error(message));
+        resolve({ content: [{ type: 'text', text: message }], isError: true });
+      }, timeoutMs);
+    });
+    try {
+      return await Promise.race([callback(...params.slice(0, -1), bounded), timedOut]);
+    } finally {
+      clearTimeout(handle);
     }
   };
 }

@@ -1,4 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/server';
+import { ErrorCodes, TidemarkError } from '@tidemark/protocol';
 
 /** How a tool call is retried when it fails with a retryable error. Each retry is a new generation. */
 export interface RetryPolicy {
@@ -23,10 +24,18 @@ export interface ToolModuleContext {
  */
 export interface ToolModule {
   readonly name: string;
+  /** Where it was loaded from (a path or package), for errors that must say which module failed. */
+  readonly source?: string;
   register(server: McpServer, context: ToolModuleContext): void | Promise<void>;
   /** Retries for this module's tools; per tool in `toolRetry`. */
   readonly retry?: RetryPolicy;
   readonly toolRetry?: Readonly<Record<string, RetryPolicy>>;
+  /**
+   * Longest one execution of a tool may run: then its signal aborts and the call ends with an
+   * error result naming the timeout (not retried). Per tool in `toolTimeoutMs`. Default: none.
+   */
+  readonly timeoutMs?: number;
+  readonly toolTimeoutMs?: Readonly<Record<string, number>>;
 }
 
 /** Types a tool module and validates its metadata early. */
@@ -37,6 +46,11 @@ export function defineToolModule(module: ToolModule): ToolModule {
     throw new TypeError(`defineToolModule(${module.name}): register must be a function`);
   for (const policy of [module.retry, ...Object.values(module.toolRetry ?? {})])
     if (policy !== undefined) compileRetryPolicy(policy);
+  for (const timeout of [module.timeoutMs, ...Object.values(module.toolTimeoutMs ?? {})])
+    if (timeout !== undefined && (!Number.isInteger(timeout) || timeout < 1))
+      throw new TypeError(
+        `defineToolModule(${module.name}): timeoutMs must be a positive integer, got ${timeout}`,
+      );
   return module;
 }
 
@@ -71,7 +85,7 @@ export function compileRetryPolicy(policy: RetryPolicy = {}): CompiledRetryPolic
 /** Accepts what a module file exports: a `ToolModule`, or a function that registers on the server. */
 export function toToolModule(exported: unknown, name: string): ToolModule {
   if (typeof exported === 'function') {
-    return { name, register: exported as ToolModule['register'] };
+    return { name, source: name, register: exported as ToolModule['register'] };
   }
   if (
     typeof exported === 'object' &&
@@ -81,6 +95,7 @@ export function toToolModule(exported: unknown, name: string): ToolModule {
     return defineToolModule({
       ...(exported as ToolModule),
       name: (exported as ToolModule).name ?? name,
+      source: name,
     });
   }
   throw new TypeError(
@@ -88,12 +103,28 @@ export function toToolModule(exported: unknown, name: string): ToolModule {
   );
 }
 
-/** Imports tool modules from files or package names (their default export). */
+/**
+ * Imports tool modules from files or package names (their default export). A module that cannot
+ * be imported fails with `TIDEMARK_TOOL_MODULE` naming it.
+ */
 export async function loadToolModules(specifiers: readonly string[]): Promise<ToolModule[]> {
   return Promise.all(
     specifiers.map(async (specifier) => {
-      const imported = (await import(specifier)) as { default?: unknown };
+      let imported: { default?: unknown };
+      try {
+        imported = (await import(specifier)) as { default?: unknown };
+      } catch (error) {
+        throw new TidemarkError(
+          ErrorCodes.toolModule,
+          `tool module ${specifier} cannot be loaded: ${messageOf(error)}`,
+          { cause: error },
+        );
+      }
       return toToolModule(imported.default, specifier);
     }),
   );
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

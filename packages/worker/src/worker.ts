@@ -12,6 +12,7 @@ import {
 } from '@tidemark/protocol';
 import { CallSlots } from './call-slots.js';
 import { Housekeeping } from './housekeeping.js';
+import { probeToolModules } from './module-probe.js';
 import { PartitionReader } from './partition-reader.js';
 import { SessionCalls } from './session-calls.js';
 import { StatelessRequests } from './stateless-requests.js';
@@ -57,9 +58,13 @@ export class Worker {
     this.slots = new CallSlots(this.options.maxConcurrentCalls);
   }
 
-  /** Joins the group and starts reading the partitions it is given. */
+  /**
+   * Checks every tool module (`probeToolModules`: a module whose `register` fails stops the start,
+   * named), then joins the group and starts reading the partitions it is given.
+   */
   async start(): Promise<void> {
     const { log, topics } = this.options;
+    await probeToolModules(this.options.modules, this.options.serverInfo);
     this.started = this.startLanes(await this.partitionCount());
     this.joined = log.joinGroup({
       topic: topics.requests,
