@@ -204,7 +204,7 @@ describe('the worker on the embedded log', () => {
       code: ErrorCodes.toolModule,
       message: 'tool module needs-key: register failed: missing API_KEY',
     });
-    const again = { name: 'counting-again', register: counting.register };
+    const again = { name: 'counting-again', register: counting.register.bind(counting) };
     await expect(startWorker({ modules: [counting, again] })).rejects.toMatchObject({
       code: ErrorCodes.toolModule,
       message: expect.stringContaining(
