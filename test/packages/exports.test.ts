@@ -149,6 +149,7 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'defineToolModule',
     'isRetryableError',
     'loadToolModules',
+    'probeToolModules',
     'toToolModule',
   ],
   '@tidemark/worker/testing': ['runTool'],
