@@ -9,7 +9,7 @@ import {
   topicNames,
   type TopicNames,
 } from '@tidemark/protocol';
-import { Worker, type WorkerOptions } from '@tidemark/worker';
+import { Worker, type ExecutionEnd, type WorkerOptions } from '@tidemark/worker';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { LogClient, outcome } from '../support/log-client.js';
 
@@ -81,6 +81,25 @@ describe('the worker on the embedded log', () => {
       [2, 'retry'],
       [3, 'retry'],
     ]);
+  });
+
+  it("reports each execution's end: the tool, its outcome, its attempt and the error", async () => {
+    const { startWorker, client } = setup();
+    const ends: ExecutionEnd[] = [];
+    await startWorker({ onExecutionEnd: (end) => ends.push(end) });
+    const c = client();
+    await c.initialize();
+    await c.call('f', 'flaky_count', { to: 3, delayMs: 0, failAt: 2, failAttempts: 1 }).done;
+    await c.call('g', 'flaky_count', { to: 3, delayMs: 0, failAt: 2, failAttempts: 9 }).done;
+    const summary = ends.map((e) => [e.tool, e.outcome, e.execution?.stream, e.execution?.attempt]);
+    expect(summary).toEqual([
+      ['flaky_count', 'retrying', 'rf', 1],
+      ['flaky_count', 'ok', 'rf', 2],
+      ...[1, 2, 3, 4].map((attempt) => ['flaky_count', 'retrying', 'rg', attempt]),
+      ['flaky_count', 'failed', 'rg', 5],
+    ]);
+    expect(String(ends.at(-1)?.error)).toContain('flaky_count failed at 2');
+    expect(ends.every((e) => e.durationMs >= 0)).toBe(true);
   });
 
   it('a worker taking over re-runs an unfinished call as a new generation: the client is reset, then gets the exact result', async () => {

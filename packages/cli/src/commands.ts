@@ -14,7 +14,8 @@ import {
   type TopicsProbe,
 } from '@tidemark/kafka';
 import { createKeyring, DEFAULT_TOPIC_PREFIX, topicNames, type Keyring } from '@tidemark/protocol';
-import { loadToolModules, Worker, type WorkerOptions } from '@tidemark/worker';
+import { loadToolModules, Worker } from '@tidemark/worker';
+import { observe } from './worker-log.js';
 import { AUTH_FLAGS, authOf } from './auth.js';
 import { KAFKA_FLAGS, kafkaOptions } from './kafka-options.js';
 import { LIMIT_FLAGS, limitsOf } from './limits.js';
@@ -322,23 +323,6 @@ function portOf(server: Server): number {
  * The worker's problems and executions, as log lines: an execution's line is written inside its
  * call's trace, so it carries the trace id an operator finds in the tracing backend.
  */
-function observe(log: Logger): Pick<WorkerOptions, 'onProblem' | 'onExecution'> {
-  return {
-    onProblem: (problem, error) =>
-      error === undefined ? log.warn(problem) : log.warn({ err: error }, problem),
-    onExecution: (event) =>
-      log.info(
-        {
-          session: event.session,
-          stream: event.stream,
-          attempt: event.attempt,
-          cause: event.cause,
-        },
-        'execution started',
-      ),
-  };
-}
-
 /** Starts the worker; when it cannot start (a tool module failed its probe), the log is closed. */
 async function startOrClose(worker: Worker, log: { close(): Promise<void> }): Promise<void> {
   try {

@@ -1,6 +1,7 @@
 export { Worker } from './worker.js';
 export { WORKER_DEFAULTS } from './worker-options.js';
 export type { ExecutionEvent, WorkerOptions } from './worker-options.js';
+export type { ExecutionEnd } from './retries.js';
 export {
   RETRY_DEFAULTS,
   RetryableToolError,

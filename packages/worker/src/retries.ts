@@ -24,6 +24,21 @@ export interface RetryHost {
   execution(requestId: RequestId): Execution | undefined;
   /** Starts the next execution of the call (a new generation in the worker). */
   retry(requestId: RequestId): Promise<void>;
+  /** Each execution's end: the one line an operator reads. */
+  onExecutionEnd?(end: ExecutionEnd): void;
+}
+
+/**
+ * How one execution of a tool ended: `ok`; `tool-error` (it returned an error result, a timeout
+ * included); `retrying` (it threw a retryable error and runs again); `failed` (it threw, and the
+ * call ends with that error).
+ */
+export interface ExecutionEnd {
+  readonly tool: string;
+  readonly execution: Execution | undefined;
+  readonly outcome: 'ok' | 'tool-error' | 'retrying' | 'failed';
+  readonly durationMs: number;
+  readonly error?: unknown;
 }
 
 /**
@@ -63,11 +78,24 @@ function retrying(
     const { signal } = ctx.mcpReq;
     let backoff = policy.backoffMs;
     for (let attempt = 1; ; attempt++) {
+      const execution = host.execution(ctx.mcpReq.id);
+      const started = performance.now();
+      const end = (outcome: ExecutionEnd['outcome'], error?: unknown) =>
+        host.onExecutionEnd?.({
+          tool: name,
+          execution,
+          outcome,
+          durationMs: performance.now() - started,
+          ...(error === undefined ? {} : { error }),
+        });
       try {
-        return await executeOnce(name, host.execution(ctx.mcpReq.id), () => callback(...params));
+        const result = await executeOnce(name, execution, () => callback(...params));
+        end((result as { isError?: unknown } | undefined)?.isError === true ? 'tool-error' : 'ok');
+        return result;
       } catch (error) {
-        if (!isRetryableError(error) || attempt >= policy.maxAttempts || signal.aborted)
-          throw error;
+        const final = !isRetryableError(error) || attempt >= policy.maxAttempts || signal.aborted;
+        end(final ? 'failed' : 'retrying', error);
+        if (final) throw error;
         recordToolRetry(name);
         // Jittered (calls that failed together do not retry in step), and cut short by
         // cancellation: a call cancelled while it waits is not run again.

@@ -168,6 +168,7 @@ export class SessionCalls {
         slots.release();
       },
       onExecution: (event) => options.onExecution?.({ session, ...event }),
+      onExecutionEnd: options.onExecutionEnd,
       onWriteFailure: (stream, error) =>
         options.onProblem(
           `the log refused a write of ${session} ${stream}; its result is written again as a new generation`,

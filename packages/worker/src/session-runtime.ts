@@ -16,7 +16,7 @@ import { withTraceMeta } from '@tidemark/otel';
 import { backoff } from './backoff.js';
 import { currentExecution, type Execution } from './execution.js';
 import { LogTransport } from './log-transport.js';
-import { withRetries } from './retries.js';
+import { withRetries, type ExecutionEnd } from './retries.js';
 import { StreamRun } from './stream-run.js';
 import type { ToolModule } from './tool-module.js';
 
@@ -42,6 +42,8 @@ export interface SessionRuntimeOptions {
   maxExecutionsPerCall: number;
   /** A write of a call's stream failed; it is written again as a new generation. */
   onWriteFailure?: (stream: StreamId, error: unknown) => void;
+  /** Each tool execution's end. */
+  onExecutionEnd?: ((end: ExecutionEnd) => void) | undefined;
   /** Observability hooks: executions started (per generation) and skipped. */
   onExecution?: (event: { stream: StreamId; attempt: number; cause: string }) => void;
 }
@@ -240,6 +242,11 @@ export class SessionRuntime {
       attempt: generation.attempt,
       ...(this.options.subject === undefined ? {} : { subject: this.options.subject }),
     };
+  }
+
+  /** @internal Each tool execution's end, for the operator's log. */
+  onExecutionEnd(end: ExecutionEnd): void {
+    this.options.onExecutionEnd?.(end);
   }
 
   /** @internal A retryable failure: the call runs again as a new generation of its stream. */

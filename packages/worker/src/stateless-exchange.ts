@@ -15,7 +15,7 @@ import {
   type SessionId,
   type StreamId,
 } from '@tidemark/protocol';
-import { withRetries } from './retries.js';
+import { withRetries, type ExecutionEnd } from './retries.js';
 import { StreamRun } from './stream-run.js';
 import type { ToolModule } from './tool-module.js';
 
@@ -32,6 +32,7 @@ export interface StatelessExchangeOptions {
   writer: StreamWriter;
   heads: StreamHeadStore;
   onExecution?: (event: { stream: StreamId; attempt: number; cause: string }) => void;
+  onExecutionEnd?: ((end: ExecutionEnd) => void) | undefined;
 }
 
 /**
@@ -82,6 +83,7 @@ export class StatelessExchange {
         ...(this.options.subject === undefined ? {} : { subject: this.options.subject }),
       }),
       retry: () => run.retry(),
+      onExecutionEnd: (end: ExecutionEnd) => this.options.onExecutionEnd?.(end),
     };
     for (const module of this.options.modules)
       await module.register(withRetries(server, module, host), { sessionId: key });

@@ -49,6 +49,7 @@ export class StatelessRequests {
       writer: stores.writer,
       heads: stores.heads,
       onExecution: (event) => options.onExecution?.({ session: key, ...event }),
+      onExecutionEnd: options.onExecutionEnd,
     });
     this.exchanges.set(key, exchange);
     void exchange

@@ -6,6 +6,7 @@ import {
   type StreamId,
   type TopicNames,
 } from '@tidemark/protocol';
+import type { ExecutionEnd } from './retries.js';
 import type { ToolModule } from './tool-module.js';
 
 export interface WorkerOptions {
@@ -73,6 +74,11 @@ export interface WorkerOptions {
   pollMs?: number;
   /** Sees every execution start: for metrics and tests. */
   onExecution?: (event: ExecutionEvent) => void;
+  /**
+   * Sees every tool execution's end — tool, outcome, duration, attempt, the error — for the one log
+   * line per execution an operator reads (`tidemark` logs it).
+   */
+  onExecutionEnd?: (end: ExecutionEnd) => void;
   /** Problems that do not stop the worker (a malformed record, a failed write). Default: stderr. */
   onProblem?: (problem: string, error?: unknown) => void;
 }
@@ -101,8 +107,10 @@ export const WORKER_DEFAULTS = {
 } as const;
 
 /** Options with their defaults applied, validated. */
-export type CompiledWorkerOptions = Required<Omit<WorkerOptions, 'onExecution'>> &
-  Pick<WorkerOptions, 'onExecution'>;
+export type CompiledWorkerOptions = Required<
+  Omit<WorkerOptions, 'onExecution' | 'onExecutionEnd'>
+> &
+  Pick<WorkerOptions, 'onExecution' | 'onExecutionEnd'>;
 
 const POSITIVE_INTEGERS = [
   'maxSessions',

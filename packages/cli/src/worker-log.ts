@@ -1,0 +1,46 @@
+import type { ExecutionEnd, WorkerOptions } from '@tidemark/worker';
+import type { Logger } from './logger.js';
+
+// What a worker tells the process's log: problems it rides out, executions as they start and end.
+
+/** The worker's hooks, writing to the process's structured log. */
+export function observe(
+  log: Logger,
+): Pick<WorkerOptions, 'onProblem' | 'onExecution' | 'onExecutionEnd'> {
+  return {
+    onExecutionEnd: (end) => logExecutionEnd(log, end),
+    onProblem: (problem, error) =>
+      error === undefined ? log.warn(problem) : log.warn({ err: error }, problem),
+    onExecution: (event) =>
+      log.info(
+        {
+          session: event.session,
+          stream: event.stream,
+          attempt: event.attempt,
+          cause: event.cause,
+        },
+        'execution started',
+      ),
+  };
+}
+
+/**
+ * One line per tool execution: the tool, how it ended, how long it took, which attempt of which
+ * stream — and, when it failed, the error with its stack.
+ */
+function logExecutionEnd(log: Logger, end: ExecutionEnd): void {
+  const { tool, outcome, execution } = end;
+  const fields = {
+    tool,
+    outcome,
+    duration_ms: Math.round(end.durationMs),
+    ...(execution === undefined
+      ? {}
+      : { session: execution.sessionId, stream: execution.stream, attempt: execution.attempt }),
+    ...(end.error === undefined ? {} : { err: end.error }),
+  };
+  const message = `tool ${tool}: ${outcome}`;
+  if (outcome === 'ok') log.info(fields, message);
+  else if (outcome === 'failed') log.error(fields, message);
+  else log.warn(fields, message);
+}
