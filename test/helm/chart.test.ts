@@ -76,6 +76,20 @@ describe('the Helm chart', () => {
     expect(bad.stderr).toMatch(/sessionTtl/);
   });
 
+  it('passes the deployment\'s serverInfo and instructions to the workers', async () => {
+    const manifests = await template(
+      ...['--set', 'worker.serverInfo.name=acme-tools', '--set', 'worker.serverInfo.version=2.3.0'],
+      ...['--set', 'worker.instructions=Be brief.'],
+    );
+    const worker = podSpec(deployment(manifests, 'worker')).spec.containers[0]!.args;
+    expect(worker.join(' ')).toContain('--server-name acme-tools --server-version 2.3.0 --instructions Be brief.');
+    const plain = podSpec(deployment(await template(), 'worker')).spec.containers[0]!.args;
+    expect(plain).not.toContain('--server-name');
+    expect(plain).not.toContain('--instructions');
+    const help = await helpOf('worker');
+    for (const flag of ['--server-name', '--server-version', '--instructions']) expect(help).toContain(flag);
+  });
+
   it('passes helm lint --strict', async () => {
     const { stdout } = await run(helm, ['lint', '--strict', chart, ...REQUIRED]);
     expect(stdout).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);

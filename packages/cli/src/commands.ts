@@ -14,7 +14,8 @@ import {
   type TopicsProbe,
 } from '@tidemark/kafka';
 import { createKeyring, DEFAULT_TOPIC_PREFIX, topicNames, type Keyring } from '@tidemark/protocol';
-import { loadToolModules, Worker } from '@tidemark/worker';
+import { loadToolModules, Worker, WORKER_DEFAULTS } from '@tidemark/worker';
+import { SERVER_IDENTITY_FLAGS, serverIdentityOf } from './server-identity.js';
 import { observe } from './worker-log.js';
 import { AUTH_FLAGS, authOf } from './auth.js';
 import { KAFKA_FLAGS, kafkaOptions } from './kafka-options.js';
@@ -41,6 +42,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     port: { type: 'string' },
     host: { type: 'string' },
     tools: { type: 'string', multiple: true },
+    ...SERVER_IDENTITY_FLAGS,
     data: { type: 'string' },
     'resume-window': { type: 'string' },
     'allow-remote': { type: 'boolean' },
@@ -75,6 +77,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     topics,
     modules,
     ...ttls,
+    ...serverIdentityOf(values, WORKER_DEFAULTS.serverInfo),
     ...observe(io.log),
   });
   // A tool module that cannot start stops startup here, named (Worker.start probes them all).
@@ -148,6 +151,7 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
   const { values } = parseFlags(args, {
     ...KAFKA_FLAGS,
     tools: { type: 'string', multiple: true },
+    ...SERVER_IDENTITY_FLAGS,
     group: { type: 'string' },
     'health-port': { type: 'string' },
     ...TTL_FLAGS,
@@ -165,6 +169,7 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     modules,
     ...(str(values['group']) === undefined ? {} : { group: str(values['group'])! }),
     ...ttlsOf(values),
+    ...serverIdentityOf(values, WORKER_DEFAULTS.serverInfo),
     ...observe(io.log),
   });
   await startOrClose(w, log);

@@ -38,7 +38,11 @@ unfinished calls run again as a new generation, resuming clients are reset, neve
   --resume-window <d> how long a dropped client can resume (retention of requests and events).
                      Default 1h
   --server-idle <d>  an idle session's MCP server is dropped after this (restored on its next
-                     request). Default 60s`,
+                     request). Default 60s
+  --server-name <n>, --server-version <v>
+                     the serverInfo clients see in initialize. Default tidemark 0.1.0
+  --instructions <text>
+                     the server's instructions to clients (each module's own are added after)`,
   gateway: `Usage: tidemark gateway --port <n> (--auth-tokens <file> | --auth-jwks <url|file> ... | --auth none)
                         [--host 127.0.0.1] [--brokers <list>] [--secret-file <path>]
 
@@ -92,6 +96,9 @@ Health: GET /healthz (alive), GET /readyz (broker reachable, topics valid).`,
                          finished (a resume after its events expired gets it). Default 1h
   --server-idle <d>      an idle session's MCP server is dropped after this (restored from the log
                          on its next request). Default 60s
+  --server-name <n>, --server-version <v>
+                         the serverInfo clients see in initialize. Default tidemark 0.1.0
+  --instructions <text>  the server's instructions to clients (each module's own are added after)
   --tls, --tls-*, --sasl-* as for the gateway`,
   topics: `Usage: tidemark topics create|check [--brokers <list>] [--partitions 12] [--replication-factor 3] [--prefix tidemark.]
 

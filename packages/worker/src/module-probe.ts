@@ -1,7 +1,7 @@
-import { McpServer } from '@modelcontextprotocol/server';
 import { ErrorCodes, TidemarkError } from '@tidemark/protocol';
 import { withRetries } from './retries.js';
 import { messageOf, type ToolModule } from './tool-module.js';
+import { createToolServer, type ServerIdentity } from './tool-server.js';
 
 /**
  * Runs every module's `register` against one probe server, as each session will, before anything
@@ -11,9 +11,9 @@ import { messageOf, type ToolModule } from './tool-module.js';
  */
 export async function probeToolModules(
   modules: readonly ToolModule[],
-  serverInfo: { name: string; version: string },
+  identity: ServerIdentity,
 ): Promise<void> {
-  const server = new McpServer(serverInfo, { capabilities: { logging: {} } });
+  const server = createToolServer(identity, modules);
   const host = { execution: () => undefined, retry: () => Promise.resolve() };
   try {
     for (const module of modules) {

@@ -158,6 +158,7 @@ export class SessionCalls {
       subject: record?.subject,
       modules: options.modules,
       serverInfo: options.serverInfo,
+      instructions: options.instructions,
       writer: stores.writer,
       heads: stores.heads,
       maxConcurrentCalls: options.maxConcurrentCallsPerSession,

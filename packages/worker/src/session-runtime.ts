@@ -1,7 +1,7 @@
 import {
   isJSONRPCRequest,
-  McpServer,
   type JSONRPCMessage,
+  type McpServer,
   type TransportSendOptions,
 } from '@modelcontextprotocol/server';
 import type { GenerationWriter, SessionRecord, StreamHeadStore, StreamWriter } from '@tidemark/log';
@@ -16,6 +16,7 @@ import { withTraceMeta } from '@tidemark/otel';
 import { backoff } from './backoff.js';
 import { currentExecution, type Execution } from './execution.js';
 import { LogTransport } from './log-transport.js';
+import { createToolServer } from './tool-server.js';
 import { withRetries, type ExecutionEnd } from './retries.js';
 import { StreamRun } from './stream-run.js';
 import type { ToolModule } from './tool-module.js';
@@ -29,6 +30,7 @@ export interface SessionRuntimeOptions {
   subject?: string | undefined;
   modules: readonly ToolModule[];
   serverInfo: { name: string; version: string };
+  instructions?: string | undefined;
   writer: StreamWriter;
   heads: StreamHeadStore;
   onDone: StreamDone;
@@ -73,7 +75,7 @@ export class SessionRuntime {
 
   constructor(private readonly options: SessionRuntimeOptions) {
     this.session = options.session;
-    this.server = new McpServer(options.serverInfo, { capabilities: { logging: {} } });
+    this.server = createToolServer(options, options.modules);
     this.transport = new LogTransport(this);
   }
 

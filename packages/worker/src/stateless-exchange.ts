@@ -1,5 +1,4 @@
 import {
-  McpServer,
   PerRequestHTTPServerTransport,
   SUPPORTED_PROTOCOL_VERSIONS,
   type JSONRPCMessage,
@@ -17,6 +16,7 @@ import {
 } from '@tidemark/protocol';
 import { withRetries, type ExecutionEnd } from './retries.js';
 import { StreamRun } from './stream-run.js';
+import { createToolServer } from './tool-server.js';
 import type { ToolModule } from './tool-module.js';
 
 export interface StatelessExchangeOptions {
@@ -29,6 +29,7 @@ export interface StatelessExchangeOptions {
   classification: MessageClassification;
   modules: readonly ToolModule[];
   serverInfo: { name: string; version: string };
+  instructions?: string | undefined;
   writer: StreamWriter;
   heads: StreamHeadStore;
   onExecution?: (event: { stream: StreamId; attempt: number; cause: string }) => void;
@@ -70,8 +71,7 @@ export class StatelessExchange {
     this.execution = run;
     run.reportStart();
 
-    const server = new McpServer(this.options.serverInfo, {
-      capabilities: { logging: {} },
+    const server = createToolServer(this.options, this.options.modules, {
       supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS, STATELESS_PROTOCOL_VERSION],
     });
     const host = {

@@ -46,6 +46,7 @@ export class StatelessRequests {
       classification: classification as MessageClassification,
       modules: options.modules,
       serverInfo: options.serverInfo,
+      instructions: options.instructions,
       writer: stores.writer,
       heads: stores.heads,
       onExecution: (event) => options.onExecution?.({ session: key, ...event }),

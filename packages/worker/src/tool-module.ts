@@ -36,6 +36,8 @@ export interface ToolModule {
    */
   readonly timeoutMs?: number;
   readonly toolTimeoutMs?: Readonly<Record<string, number>>;
+  /** Added to the server's `instructions` (after the deployment's own), telling clients how to use these tools. */
+  readonly instructions?: string;
 }
 
 /** Types a tool module and validates its metadata early. */

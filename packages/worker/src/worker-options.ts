@@ -24,6 +24,8 @@ export interface WorkerOptions {
    * @default { name: 'tidemark', version: '0.1.0' }
    */
   serverInfo?: { name: string; version: string };
+  /** `instructions` the server gives clients in `initialize`; each module's own are added after. */
+  instructions?: string;
   /**
    * Sessions held in memory at most; idle ones beyond are dropped (restored on their next request).
    * @default 1000
@@ -108,9 +110,9 @@ export const WORKER_DEFAULTS = {
 
 /** Options with their defaults applied, validated. */
 export type CompiledWorkerOptions = Required<
-  Omit<WorkerOptions, 'onExecution' | 'onExecutionEnd'>
+  Omit<WorkerOptions, 'onExecution' | 'onExecutionEnd' | 'instructions'>
 > &
-  Pick<WorkerOptions, 'onExecution' | 'onExecutionEnd'>;
+  Pick<WorkerOptions, 'onExecution' | 'onExecutionEnd' | 'instructions'>;
 
 const POSITIVE_INTEGERS = [
   'maxSessions',

@@ -64,7 +64,7 @@ export class Worker {
    */
   async start(): Promise<void> {
     const { log, topics } = this.options;
-    await probeToolModules(this.options.modules, this.options.serverInfo);
+    await probeToolModules(this.options.modules, this.options);
     this.started = this.startLanes(await this.partitionCount());
     this.joined = log.joinGroup({
       topic: topics.requests,

@@ -1,0 +1,30 @@
+import { McpServer, type ServerOptions } from '@modelcontextprotocol/server';
+import type { ToolModule } from './tool-module.js';
+
+/** What a deployment's MCP server says of itself in `initialize` (and `server/discover`). */
+export interface ServerIdentity {
+  readonly serverInfo: { readonly name: string; readonly version: string };
+  /** The deployment's `instructions`; each module's own are added after them. */
+  readonly instructions?: string | undefined;
+}
+
+/**
+ * The SDK's `McpServer` every module registers on — for a session, a stateless request, or the
+ * startup probe: the deployment's identity, logging, and the modules' instructions.
+ */
+export function createToolServer(
+  identity: ServerIdentity,
+  modules: readonly ToolModule[],
+  options: Omit<ServerOptions, 'capabilities' | 'instructions'> = {},
+): McpServer {
+  const parts = [identity.instructions, ...modules.map((module) => module.instructions)];
+  const instructions = parts.filter((part) => part !== undefined && part !== '').join('\n\n');
+  return new McpServer(
+    { name: identity.serverInfo.name, version: identity.serverInfo.version },
+    {
+      ...options,
+      capabilities: { logging: {} },
+      ...(instructions === '' ? {} : { instructions }),
+    },
+  );
+}

@@ -1,0 +1,89 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { EXIT, main } from '@tidemark/cli';
+import { pino } from 'pino';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+
+/** `tidemark dev` in this process, with a module from `source`, a client, and the log lines. */
+async function devWith(source: string, flags: string[] = []) {
+  const dir = mkdtempSync(join(tmpdir(), 'tidemark-dev-'));
+  const module = join(dir, 'module.mjs');
+  writeFileSync(module, source);
+  const lines: string[] = [];
+  const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+  let stop!: () => void;
+  const out: string[] = [];
+  const running = main(
+    ['dev', '--tools', module, '--port', '0', '--data', join(dir, 'data'), ...flags],
+    {
+      env: {},
+      cwd: dir,
+      out: (line) => out.push(line),
+      err: (line) => out.push(line),
+      stopSignal: new Promise<void>((resolve) => (stop = resolve)),
+      log,
+    },
+  );
+  const endpoint = () => out.find((l) => l.startsWith('MCP endpoint: '));
+  await vi.waitFor(() => expect(endpoint()).toBeDefined(), { timeout: 20_000 });
+  const client = new Client({ name: 'dev-test', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(endpoint()!.slice('MCP endpoint: '.length))),
+  );
+  let stopped = false;
+  const shutdown = async () => {
+    if (stopped) return;
+    stopped = true;
+    await client.close();
+    stop();
+    expect(await running).toBe(EXIT.ok);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  onTestFinished(shutdown);
+  const entries = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  return { client, entries, shutdown };
+}
+
+describe('what an operator reads in the log', () => {
+  it('one line per tool execution: a failing tool’s name, outcome, attempt and the error with its stack', async () => {
+    const { client, entries, shutdown } = await devWith(`
+      export default (server) => {
+        server.registerTool('explode', { description: 'always fails' }, async () => {
+          throw new Error('kaboom');
+        });
+      };
+    `);
+    const result = await client.callTool({ name: 'explode', arguments: {} });
+    expect(result.isError).toBe(true);
+    await shutdown();
+    const ended = entries().filter((entry) => entry['tool'] === 'explode');
+    expect(ended).toHaveLength(1);
+    expect(ended[0]).toMatchObject({
+      level: 50,
+      msg: 'tool explode: failed',
+      outcome: 'failed',
+      attempt: 1,
+      err: { message: 'kaboom', stack: expect.stringContaining('Error: kaboom') as unknown },
+    });
+    expect(ended[0]!['duration_ms']).toEqual(expect.any(Number));
+  });
+});
+
+describe('what clients are told', () => {
+  it('the serverInfo and instructions of the deployment, then each module’s instructions', async () => {
+    const { client } = await devWith(
+      `export default {
+        name: 'lookup',
+        instructions: 'Call lookup before answering.',
+        register(server) {
+          server.registerTool('lookup', { description: 'looks up' }, async () => ({ content: [] }));
+        },
+      };`,
+      ['--server-name', 'acme-tools', '--server-version', '2.3.0', '--instructions', 'Be brief.'],
+    );
+    expect(client.getServerVersion()).toMatchObject({ name: 'acme-tools', version: '2.3.0' });
+    expect(client.getInstructions()).toBe('Be brief.\n\nCall lookup before answering.');
+  });
+});
