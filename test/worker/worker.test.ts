@@ -223,7 +223,7 @@ describe('the worker on the embedded log', () => {
       code: ErrorCodes.toolModule,
       message: 'tool module needs-key: register failed: missing API_KEY',
     });
-    const again = { name: 'counting-again', register: counting.register.bind(counting) };
+    const again = { ...counting, name: 'counting-again' };
     await expect(startWorker({ modules: [counting, again] })).rejects.toMatchObject({
       code: ErrorCodes.toolModule,
       message: expect.stringContaining(

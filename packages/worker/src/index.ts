@@ -16,7 +16,10 @@ export type {
   RetryPolicy,
   ToolModule,
   ToolModuleContext,
+  V1ToolModule,
+  V2ToolModule,
 } from './tool-module.js';
+export type { V1McpServer } from './v1-server.js';
 export { probeToolModules } from './module-probe.js';
 export { OffsetTracker } from './offset-tracker.js';
 export { currentExecution } from './execution.js';

@@ -1,5 +1,5 @@
 import { ErrorCodes, TidemarkError } from '@tidemark/protocol';
-import { withRetries } from './retries.js';
+import { registerModule } from './retries.js';
 import { messageOf, type ToolModule } from './tool-module.js';
 import { createToolServer, type ServerIdentity } from './tool-server.js';
 
@@ -18,7 +18,7 @@ export async function probeToolModules(
   try {
     for (const module of modules) {
       try {
-        await module.register(withRetries(server, module, host), { sessionId: PROBE_SESSION });
+        await registerModule(server, module, host, { sessionId: PROBE_SESSION });
       } catch (error) {
         throw new TidemarkError(
           ErrorCodes.toolModule,

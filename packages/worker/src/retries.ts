@@ -17,7 +17,9 @@ import {
   isRetryableError,
   type CompiledRetryPolicy,
   type ToolModule,
+  type ToolModuleContext,
 } from './tool-module.js';
+import { v1Server } from './v1-server.js';
 
 /** What the retry wrapper needs from whoever runs the tools: the worker runtime or the test harness. */
 export interface RetryHost {
@@ -42,11 +44,26 @@ export interface ExecutionEnd {
 }
 
 /**
+ * Registers a module on a server the way every session does: v2 code on the wrapped server, v1
+ * code through the v1 bridge onto it.
+ */
+export async function registerModule(
+  server: McpServer,
+  module: ToolModule,
+  host: RetryHost,
+  context: ToolModuleContext,
+): Promise<void> {
+  const wrapped = withRetries(server, module, host);
+  if (module.sdk === 'v1') await module.register(v1Server(wrapped), context);
+  else await module.register(wrapped, context);
+}
+
+/**
  * The server a module registers on: the standard `McpServer`, with each tool callback wrapped so a
  * retryable failure runs the call again — with backoff, up to the policy's attempts, never after
  * cancellation — and each attempt runs inside its `Execution`.
  */
-export function withRetries(server: McpServer, module: ToolModule, host: RetryHost): McpServer {
+function withRetries(server: McpServer, module: ToolModule, host: RetryHost): McpServer {
   const original = server.registerTool.bind(server) as (...args: unknown[]) => unknown;
   const wrapped = Object.create(server) as McpServer;
   (wrapped as unknown as { registerTool: (...args: unknown[]) => unknown }).registerTool = (

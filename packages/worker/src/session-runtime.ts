@@ -17,7 +17,7 @@ import { backoff } from './backoff.js';
 import { currentExecution, type Execution } from './execution.js';
 import { LogTransport } from './log-transport.js';
 import { createToolServer } from './tool-server.js';
-import { withRetries, type ExecutionEnd } from './retries.js';
+import { registerModule, type ExecutionEnd } from './retries.js';
 import { StreamRun } from './stream-run.js';
 import type { ToolModule } from './tool-module.js';
 
@@ -90,7 +90,7 @@ export class SessionRuntime {
   /** Registers the modules and connects; replays the stored initialize when the session is restored. */
   async start(restoreFrom: SessionRecord | undefined): Promise<void> {
     for (const module of this.options.modules) {
-      await module.register(this.withRetries(module), { sessionId: this.session });
+      await registerModule(this.server, module, this, { sessionId: this.session });
     }
     await this.server.connect(this.transport);
     if (restoreFrom !== undefined) await this.restore(restoreFrom);
@@ -308,11 +308,6 @@ export class SessionRuntime {
     } finally {
       this.transport.muted = false;
     }
-  }
-
-  /** The module sees the standard server; tool callbacks are wrapped to retry as new generations. */
-  private withRetries(module: ToolModule): McpServer {
-    return withRetries(this.server, module, this);
   }
 }
 

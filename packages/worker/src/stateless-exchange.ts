@@ -14,7 +14,7 @@ import {
   type SessionId,
   type StreamId,
 } from '@tidemark/protocol';
-import { withRetries, type ExecutionEnd } from './retries.js';
+import { registerModule, type ExecutionEnd } from './retries.js';
 import { StreamRun } from './stream-run.js';
 import { createToolServer } from './tool-server.js';
 import type { ToolModule } from './tool-module.js';
@@ -86,7 +86,7 @@ export class StatelessExchange {
       onExecutionEnd: (end: ExecutionEnd) => this.options.onExecutionEnd?.(end),
     };
     for (const module of this.options.modules)
-      await module.register(withRetries(server, module, host), { sessionId: key });
+      await registerModule(server, module, host, { sessionId: key });
     const transport = new PerRequestHTTPServerTransport({
       classification: this.options.classification,
       responseMode: 'sse',

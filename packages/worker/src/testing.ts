@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport, McpServer, type CallToolResult } from '@modelcontextprotocol/server';
 import type { RequestId, WorkerEpoch } from '@tidemark/protocol';
 import type { Execution } from './execution.js';
-import { withRetries } from './retries.js';
+import { registerModule } from './retries.js';
 import type { ToolModule } from './tool-module.js';
 
 export interface ProgressEntry {
@@ -71,7 +71,7 @@ export async function runTool(
       return Promise.resolve();
     },
   };
-  await module.register(withRetries(server, module, host), { sessionId: 'test-session' });
+  await registerModule(server, module, host, { sessionId: 'test-session' });
   const client = new Client(
     { name: 'tidemark-test-client', version: '0.0.0' },
     { capabilities: { elicitation: { form: {} } } },

@@ -1,4 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/server';
+import type { V1McpServer } from './v1-server.js';
 import { ErrorCodes, TidemarkError } from '@tidemark/protocol';
 
 /** How a tool call is retried when it fails with a retryable error. Each retry is a new generation. */
@@ -18,15 +19,11 @@ export interface ToolModuleContext {
   readonly sessionId: string;
 }
 
-/**
- * A tool module: registers tools, resources and prompts on the official SDK's `McpServer` with its
- * standard API. A plain function `(server) => void` is a module too; this shape adds metadata.
- */
-export interface ToolModule {
+/** What every tool module may say of itself, whichever SDK its code is written against. */
+interface ToolModuleOptions {
   readonly name: string;
   /** Where it was loaded from (a path or package), for errors that must say which module failed. */
   readonly source?: string;
-  register(server: McpServer, context: ToolModuleContext): void | Promise<void>;
   /** Retries for this module's tools; per tool in `toolRetry`. */
   readonly retry?: RetryPolicy;
   readonly toolRetry?: Readonly<Record<string, RetryPolicy>>;
@@ -40,12 +37,39 @@ export interface ToolModule {
   readonly instructions?: string;
 }
 
+/**
+ * A tool module written against the official SDK v2 (`@modelcontextprotocol/server`): registers
+ * tools, resources and prompts on its standard `McpServer`. A plain function `(server) => void` is
+ * a module too.
+ */
+export interface V2ToolModule extends ToolModuleOptions {
+  readonly sdk?: 'v2';
+  register(server: McpServer, context: ToolModuleContext): void | Promise<void>;
+}
+
+/**
+ * A tool module written against SDK v1 (`@modelcontextprotocol/sdk`): `register` gets v1's API
+ * (`server.tool(...)`, `registerTool`, `extra.sendNotification`, `extra.signal`), bridged onto the
+ * same durable streams. Its raw shapes must be Zod v4 (`zod` 4, or `zod/v4`).
+ */
+export interface V1ToolModule extends ToolModuleOptions {
+  readonly sdk: 'v1';
+  register(server: V1McpServer, context: ToolModuleContext): void | Promise<void>;
+}
+
+/** A tool module, for SDK v2 (the default) or SDK v1 code (`sdk: 'v1'`). */
+export type ToolModule = V2ToolModule | V1ToolModule;
+
 /** Types a tool module and validates its metadata early. */
 export function defineToolModule(module: ToolModule): ToolModule {
   if (typeof module.name !== 'string' || module.name === '')
     throw new TypeError('defineToolModule: name must be a non-empty string');
   if (typeof module.register !== 'function')
     throw new TypeError(`defineToolModule(${module.name}): register must be a function`);
+  if (module.sdk !== undefined && module.sdk !== 'v1' && module.sdk !== 'v2')
+    throw new TypeError(
+      `defineToolModule(${module.name}): sdk must be 'v1' or 'v2', got ${JSON.stringify(module.sdk)}`,
+    );
   for (const policy of [module.retry, ...Object.values(module.toolRetry ?? {})])
     if (policy !== undefined) compileRetryPolicy(policy);
   for (const timeout of [module.timeoutMs, ...Object.values(module.toolTimeoutMs ?? {})])
@@ -87,7 +111,7 @@ export function compileRetryPolicy(policy: RetryPolicy = {}): CompiledRetryPolic
 /** Accepts what a module file exports: a `ToolModule`, or a function that registers on the server. */
 export function toToolModule(exported: unknown, name: string): ToolModule {
   if (typeof exported === 'function') {
-    return { name, source: name, register: exported as ToolModule['register'] };
+    return { name, source: name, register: exported as V2ToolModule['register'] };
   }
   if (
     typeof exported === 'object' &&
