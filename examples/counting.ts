@@ -1,20 +1,12 @@
 // `count` and `flaky_count`: deterministic streams, so a splice, a gap or a duplicate is visible.
 import { defineToolModule, currentExecution, RetryableToolError } from '@tidemark/worker';
-import type { McpServer } from '@modelcontextprotocol/server';
+import type { McpServer, ServerContext } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 
 const countInput = z.object({
   to: z.number().int().min(1).max(100_000),
   delayMs: z.number().int().min(0).max(60_000).default(0),
 });
-
-interface Ctx {
-  mcpReq: {
-    signal: AbortSignal;
-    _meta?: { progressToken?: string | number };
-    notify: (notification: { method: string; params?: Record<string, unknown> }) => Promise<void>;
-  };
-}
 
 /** Waits `delayMs`, or with 0 only yields to the event loop (never a timer: benchmarks measure the transport). */
 function pause(delayMs: number, signal: AbortSignal): Promise<void> {
@@ -33,7 +25,7 @@ function pause(delayMs: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-async function count(to: number, delayMs: number, ctx: Ctx, failAt?: number) {
+async function count(to: number, delayMs: number, ctx: ServerContext, failAt?: number) {
   const token = ctx.mcpReq._meta?.progressToken;
   const numbers: number[] = [];
   for (let i = 1; i <= to; i++) {
@@ -66,7 +58,7 @@ export function registerCounting(server: McpServer): void {
       inputSchema: countInput,
       outputSchema: z.object({ numbers: z.array(z.number()) }),
     },
-    ({ to, delayMs }, ctx) => count(to, delayMs, ctx as unknown as Ctx),
+    ({ to, delayMs }, ctx) => count(to, delayMs, ctx),
   );
   server.registerTool(
     'flaky_count',
@@ -81,12 +73,7 @@ export function registerCounting(server: McpServer): void {
     },
     ({ to, delayMs, failAt, failAttempts }, ctx) => {
       const attempt = currentExecution()?.attempt ?? 1;
-      return count(
-        to,
-        delayMs,
-        ctx as unknown as Ctx,
-        attempt <= failAttempts ? failAt : undefined,
-      );
+      return count(to, delayMs, ctx, attempt <= failAttempts ? failAt : undefined);
     },
   );
 }

@@ -1,21 +1,41 @@
-// Realistic tools to copy: one that asks the user mid-call (elicitation), one that reports the
-// progress of a long upstream job and stops cleanly when the call is cancelled.
+// Realistic tools to copy: one that asks the user mid-call in the way that works on every protocol
+// revision (multi-round-trip input, `inputRequired`), one that asks the older push way
+// (elicitation, session lane only), and one that reports the progress of a long upstream job and
+// stops cleanly when the call is cancelled. The SDK's own types, no casts.
+import { acceptedContent, inputRequired, type McpServer } from '@modelcontextprotocol/server';
 import { defineToolModule } from '@tidemark/worker';
-import type { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 
-interface Ctx {
-  mcpReq: {
-    signal: AbortSignal;
-    _meta?: { progressToken?: string | number };
-    notify: (notification: { method: string; params?: Record<string, unknown> }) => Promise<void>;
-    elicitInput: (
-      params: Record<string, unknown>,
-    ) => Promise<{ action: string; content?: Record<string, unknown> }>;
-  };
-}
+const confirmation = z.object({ confirm: z.boolean().describe('Deploy it') });
 
 export function registerInteractive(server: McpServer): void {
+  // The way that works on both lanes: return `inputRequired` with what the user must answer; the
+  // client asks, then calls again with the answer in `inputResponses`. On 2026-07-28 that is the
+  // protocol's own multi-round trip (and the only way); on the session lane the SDK turns it into
+  // an elicitation request. Nothing is held between the rounds: any worker serves the second one.
+  server.registerTool(
+    'confirm_deploy',
+    {
+      description: 'Asks the user to confirm before deploying (to a pretend environment).',
+      inputSchema: z.object({ env: z.string().min(1) }),
+    },
+    ({ env }, ctx) => {
+      const answer = acceptedContent(ctx.mcpReq.inputResponses, 'confirm', confirmation);
+      if (answer === undefined)
+        return inputRequired({
+          inputRequests: {
+            confirm: inputRequired.elicit({
+              message: `Deploy to ${env}?`,
+              requestedSchema: confirmation,
+            }),
+          },
+        });
+      const text = answer.confirm ? `deployed to ${env}` : `not deployed to ${env}`;
+      return { content: [{ type: 'text', text }] };
+    },
+  );
+
+  // The push way (`elicitInput`): session lane only; on 2026-07-28 the SDK refuses it.
   server.registerTool(
     'confirm_delete',
     {
@@ -23,7 +43,7 @@ export function registerInteractive(server: McpServer): void {
       inputSchema: z.object({ path: z.string().min(1) }),
     },
     async ({ path }, ctx) => {
-      const answer = await (ctx as unknown as Ctx).mcpReq.elicitInput({
+      const answer = await ctx.mcpReq.elicitInput({
         mode: 'form',
         message: `Delete ${path}?`,
         requestedSchema: {
@@ -33,9 +53,7 @@ export function registerInteractive(server: McpServer): void {
         },
       });
       const confirmed = answer.action === 'accept' && answer.content?.['confirm'] === true;
-      return {
-        content: [{ type: 'text' as const, text: confirmed ? `deleted ${path}` : `kept ${path}` }],
-      };
+      return { content: [{ type: 'text', text: confirmed ? `deleted ${path}` : `kept ${path}` }] };
     },
   );
 
@@ -49,7 +67,7 @@ export function registerInteractive(server: McpServer): void {
       }),
     },
     async ({ steps, stepMs }, ctx) => {
-      const { signal, _meta, notify } = (ctx as unknown as Ctx).mcpReq;
+      const { signal, _meta, notify } = ctx.mcpReq;
       for (let step = 1; step <= steps; step++) {
         // Stands for polling an upstream job; a real tool would pass `signal` to fetch().
         await new Promise<void>((resolve, reject) => {
@@ -72,7 +90,7 @@ export function registerInteractive(server: McpServer): void {
           });
         }
       }
-      return { content: [{ type: 'text' as const, text: `report ready (${steps} parts)` }] };
+      return { content: [{ type: 'text', text: `report ready (${steps} parts)` }] };
     },
   );
 }

@@ -45,6 +45,7 @@ describe('npm start: the embedded single-process server', () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
       'confirm_delete',
+      'confirm_deploy',
       'count',
       'export_report',
       'flaky_count',
