@@ -13,6 +13,10 @@ const whoami = defineToolModule({
     server.registerTool('whoami', { description: 'The caller’s subject.' }, () => ({
       content: [{ type: 'text', text: currentExecution()?.subject ?? '(none)' }],
     }));
+    // The same subject, as the SDK hands it to every handler (no token: it never enters the log).
+    server.registerTool('authinfo', { description: 'The SDK’s authInfo.' }, (ctx) => ({
+      content: [{ type: 'text', text: JSON.stringify(ctx.http?.authInfo ?? null) }],
+    }));
   },
 });
 
@@ -101,6 +105,35 @@ describe('authentication', () => {
       id: 1,
       result: { content: [{ type: 'text', text: 'alice' }] },
     });
+  });
+
+  it("the subject reaches tools as the SDK's authInfo too, on both lanes, without the token", async () => {
+    const url = await setup({
+      authenticate: tokenFileAuthenticator('carol-token-0123456789 carol\n'),
+    });
+    const expected = { token: '', clientId: '', scopes: [], extra: { subject: 'carol' } };
+    const modern = await post(
+      url,
+      { ...MODERN_CALL, params: { ...MODERN_CALL.params, name: 'authinfo' } },
+      'carol-token-0123456789',
+      { 'MCP-Protocol-Version': '2026-07-28' },
+    );
+    const modernText = ((await finalOf(modern)) as { result: { content: Array<{ text: string }> } })
+      .result.content[0]!.text;
+    expect(JSON.parse(modernText)).toEqual(expected);
+    const init = await post(url, INIT, 'carol-token-0123456789');
+    const session = init.headers.get('mcp-session-id')!;
+    await finalOf(init);
+    const headers = { 'Mcp-Session-Id': session, 'MCP-Protocol-Version': '2025-11-25' };
+    const call = await post(
+      url,
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'authinfo', arguments: {} } },
+      'carol-token-0123456789',
+      headers,
+    );
+    const text = ((await finalOf(call)) as { result: { content: Array<{ text: string }> } }).result
+      .content[0]!.text;
+    expect(JSON.parse(text)).toEqual(expected);
   });
 
   it('refuses a tokens file with a short token or a missing subject, naming the line', () => {

@@ -1,9 +1,17 @@
-import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
+import type {
+  AuthInfo,
+  JSONRPCMessage,
+  MessageExtraInfo,
+  Transport,
+  TransportSendOptions,
+} from '@modelcontextprotocol/server';
 import type { RequestId } from '@tidemark/protocol';
 
 /** Where a session's transport sends what its server says. */
 export interface TransportOwner {
   readonly session: string;
+  /** Who the session's gateway authenticated, as the SDK hands it to handlers (`ctx.http.authInfo`). */
+  readonly authInfo: AuthInfo | undefined;
   route(message: JSONRPCMessage, options: TransportSendOptions | undefined): Promise<void>;
 }
 
@@ -11,7 +19,7 @@ export interface TransportOwner {
 export class LogTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
-  onmessage?: (message: JSONRPCMessage) => void;
+  onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
   sessionId?: string;
   /** While restoring: outbound messages are answers to the replay, not for the client. */
   muted = false;
@@ -27,7 +35,8 @@ export class LogTransport implements Transport {
 
   /** A message from the client (through `requests`), handed to the server. */
   receive(message: JSONRPCMessage): void {
-    this.onmessage?.(message);
+    const authInfo = this.runtime.authInfo;
+    this.onmessage?.(message, authInfo === undefined ? undefined : { authInfo });
   }
 
   /** Hands the server a request and resolves with its answer (used muted, for the restore). */

@@ -1,6 +1,7 @@
 import {
   isJSONRPCRequest,
   type JSONRPCMessage,
+  type AuthInfo,
   type McpServer,
   type TransportSendOptions,
 } from '@modelcontextprotocol/server';
@@ -15,6 +16,7 @@ import {
 import { withTraceMeta } from '@tidemark/otel';
 import { backoff } from './backoff.js';
 import { currentExecution, type Execution } from './execution.js';
+import { authInfoOf } from './auth-info.js';
 import { LogTransport } from './log-transport.js';
 import { createToolServer } from './tool-server.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
@@ -66,6 +68,7 @@ const RESTORE_ID = '__tidemark_restore__';
  */
 export class SessionRuntime {
   readonly session: SessionId;
+  readonly authInfo: AuthInfo | undefined;
   private readonly server: McpServer;
   private readonly transport: LogTransport;
   private readonly inflight = new Map<StreamId, InFlight>();
@@ -76,6 +79,7 @@ export class SessionRuntime {
   constructor(private readonly options: SessionRuntimeOptions) {
     this.session = options.session;
     this.server = createToolServer(options, options.modules);
+    this.authInfo = authInfoOf(options.subject);
     this.transport = new LogTransport(this);
   }
 

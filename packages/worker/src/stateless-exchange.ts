@@ -15,6 +15,7 @@ import {
   type StreamId,
 } from '@tidemark/protocol';
 import { registerModule, type ExecutionEnd } from './retries.js';
+import { authInfoOf } from './auth-info.js';
 import { StreamRun } from './stream-run.js';
 import { createToolServer } from './tool-server.js';
 import type { ToolModule } from './tool-module.js';
@@ -98,7 +99,10 @@ export class StatelessExchange {
         method: 'POST',
         signal: this.abort.signal,
       });
-      const response = await transport.handleMessage(message, { request }).catch(() => undefined);
+      const authInfo = authInfoOf(this.options.subject);
+      const response = await transport
+        .handleMessage(message, { request, ...(authInfo === undefined ? {} : { authInfo }) })
+        .catch(() => undefined);
       if (response !== undefined) await this.relay(response);
     } finally {
       await this.finish(undefined);
