@@ -152,7 +152,7 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'probeToolModules',
     'toToolModule',
   ],
-  '@tidemark/worker/testing': ['runTool'],
+  '@tidemark/worker/testing': ['openToolSession', 'runTool'],
   '@tidemark/gateway': [
     'GATEWAY_DEFAULTS',
     'bearerToken',

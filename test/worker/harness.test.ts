@@ -1,8 +1,8 @@
 import counting from '@tidemark/examples/counting';
 import interactive from '@tidemark/examples/interactive';
 import { defineToolModule, RetryableToolError } from '@tidemark/worker';
-import { runTool } from '@tidemark/worker/testing';
-import { describe, expect, it, vi } from 'vitest';
+import { openToolSession, runTool } from '@tidemark/worker/testing';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 
 describe('the tool test harness, on the example modules', () => {
   it('runs count with one progress notification per number and the exact result', async () => {
@@ -121,5 +121,74 @@ describe('time and cancellation', () => {
     // Past the longest backoff: a retry would have run by now.
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     expect(executions).toBe(1);
+  });
+});
+
+describe('a session in the harness', () => {
+  it('serves several calls, the client for everything else, and both lanes', async () => {
+    const session = await openToolSession(counting);
+    onTestFinished(() => session.close());
+    const { tools } = await session.client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(['count', 'flaky_count']);
+    const first = await session.call('count', { to: 2 });
+    const second = await session.call('flaky_count', { to: 2, failAt: 2, failAttempts: 1 });
+    expect(first.result.content).toEqual([{ type: 'text', text: '1,2' }]);
+    expect(second.attempts).toBe(2);
+    expect(second.executions.map((e) => [e.attempt, e.outcome])).toEqual([
+      [1, 'retrying'],
+      [2, 'ok'],
+    ]);
+  });
+
+  it('asks the user with inputRequired on the stateless lane, and refuses push elicitation there', async () => {
+    const elicit = () => ({ action: 'accept' as const, content: { confirm: true } });
+    const asked = await runTool(
+      interactive,
+      'confirm_deploy',
+      { env: 'prod' },
+      { lane: 'stateless', elicit },
+    );
+    expect(asked.result.content).toEqual([{ type: 'text', text: 'deployed to prod' }]);
+    const pushed = await runTool(
+      interactive,
+      'confirm_delete',
+      { path: '/a' },
+      { lane: 'stateless', elicit },
+    );
+    expect(pushed.result.isError).toBe(true);
+  });
+
+  it('answers sampling from the test', async () => {
+    const summarizing = defineToolModule({
+      name: 'summarizing',
+      register(server) {
+        server.registerTool(
+          'summarize',
+          { description: 'asks the client’s model' },
+          async (ctx) => {
+            const answer = await ctx.mcpReq.requestSampling({
+              messages: [{ role: 'user', content: { type: 'text', text: 'summarize: a b c' } }],
+              maxTokens: 10,
+            });
+            const content = Array.isArray(answer.content) ? answer.content[0] : answer.content;
+            const text = content?.type === 'text' ? content.text : '?';
+            return { content: [{ type: 'text', text }] };
+          },
+        );
+      },
+    });
+    const run = await runTool(
+      summarizing,
+      'summarize',
+      {},
+      {
+        sample: () => ({
+          role: 'assistant',
+          model: 'test',
+          content: { type: 'text', text: 'abc' },
+        }),
+      },
+    );
+    expect(run.result.content).toEqual([{ type: 'text', text: 'abc' }]);
   });
 });

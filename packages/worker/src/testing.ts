@@ -1,9 +1,30 @@
-import { Client } from '@modelcontextprotocol/client';
-import { InMemoryTransport, McpServer, type CallToolResult } from '@modelcontextprotocol/server';
-import type { RequestId, WorkerEpoch } from '@tidemark/protocol';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import {
+  createMcpHandler,
+  InMemoryTransport,
+  type McpServer,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type CallToolResult,
+  type CreateMessageRequest,
+  type CreateMessageResult,
+  type ElicitRequest,
+  type ElicitResult,
+} from '@modelcontextprotocol/server';
+import { STATELESS_PROTOCOL_VERSION, type RequestId, type WorkerEpoch } from '@tidemark/protocol';
 import type { Execution } from './execution.js';
-import { registerModule } from './retries.js';
+import { registerModule, type ExecutionEnd } from './retries.js';
 import type { ToolModule } from './tool-module.js';
+import { createToolServer } from './tool-server.js';
+
+/**
+ * The tool authors' harness: a module run the way the worker runs it — the official SDK's server
+ * and client over an in-memory transport, retries, timeouts and the v1 bridge included — without
+ * Kafka, reporting what a client saw.
+ *
+ * @example
+ * const run = await runTool(weather, 'forecast', { city: 'Oslo' });
+ * const session = await openToolSession(weather, { lane: 'stateless' });
+ */
 
 export interface ProgressEntry {
   progress: number;
@@ -12,36 +33,160 @@ export interface ProgressEntry {
 }
 
 /** A user's answer to an elicitation. */
-export interface ElicitAnswer {
-  action: 'accept' | 'decline' | 'cancel';
-  content?: Record<string, string | number | boolean | string[]>;
-}
+export type ElicitAnswer = ElicitResult;
 
 /** What one tool call did, as a client saw it. */
 export interface ToolRun {
   readonly result: CallToolResult;
   /** Progress notifications, in order. */
   readonly progress: ReadonlyArray<ProgressEntry>;
-  /** `notifications/message` log entries, in order. */
+  /** `notifications/message` log entries, in order (session lane only). */
   readonly logs: ReadonlyArray<{ level: string; data: unknown }>;
   /** Executions the call took: 1 plus its retries. */
   readonly attempts: number;
+  /**
+   * How each execution ended (`retrying` ones are what a client of the worker sees as a reset:
+   * the next execution is a new generation).
+   */
+  readonly executions: ReadonlyArray<Pick<ExecutionEnd, 'outcome' | 'error'> & { attempt: number }>;
 }
 
-export interface RunToolOptions {
+export interface ToolSessionOptions {
+  /**
+   * The lane the client speaks: `session` (2025-11-25, an initialized session) or `stateless`
+   * (2026-07-28: no session; push elicitation and sampling are refused there, `inputRequired`
+   * works). Default `session`.
+   */
+  lane?: 'session' | 'stateless';
+  /**
+   * Answers the tool's elicitation (pushed with `elicitInput`, or asked with `inputRequired`);
+   * without it, elicitation is declined.
+   */
+  elicit?: (params: ElicitRequest['params']) => ElicitResult | Promise<ElicitResult>;
+  /** Answers sampling requests; without it the client does not offer sampling. */
+  sample?: (
+    params: CreateMessageRequest['params'],
+  ) => CreateMessageResult | Promise<CreateMessageResult>;
+}
+
+export interface CallOptions {
   /** Ask for progress (sends a progress token). Default true. */
   progress?: boolean;
   /** Abort to cancel the call, as a client would. */
   signal?: AbortSignal;
-  /** Answers the tool's elicitation requests; without it, elicitation is declined. */
-  elicit?: (params: Record<string, unknown>) => ElicitAnswer | Promise<ElicitAnswer>;
   /** Per-call timeout, ms. Default 60,000. */
   timeoutMs?: number;
 }
 
+export type RunToolOptions = ToolSessionOptions & CallOptions;
+
+/** One client session on a module's server: several calls, and the client for everything else. */
+export interface ToolSession {
+  /** The official client, connected: `listTools`, `readResource`, `getPrompt`, … */
+  readonly client: Client;
+  call(name: string, args: Record<string, unknown>, options?: CallOptions): Promise<ToolRun>;
+  close(): Promise<void>;
+}
+
+/** Opens a client session on the module's server, as a worker would serve it. */
+export async function openToolSession(
+  module: ToolModule,
+  options: ToolSessionOptions = {},
+): Promise<ToolSession> {
+  const stateless = options.lane === 'stateless';
+  const calls = new CallLedger();
+  const newServer = async () => {
+    const server = createToolServer(TEST_SERVER, [module], {
+      supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS, STATELESS_PROTOCOL_VERSION],
+    });
+    await registerModule(server, module, calls, { sessionId: 'test-session' });
+    return server;
+  };
+  const client = new Client(
+    { name: 'tidemark-test-client', version: '0.0.0' },
+    {
+      capabilities: {
+        elicitation: { form: {} },
+        ...(options.sample === undefined ? {} : { sampling: {} }),
+      },
+      ...(stateless ? { versionNegotiation: { mode: { pin: STATELESS_PROTOCOL_VERSION } } } : {}),
+    },
+  );
+  const logs: Array<{ level: string; data: unknown }> = [];
+  client.setNotificationHandler('notifications/message', (notification) => {
+    logs.push({ level: notification.params.level, data: notification.params.data });
+  });
+  client.setRequestHandler('elicitation/create', async (request) =>
+    options.elicit === undefined ? { action: 'decline' } : options.elicit(request.params),
+  );
+  const sample = options.sample;
+  if (sample !== undefined)
+    client.setRequestHandler('sampling/createMessage', async (request) => sample(request.params));
+  const closeServer = stateless
+    ? await connectStateless(client, newServer)
+    : await connectSession(client, await newServer());
+  return {
+    client,
+    call: async (name, args, callOptions = {}) => {
+      const progress: ProgressEntry[] = [];
+      const logsBefore = logs.length;
+      const before = calls.ends.length;
+      const result = await client.callTool(
+        { name, arguments: args },
+        {
+          ...(callOptions.progress === false
+            ? {}
+            : { onprogress: (p: ProgressEntry) => void progress.push(p) }),
+          ...(callOptions.signal === undefined ? {} : { signal: callOptions.signal }),
+          timeout: callOptions.timeoutMs ?? 60_000,
+        },
+      );
+      const executions = calls.ends.slice(before);
+      return {
+        result,
+        progress,
+        logs: logs.slice(logsBefore),
+        attempts: Math.max(1, ...executions.map((e) => e.attempt)),
+        executions,
+      };
+    },
+    close: async () => {
+      await client.close();
+      await closeServer();
+    },
+  };
+}
+
+const TEST_SERVER = { serverInfo: { name: 'tidemark-test', version: '0.0.0' } };
+
+/** The session lane: one server for the session, over an in-memory transport. */
+async function connectSession(client: Client, server: McpServer): Promise<() => Promise<void>> {
+  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverTransport);
+  await client.connect(clientTransport);
+  return () => server.close();
+}
+
 /**
- * Runs one tool of a module the way the worker would — the official SDK's server and client over
- * an in-memory transport, retries included — without Kafka, and reports what a client saw.
+ * The stateless lane, as a worker serves it: a fresh server per request (the SDK's handler), the
+ * client's HTTP going straight to it, no socket.
+ */
+async function connectStateless(
+  client: Client,
+  newServer: () => Promise<McpServer>,
+): Promise<() => Promise<void>> {
+  const handler = createMcpHandler(newServer);
+  const fetch = (input: string | URL | Request, init?: RequestInit) =>
+    handler.fetch(new Request(input, init));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL('http://tidemark.test/mcp'), { fetch }),
+  );
+  return () => handler.close();
+}
+
+/**
+ * Runs one tool of a module the way the worker would, in a session of its own, and reports what
+ * a client saw.
  */
 export async function runTool(
   module: ToolModule,
@@ -49,60 +194,41 @@ export async function runTool(
   args: Record<string, unknown>,
   options: RunToolOptions = {},
 ): Promise<ToolRun> {
-  const server = new McpServer(
-    { name: 'tidemark-test', version: '0.0.0' },
-    { capabilities: { logging: {} } },
-  );
-  let attempts = 0;
-  let attempt = 1;
-  const epoch = '0'.repeat(20) as WorkerEpoch;
-  const host = {
-    execution: (requestId: RequestId): Execution => {
-      attempts = Math.max(attempts, attempt);
-      return {
-        sessionId: 'test-session',
-        stream: String(requestId),
-        generation: { epoch, attempt },
-        attempt,
-      };
-    },
-    retry: () => {
-      attempt++;
-      return Promise.resolve();
-    },
-  };
-  await registerModule(server, module, host, { sessionId: 'test-session' });
-  const client = new Client(
-    { name: 'tidemark-test-client', version: '0.0.0' },
-    { capabilities: { elicitation: { form: {} } } },
-  );
-  const logs: Array<{ level: string; data: unknown }> = [];
-  const progress: ProgressEntry[] = [];
-  client.setNotificationHandler('notifications/message', (notification) => {
-    logs.push({ level: notification.params.level, data: notification.params.data });
-  });
-  client.setRequestHandler('elicitation/create', async (request) => {
-    if (options.elicit === undefined) return { action: 'decline' };
-    const answer = await options.elicit(request.params);
-    return { ...answer };
-  });
-  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverTransport);
-  await client.connect(clientTransport);
+  const session = await openToolSession(module, options);
   try {
-    const result = await client.callTool(
-      { name, arguments: args },
-      {
-        ...(options.progress === false
-          ? {}
-          : { onprogress: (p: ProgressEntry) => void progress.push(p) }),
-        ...(options.signal === undefined ? {} : { signal: options.signal }),
-        timeout: options.timeoutMs ?? 60_000,
-      },
-    );
-    return { result, progress, logs, attempts };
+    return await session.call(name, args, options);
   } finally {
-    await client.close();
-    await server.close();
+    await session.close();
+  }
+}
+
+/** The executions of the calls of one test session: attempts per call, and how each ended. */
+class CallLedger {
+  private readonly attempts = new Map<RequestId, number>();
+  private readonly epoch = '0'.repeat(20) as WorkerEpoch;
+  readonly ends: Array<Pick<ExecutionEnd, 'outcome' | 'error'> & { attempt: number }> = [];
+
+  execution(requestId: RequestId): Execution {
+    const attempt = this.attempts.get(requestId) ?? 1;
+    this.attempts.set(requestId, attempt);
+    return {
+      sessionId: 'test-session',
+      stream: String(requestId),
+      generation: { epoch: this.epoch, attempt },
+      attempt,
+    };
+  }
+
+  retry(requestId: RequestId): Promise<void> {
+    this.attempts.set(requestId, (this.attempts.get(requestId) ?? 1) + 1);
+    return Promise.resolve();
+  }
+
+  onExecutionEnd(end: ExecutionEnd): void {
+    this.ends.push({
+      attempt: end.execution?.attempt ?? 1,
+      outcome: end.outcome,
+      ...(end.error === undefined ? {} : { error: end.error }),
+    });
   }
 }
