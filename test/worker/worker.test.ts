@@ -9,7 +9,14 @@ import {
   topicNames,
   type TopicNames,
 } from '@tidemark/protocol';
-import { Worker, type ExecutionEnd, type WorkerOptions } from '@tidemark/worker';
+import {
+  currentExecution,
+  defineToolModule,
+  Worker,
+  type ExecutionEnd,
+  type ToolLogger,
+  type WorkerOptions,
+} from '@tidemark/worker';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { LogClient, outcome } from '../support/log-client.js';
 
@@ -100,6 +107,48 @@ describe('the worker on the embedded log', () => {
     ]);
     expect(String(ends.at(-1)?.error)).toContain('flaky_count failed at 2');
     expect(ends.every((e) => e.durationMs >= 0)).toBe(true);
+  });
+
+  it('gives each execution a logger stamped with the tool, session, stream and attempt', async () => {
+    const { startWorker, client } = setup();
+    const lines: Array<Record<string, unknown>> = [];
+    const capture = (bindings: Record<string, unknown>): ToolLogger => {
+      const write = (first: Record<string, unknown> | string, msg?: string) =>
+        void lines.push({
+          ...bindings,
+          ...(typeof first === 'string' ? { msg: first } : { ...first, msg }),
+        });
+      return {
+        debug: write,
+        info: write,
+        warn: write,
+        error: write,
+        child: (more) => capture({ ...bindings, ...more }),
+      };
+    };
+    const logging = defineToolModule({
+      name: 'logging',
+      register(server) {
+        server.registerTool('lookup', { description: 'logs what it does' }, () => {
+          currentExecution()?.log?.info({ city: 'Oslo' }, 'looking up');
+          return { content: [{ type: 'text', text: 'ok' }] };
+        });
+      },
+    });
+    await startWorker({ modules: [logging], logger: capture({}) });
+    const c = client();
+    await c.initialize();
+    await c.call('l', 'lookup', {}).done;
+    expect(lines).toEqual([
+      expect.objectContaining({
+        tool: 'lookup',
+        stream: 'rl',
+        attempt: 1,
+        city: 'Oslo',
+        msg: 'looking up',
+      }),
+    ]);
+    expect(lines[0]!['session']).toEqual(expect.any(String));
   });
 
   it('a worker taking over re-runs an unfinished call as a new generation: the client is reset, then gets the exact result', async () => {

@@ -6,8 +6,10 @@ import type { Logger } from './logger.js';
 /** The worker's hooks, writing to the process's structured log. */
 export function observe(
   log: Logger,
-): Pick<WorkerOptions, 'onProblem' | 'onExecution' | 'onExecutionEnd'> {
+): Pick<WorkerOptions, 'onProblem' | 'onExecution' | 'onExecutionEnd' | 'logger'> {
   return {
+    // Tools log through the process's logger: JSON lines with the trace and span ids.
+    logger: log,
     onExecutionEnd: (end) => logExecutionEnd(log, end),
     onProblem: (problem, error) =>
       error === undefined ? log.warn(problem) : log.warn({ err: error }, problem),

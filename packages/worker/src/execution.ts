@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Generation } from '@tidemark/protocol';
+import type { ToolLogger } from './tool-logger.js';
 
 /** What a running tool can know of its execution: which generation of which stream it is. */
 export interface Execution {
@@ -10,6 +11,11 @@ export interface Execution {
   readonly attempt: number;
   /** The authenticated subject the session is bound to, when the gateway authenticates. */
   readonly subject?: string;
+  /**
+   * A logger for the tool, its lines stamped with the tool, session, stream and attempt (and, in
+   * `tidemark`, the trace and span ids): use it instead of `console` so the lines stay JSON.
+   */
+  readonly log?: ToolLogger;
 }
 
 const storage = new AsyncLocalStorage<Execution>();

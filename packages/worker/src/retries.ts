@@ -12,6 +12,7 @@ import {
 import { formatGeneration } from '@tidemark/protocol';
 import type { RequestId } from '@tidemark/protocol';
 import { runInExecution, type Execution } from './execution.js';
+import type { ToolLogger } from './tool-logger.js';
 import {
   compileRetryPolicy,
   isRetryableError,
@@ -28,6 +29,8 @@ export interface RetryHost {
   retry(requestId: RequestId): Promise<void>;
   /** Each execution's end: the one line an operator reads. */
   onExecutionEnd?(end: ExecutionEnd): void;
+  /** The logger tools get (`currentExecution().log`), a child per execution. */
+  readonly logger?: ToolLogger | undefined;
 }
 
 /**
@@ -95,7 +98,7 @@ function retrying(
     const { signal } = ctx.mcpReq;
     let backoff = policy.backoffMs;
     for (let attempt = 1; ; attempt++) {
-      const execution = host.execution(ctx.mcpReq.id);
+      const execution = withLogger(host, name, host.execution(ctx.mcpReq.id));
       const started = performance.now();
       const end = (outcome: ExecutionEnd['outcome'], error?: unknown) =>
         host.onExecutionEnd?.({
@@ -122,6 +125,13 @@ function retrying(
       }
     }
   };
+}
+
+/** The execution with its tool's logger: a child stamped with the tool and where it runs. */
+function withLogger(host: RetryHost, tool: string, execution: Execution | undefined) {
+  if (execution === undefined || host.logger === undefined) return execution;
+  const { sessionId: session, stream, attempt } = execution;
+  return { ...execution, log: host.logger.child({ tool, session, stream, attempt }) };
 }
 
 /** Waits `ms`; false when the signal aborted first. */

@@ -170,6 +170,7 @@ export class SessionCalls {
       },
       onExecution: (event) => options.onExecution?.({ session, ...event }),
       onExecutionEnd: options.onExecutionEnd,
+      logger: options.logger,
       onWriteFailure: (stream, error) =>
         options.onProblem(
           `the log refused a write of ${session} ${stream}; its result is written again as a new generation`,

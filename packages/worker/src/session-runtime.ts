@@ -18,6 +18,7 @@ import { backoff } from './backoff.js';
 import { currentExecution, type Execution } from './execution.js';
 import { authInfoOf } from './auth-info.js';
 import { LogTransport } from './log-transport.js';
+import type { ToolLogger } from './tool-logger.js';
 import { createToolServer } from './tool-server.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
 import { StreamRun } from './stream-run.js';
@@ -48,6 +49,8 @@ export interface SessionRuntimeOptions {
   onWriteFailure?: (stream: StreamId, error: unknown) => void;
   /** Each tool execution's end. */
   onExecutionEnd?: ((end: ExecutionEnd) => void) | undefined;
+  /** The logger tools get. */
+  logger?: ToolLogger | undefined;
   /** Observability hooks: executions started (per generation) and skipped. */
   onExecution?: (event: { stream: StreamId; attempt: number; cause: string }) => void;
 }
@@ -248,6 +251,11 @@ export class SessionRuntime {
       attempt: generation.attempt,
       ...(this.options.subject === undefined ? {} : { subject: this.options.subject }),
     };
+  }
+
+  /** @internal The logger tools get. */
+  get logger(): ToolLogger | undefined {
+    return this.options.logger;
   }
 
   /** @internal Each tool execution's end, for the operator's log. */

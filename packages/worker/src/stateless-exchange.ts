@@ -17,6 +17,7 @@ import {
 import { registerModule, type ExecutionEnd } from './retries.js';
 import { authInfoOf } from './auth-info.js';
 import { StreamRun } from './stream-run.js';
+import type { ToolLogger } from './tool-logger.js';
 import { createToolServer } from './tool-server.js';
 import type { ToolModule } from './tool-module.js';
 
@@ -34,6 +35,7 @@ export interface StatelessExchangeOptions {
   writer: StreamWriter;
   heads: StreamHeadStore;
   onExecution?: (event: { stream: StreamId; attempt: number; cause: string }) => void;
+  logger?: ToolLogger | undefined;
   onExecutionEnd?: ((end: ExecutionEnd) => void) | undefined;
 }
 
@@ -85,6 +87,7 @@ export class StatelessExchange {
       }),
       retry: () => run.retry(),
       onExecutionEnd: (end: ExecutionEnd) => this.options.onExecutionEnd?.(end),
+      logger: this.options.logger,
     };
     for (const module of this.options.modules)
       await registerModule(server, module, host, { sessionId: key });

@@ -51,6 +51,7 @@ export class StatelessRequests {
       heads: stores.heads,
       onExecution: (event) => options.onExecution?.({ session: key, ...event }),
       onExecutionEnd: options.onExecutionEnd,
+      logger: options.logger,
     });
     this.exchanges.set(key, exchange);
     void exchange

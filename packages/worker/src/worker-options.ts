@@ -8,6 +8,7 @@ import {
 } from '@tidemark/protocol';
 import type { ExecutionEnd } from './retries.js';
 import type { ToolModule } from './tool-module.js';
+import { stderrLogger, type ToolLogger } from './tool-logger.js';
 
 export interface WorkerOptions {
   /** The log: Kafka or the embedded one. It must also manage consumer groups. */
@@ -81,6 +82,11 @@ export interface WorkerOptions {
    * line per execution an operator reads (`tidemark` logs it).
    */
   onExecutionEnd?: (end: ExecutionEnd) => void;
+  /**
+   * The logger tools get as `currentExecution().log` (a child per execution). Default: JSON lines
+   * on stderr.
+   */
+  logger?: ToolLogger;
   /** Problems that do not stop the worker (a malformed record, a failed write). Default: stderr. */
   onProblem?: (problem: string, error?: unknown) => void;
 }
@@ -130,7 +136,12 @@ const POSITIVE_INTEGERS = [
 export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOptions {
   if (options.modules.length === 0)
     throw invalidOption('modules', 'at least one tool module', '[]');
-  const compiled = { ...WORKER_DEFAULTS, onProblem: problemToStderr, ...options };
+  const compiled = {
+    ...WORKER_DEFAULTS,
+    onProblem: problemToStderr,
+    logger: stderrLogger({ name: 'tidemark-worker' }),
+    ...options,
+  };
   for (const key of POSITIVE_INTEGERS) {
     const value = compiled[key];
     if (!Number.isInteger(value) || value < 1)
