@@ -43,7 +43,7 @@ async function devWith(source: string, flags: string[] = []) {
   };
   onTestFinished(shutdown);
   const entries = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-  return { client, entries, shutdown };
+  return { client, entries, shutdown, module };
 }
 
 describe('what an operator reads in the log', () => {
@@ -85,5 +85,44 @@ describe('what clients are told', () => {
     );
     expect(client.getServerVersion()).toMatchObject({ name: 'acme-tools', version: '2.3.0' });
     expect(client.getInstructions()).toBe('Be brief.\n\nCall lookup before answering.');
+  });
+});
+
+describe('tidemark dev --watch', () => {
+  const moduleWith = (tool: string) => `
+    export default (server) => {
+      server.registerTool('${tool}', { description: '${tool}' }, async () => ({
+        content: [{ type: 'text', text: '${tool} ran' }],
+      }));
+    };
+  `;
+
+  it('reloads a changed module: the session lives on, its client is told the tools changed', async () => {
+    const { client, module } = await devWith(moduleWith('first'), ['--watch']);
+    const changed: string[] = [];
+    client.setNotificationHandler('notifications/tools/list_changed', (notification) => {
+      changed.push(notification.method);
+    });
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['first']);
+    writeFileSync(module, moduleWith('second'));
+    await vi.waitFor(() => expect(changed).toEqual(['notifications/tools/list_changed']), {
+      timeout: 10_000,
+    });
+    // The same session (no re-initialize), the new module's tools.
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['second']);
+    const result = await client.callTool({ name: 'second', arguments: {} });
+    expect(result.content).toEqual([{ type: 'text', text: 'second ran' }]);
+  });
+
+  it('a change that breaks the module leaves the old one serving, and says why', async () => {
+    const { client, module, entries } = await devWith(moduleWith('steady'), ['--watch']);
+    writeFileSync(module, 'export default () => { throw new Error("half-saved"); };');
+    await vi.waitFor(
+      () => expect(entries().some((e) => String(e['msg']).includes('not reloaded'))).toBe(true),
+      { timeout: 10_000 },
+    );
+    const failure = entries().find((e) => String(e['msg']).includes('not reloaded'))!;
+    expect(JSON.stringify(failure['err'])).toContain('half-saved');
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['steady']);
   });
 });

@@ -16,6 +16,7 @@ import {
 import { createKeyring, DEFAULT_TOPIC_PREFIX, topicNames, type Keyring } from '@tidemark/protocol';
 import { loadToolModules, Worker, WORKER_DEFAULTS } from '@tidemark/worker';
 import { SERVER_IDENTITY_FLAGS, serverIdentityOf } from './server-identity.js';
+import { watchToolModules } from './watch.js';
 import { observe } from './worker-log.js';
 import { AUTH_FLAGS, authOf } from './auth.js';
 import { KAFKA_FLAGS, kafkaOptions } from './kafka-options.js';
@@ -41,6 +42,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
   const { values } = parseFlags(args, {
     port: { type: 'string' },
     host: { type: 'string' },
+    watch: { type: 'boolean' },
     tools: { type: 'string', multiple: true },
     ...SERVER_IDENTITY_FLAGS,
     data: { type: 'string' },
@@ -62,9 +64,8 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
   const ttls = ttlsOf(values);
   const resumeWindowMs = duration(str(values['resume-window']), '--resume-window') ?? 3_600_000;
   const data = resolve(io.cwd, str(values['data']) ?? '.tidemark');
-  const modules = await loadToolModules(
-    toolSpecifiers(list(values['tools']), io.cwd, DEFAULT_EXAMPLES),
-  );
+  const specifiers = toolSpecifiers(list(values['tools']), io.cwd, DEFAULT_EXAMPLES);
+  const modules = await loadToolModules(specifiers);
   // The log holds every request and result, the secret signs event ids: this user's only.
   mkdirSync(data, { recursive: true, mode: 0o700 });
   chmodSync(data, 0o700);
@@ -96,7 +97,10 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
   io.out(`Tidemark dev server (single process, embedded log in ${data})`);
   io.out(`MCP endpoint: http://${host.includes(':') ? `[${host}]` : host}:${portOf(server)}/mcp`);
   io.out(`tools: ${modules.map((m) => m.name).join(', ')}`);
+  const watching =
+    values['watch'] === true ? watchToolModules(specifiers, worker, io.log) : undefined;
   await io.stopSignal;
+  watching?.close();
   await gateway.drain();
   await worker.stop();
   await log.close();

@@ -27,6 +27,8 @@ unfinished calls run again as a new generation, resuming clients are reset, neve
   --host <addr>      address to bind. Default 127.0.0.1
   --allow-remote     required to bind anything but a loopback address (dev has no auth)
   --tools <module>   tool module to load (repeatable, or comma-separated). Default: the examples
+  --watch            reload a tool module when its file changes; sessions live on, clients are
+                     told the tools changed (notifications/tools/list_changed)
   --data <dir>       where the log and the event-id secret live (0700). Default .tidemark
   --auth-tokens <file>, --auth-jwks <url|file> --auth-issuer <iss> --auth-audience <aud>
                      authenticate clients as the gateway does. Default: none (loopback only)

@@ -8,7 +8,10 @@ import type { SessionRuntime } from './session-runtime.js';
  * unfinished, re-run by the partition's next owner), and the number stopped frees as many slots.
  */
 export class SessionCache {
-  private readonly entries = new Map<SessionId, { runtime: SessionRuntime; partition: number }>();
+  private readonly entries = new Map<
+    SessionId,
+    { runtime: SessionRuntime; partition: number; stale?: true }
+  >();
 
   constructor(
     private readonly maxSessions: number,
@@ -16,10 +19,17 @@ export class SessionCache {
     private readonly onStopped: (calls: number) => void,
   ) {}
 
-  /** The session's runtime, now the most recently used. */
-  get(session: SessionId): SessionRuntime | undefined {
+  /**
+   * The session's runtime, now the most recently used; undefined (and dropped) when its modules
+   * were replaced and no call of it runs any more — the next one is restored with the new ones.
+   */
+  async get(session: SessionId): Promise<SessionRuntime | undefined> {
     const entry = this.entries.get(session);
     if (entry === undefined) return undefined;
+    if (entry.stale === true && entry.runtime.inflightCount === 0) {
+      await this.drop(session);
+      return undefined;
+    }
     this.entries.delete(session);
     this.entries.set(session, entry);
     return entry.runtime;
@@ -53,6 +63,18 @@ export class SessionCache {
   async dropPartitions(partitions: readonly number[]): Promise<void> {
     for (const [session, { partition }] of [...this.entries])
       if (partitions.includes(partition)) await this.drop(session);
+  }
+
+  /**
+   * The tool modules were replaced: each session's client is told its tools changed (on its
+   * standalone stream), and each server is replaced once no call of it runs.
+   */
+  async modulesReplaced(): Promise<void> {
+    for (const [session, entry] of [...this.entries]) {
+      await entry.runtime.toolsChanged();
+      if (entry.runtime.inflightCount === 0) await this.drop(session);
+      else entry.stale = true;
+    }
   }
 
   /** Drops servers with no call running and no activity since `idleBeforeMs`. */

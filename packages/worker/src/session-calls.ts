@@ -61,7 +61,7 @@ export class SessionCalls {
 
   /** The client ended its session: its running calls are cancelled, its server dropped. */
   async end(session: SessionId): Promise<void> {
-    await this.runtimes.get(session)?.cancelAll('the session ended');
+    await (await this.runtimes.get(session))?.cancelAll('the session ended');
     await this.runtimes.drop(session);
   }
 
@@ -145,7 +145,7 @@ export class SessionCalls {
     reader: PartitionReader,
     message: JSONRPCMessage,
   ): Promise<SessionRuntime | undefined> {
-    const existing = this.runtimes.get(session);
+    const existing = await this.runtimes.get(session);
     if (existing !== undefined) return existing;
     const isInitialize = 'method' in message && message.method === 'initialize';
     const { options, stores, slots } = this.lane;

@@ -253,6 +253,12 @@ export class SessionRuntime {
     };
   }
 
+  /** Tells the client its tools changed (`notifications/tools/list_changed`, on its standalone stream). */
+  async toolsChanged(): Promise<void> {
+    if (this.closed) return;
+    await this.server.server.sendToolListChanged();
+  }
+
   /** @internal The logger tools get. */
   get logger(): ToolLogger | undefined {
     return this.options.logger;

@@ -16,6 +16,7 @@ import { probeToolModules } from './module-probe.js';
 import { PartitionReader } from './partition-reader.js';
 import { SessionCalls } from './session-calls.js';
 import { StatelessRequests } from './stateless-requests.js';
+import type { ToolModule } from './tool-module.js';
 import {
   compileWorkerOptions,
   type CompiledWorkerOptions,
@@ -98,6 +99,18 @@ export class Worker {
     } finally {
       this.sweeping = false;
     }
+  }
+
+  /**
+   * Replaces the tool modules (`tidemark dev --watch`): the new ones are probed first (a module that
+   * fails leaves the old ones serving, and the error goes up); then every session's client is told
+   * its tools changed, and each session's server is restored with the new modules — at once when
+   * idle, after its running calls end otherwise. Sessions themselves live on: they are in the log.
+   */
+  async replaceModules(modules: readonly ToolModule[]): Promise<void> {
+    await probeToolModules(modules, this.options);
+    this.options.modules = modules;
+    await this.started?.sessionCalls.runtimes.modulesReplaced();
   }
 
   /** Partitions this worker reads now. */
