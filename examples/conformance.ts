@@ -10,13 +10,6 @@ const PNG =
 const WAV = 'UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=';
 
 type Content = Record<string, unknown> & { type: string };
-interface Ctx {
-  mcpReq: {
-    _meta?: { progressToken?: string | number };
-    notify: (notification: { method: string; params?: Record<string, unknown> }) => Promise<void>;
-    send: (request: { method: string; params?: Record<string, unknown> }) => Promise<unknown>;
-  };
-}
 
 const text = (value: string): Content => ({ type: 'text', text: value });
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -172,7 +165,7 @@ export function registerConformance(server: McpServer): void {
         'Tool processing data',
         'Tool execution completed',
       ]) {
-        await (ctx as unknown as Ctx).mcpReq.notify({
+        await ctx.mcpReq.notify({
           method: 'notifications/message',
           params: { level: 'info', data: step },
         });
@@ -185,7 +178,7 @@ export function registerConformance(server: McpServer): void {
     'test_tool_with_progress',
     { description: 'Reports progress 0, 50, 100', inputSchema: z.object({}) },
     async (_args, ctx) => {
-      const { _meta, notify } = (ctx as unknown as Ctx).mcpReq;
+      const { _meta, notify } = ctx.mcpReq;
       const progressToken = _meta?.progressToken ?? 0;
       for (const progress of [0, 50, 100]) {
         await notify({
@@ -210,7 +203,7 @@ export function registerConformance(server: McpServer): void {
     },
     async ({ prompt }, ctx) => {
       try {
-        const answer = (await (ctx as unknown as Ctx).mcpReq.send({
+        const answer = (await ctx.mcpReq.send({
           method: 'sampling/createMessage',
           params: {
             messages: [{ role: 'user', content: { type: 'text', text: prompt } }],
@@ -234,7 +227,7 @@ export function registerConformance(server: McpServer): void {
       { description: 'Asks the user for input', inputSchema: input },
       async (args: { message?: string }, ctx) => {
         try {
-          const answer = (await (ctx as unknown as Ctx).mcpReq.send({
+          const answer = (await ctx.mcpReq.send({
             method: 'elicitation/create',
             params: {
               message: elicitation.message ?? args.message ?? '',
