@@ -121,3 +121,18 @@ export {
   STATELESS_PROTOCOL_VERSION,
   isStatelessRevision,
 } from './revisions.js';
+export {
+  CLIENT_CAPABILITIES_META_KEY,
+  MISSING_REQUIRED_CLIENT_CAPABILITY,
+  TASKS_EXTENSION,
+  createTaskResult,
+  declaresTasks,
+  detailedTask,
+  foldTask,
+  isTaskExpired,
+  isTerminalTaskStatus,
+  missingTasksCapability,
+  newTaskId,
+  parseTaskId,
+} from './tasks.js';
+export type { TaskEvent, TaskFold, TaskFoldSkip, TaskState, TaskStatus } from './tasks.js';
