@@ -35,6 +35,7 @@ export default defineConfig({
             'packages/*/test/**/*.test.ts',
             'test/worker/**/*.test.ts',
             'test/gateway/**/*.test.ts',
+            'test/tasks/**/*.test.ts',
             'test/conformance/**/*.test.ts',
             'test/cli/**/*.test.ts',
             'test/packages/**/*.test.ts',

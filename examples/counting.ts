@@ -82,4 +82,6 @@ export default defineToolModule({
   name: 'counting',
   register: registerCounting,
   retry: { maxAttempts: 5, backoffMs: 10 },
+  // For 2026-07-28 clients that declare the Tasks extension, these run as durable tasks.
+  taskSupport: { count: 'optional', flaky_count: 'optional' },
 });

@@ -95,4 +95,9 @@ export function registerInteractive(server: McpServer): void {
   );
 }
 
-export default defineToolModule({ name: 'interactive', register: registerInteractive });
+export default defineToolModule({
+  name: 'interactive',
+  register: registerInteractive,
+  // As a task, `confirm_deploy` asks through `tasks/get` (`input_required`) and `tasks/update`.
+  taskSupport: { confirm_deploy: 'optional' },
+});

@@ -1,5 +1,5 @@
-import type { LogPort, Keyring, TopicNames } from '@tidemark/protocol';
-import { invalidOption } from '@tidemark/protocol';
+import type { LogPort, Keyring, TaskMode, TopicNames } from '@tidemark/protocol';
+import { invalidOption, TASK_MODES } from '@tidemark/protocol';
 import type { Authenticate } from './auth/authenticators.js';
 
 export interface GatewayOptions {
@@ -98,6 +98,12 @@ export interface GatewayOptions {
    */
   tailWaitMs?: number;
   /**
+   * When a 2026-07-28 `tools/call` from a client that declares the Tasks extension becomes a task:
+   * `never`, as the tool declares (`tool`: its module's `taskSupport`), or `always`.
+   * @default 'tool'
+   */
+  tasks?: TaskMode;
+  /**
    * Bearer-token hook: resolves the subject of a request, or undefined to answer 401. When set,
    * sessions are bound to their subject; another subject presenting the session id gets 404.
    */
@@ -138,6 +144,7 @@ export const GATEWAY_DEFAULTS = {
   retryMs: 1_000,
   maxBufferedBytes: 1024 * 1024,
   tailWaitMs: 500,
+  tasks: 'tool',
 } as const;
 
 /** Options with their defaults applied, validated. */
@@ -166,5 +173,6 @@ export function compileGatewayOptions(options: GatewayOptions): CompiledGatewayO
     if (!Number.isInteger(o[key]) || o[key] < 1)
       throw invalidOption(key, 'a positive integer', o[key]);
   }
+  if (!TASK_MODES.includes(o.tasks)) throw invalidOption('tasks', TASK_MODES.join(' | '), o.tasks);
   return o;
 }

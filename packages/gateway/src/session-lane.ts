@@ -182,7 +182,12 @@ export async function findSession(
   if (header === undefined) return refuse(HttpRefusals.missingSession());
   const id = parseSessionId(header);
   const record = id === undefined ? undefined : await ctx.sessions.get(id);
-  if (record === undefined || (auth !== undefined && record.subject !== auth.subject))
+  // A task's record lives beside the sessions, under its task id: it is not a session.
+  if (
+    record === undefined ||
+    record.task !== undefined ||
+    (auth !== undefined && record.subject !== auth.subject)
+  )
     return refuse(HttpRefusals.unknownSession());
   return pass(record);
 }

@@ -15,6 +15,7 @@ import type { AuthResult } from './auth/authenticators.js';
 import type { GatewayContext } from './gateway-context.js';
 import { requestSpan } from './gateway-spans.js';
 import { accepts, headerValue } from './http-guards.js';
+import { handleTaskMethod, isTaskMethod } from './task-lane.js';
 import { deliverStream, newStream, respondJson } from './stream-responses.js';
 
 // The stateless lane (2026-07-28): no session, no event ids, no resume. The request is routed by
@@ -82,6 +83,7 @@ export async function handleStatelessPost(
     id: RequestId;
     method: string;
   };
+  if (isTaskMethod(request.method)) return handleTaskMethod(ctx, res, route, request, auth);
   const key = newSessionId();
   const started = await newStream(ctx, key, request.id);
   const record = (message: Record<string, unknown>): RequestRecord => ({
@@ -90,6 +92,7 @@ export async function handleStatelessPost(
     message,
     classification: route.classification,
     subject: auth?.subject,
+    tasks: ctx.options.tasks,
   });
   const cancel = () =>
     void ctx.producer

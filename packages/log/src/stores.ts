@@ -111,6 +111,11 @@ export interface SessionRecord {
   /** The authenticated subject the session is bound to, when auth is on. */
   readonly subject?: string;
   readonly createdAtMs: number;
+  /**
+   * Set when the record is a task's (the Tasks extension): its id is the key, its stream is
+   * `TASK_STREAM` under that key. A task is not a session: the session lane never serves it.
+   */
+  readonly task?: { readonly ttlMs: number | null; readonly pollIntervalMs: number };
 }
 
 /** Sessions over the compacted `sessions` topic: create, look up, end (tombstone). */

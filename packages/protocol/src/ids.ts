@@ -19,6 +19,8 @@ const WORKER_EPOCH = /^[0-9a-f]{20}$/;
 const MAX_INLINE_STREAM_BYTES = 48;
 
 export const STANDALONE_STREAM = 's' as StreamId;
+/** The stream of a task (under its task id's key): its executions, input requests and outcome. */
+export const TASK_STREAM = 't' as StreamId;
 
 export function newSessionId(): SessionId {
   return randomBytes(16).toString('base64url') as SessionId;
@@ -51,6 +53,7 @@ export function requestStreamId(requestId: RequestId): StreamId {
 /** Validates a stream id read from a record or an event id. */
 export function parseStreamId(value: string): StreamId | undefined {
   if (value === STANDALONE_STREAM) return STANDALONE_STREAM;
+  if (value === TASK_STREAM) return TASK_STREAM;
   if (Buffer.byteLength(value) > MAX_INLINE_STREAM_BYTES) return undefined;
   if (/^n-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(value)) return value as StreamId;
   if (value.startsWith('r') || /^h[A-Za-z0-9_-]{27}$/.test(value)) return value as StreamId;

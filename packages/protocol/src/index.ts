@@ -2,6 +2,7 @@ export { ErrorCodes, TidemarkError, invalidOption, isTidemarkError } from './err
 export type { ErrorCode, TidemarkErrorOptions } from './errors.js';
 export {
   STANDALONE_STREAM,
+  TASK_STREAM,
   newSessionId,
   newWorkerEpoch,
   parseSessionId,
@@ -125,6 +126,13 @@ export {
   CLIENT_CAPABILITIES_META_KEY,
   MISSING_REQUIRED_CLIENT_CAPABILITY,
   TASKS_EXTENSION,
+  TASK_ANSWERED_METHOD,
+  TASK_CANCEL_METHOD,
+  TASK_CANCELLED_METHOD,
+  TASK_INPUT_METHOD,
+  TASK_MODES,
+  TASK_SUPPORTS,
+  TASK_UPDATE_METHOD,
   createTaskResult,
   declaresTasks,
   detailedTask,
@@ -134,5 +142,16 @@ export {
   missingTasksCapability,
   newTaskId,
   parseTaskId,
+  taskDecision,
+  taskEventOf,
 } from './tasks.js';
-export type { TaskEvent, TaskFold, TaskFoldSkip, TaskState, TaskStatus } from './tasks.js';
+export type {
+  TaskEvent,
+  TaskFold,
+  TaskFoldSkip,
+  TaskMode,
+  TaskState,
+  TaskStatus,
+  TaskStreamRecord,
+  TaskSupport,
+} from './tasks.js';

@@ -1,4 +1,5 @@
 import { parseSessionId, type SessionId } from './ids.js';
+import { TASK_MODES, type TaskMode } from './tasks.js';
 
 // The records the gateway writes to `requests` for the worker: a client's JSON-RPC message keyed
 // by its session (or, on the stateless lane, by a key of its own), plus headers the worker reads.
@@ -16,6 +17,9 @@ export const CLASSIFICATION_HEADER = 'tm-classification';
 
 /** Header of a 2026-07-28 request: the subject its gateway authenticated (it has no session). */
 export const SUBJECT_HEADER = 'tm-subject';
+
+/** Header of a 2026-07-28 request: when its gateway lets a `tools/call` become a task. */
+const TASKS_HEADER = 'tm-tasks';
 
 /** Header of a control record: the gateway telling the session's worker something. */
 export const CONTROL_HEADER = 'tm-control';
@@ -51,6 +55,8 @@ export type RequestRecord =
       readonly message: RequestMessage;
       readonly classification: unknown;
       readonly subject: string | undefined;
+      /** The gateway's `--tasks`; absent (a gateway from before tasks) is `never`. */
+      readonly tasks?: TaskMode | undefined;
     }
   /** The gateway telling the session's worker something; never shown to a tool. */
   | { readonly lane: 'control'; readonly session: SessionId; readonly control: SessionControl };
@@ -72,6 +78,8 @@ export function encodeRequestRecord(record: RequestRecord): EncodedRequestRecord
     case 'stateless':
       headers.push([CLASSIFICATION_HEADER, JSON.stringify(record.classification)]);
       if (record.subject !== undefined) headers.push([SUBJECT_HEADER, record.subject]);
+      if (record.tasks !== undefined && record.tasks !== 'never')
+        headers.push([TASKS_HEADER, record.tasks]);
       return { key: record.key, value: json(record.message), headers };
     case 'control': {
       headers.push([CONTROL_HEADER, record.control]);
@@ -112,9 +120,10 @@ export function decodeRequestRecord(record: {
     return { ok: false, problem: 'unreadable classification' };
   }
   const subject = header(SUBJECT_HEADER);
+  const tasks = TASK_MODES.find((mode) => mode === header(TASKS_HEADER)) ?? 'never';
   return {
     ok: true,
-    record: { lane: 'stateless', key: session, message, classification: parsed, subject },
+    record: { lane: 'stateless', key: session, message, classification: parsed, subject, tasks },
   };
 }
 

@@ -227,3 +227,103 @@ export function detailedTask(state: TaskState): Record<string, unknown> {
     ...(state.status === 'failed' ? { error: state.error } : {}),
   };
 }
+
+/** When a gateway lets `tools/call` become a task: never, as each tool declares, or always. */
+export type TaskMode = 'never' | 'tool' | 'always';
+
+export const TASK_MODES: readonly TaskMode[] = ['never', 'tool', 'always'];
+
+/** A tool's declared task support (`execution.taskSupport`); undeclared is `forbidden`. */
+export type TaskSupport = 'forbidden' | 'optional' | 'required';
+
+export const TASK_SUPPORTS: readonly TaskSupport[] = ['forbidden', 'optional', 'required'];
+
+/**
+ * Whether a `tools/call` becomes a task: the server decides per request, and never makes one for a
+ * client that did not declare the extension on that request. A tool that requires a task, asked by
+ * such a client, is refused with -32021 — unless the deployment turned tasks off (`never`), in
+ * which case every tool runs as a plain call.
+ */
+export function taskDecision(
+  mode: TaskMode,
+  support: TaskSupport,
+  declared: boolean,
+): 'task' | 'direct' | 'refuse' {
+  if (mode === 'never') return 'direct';
+  if (mode === 'tool' && support === 'forbidden') return 'direct';
+  if (declared) return 'task';
+  return support === 'required' ? 'refuse' : 'direct';
+}
+
+// The records of a task's stream (`TASK_STREAM` under the task id), besides generation starts and
+// the tool's own notifications: JSON-RPC notifications of Tidemark's, never sent to a client.
+
+/** The task asks the client: `params.inputRequests`, keys already unique over the task's life. */
+export const TASK_INPUT_METHOD = 'notifications/tidemark/task-input';
+/** The task received answers to these keys (`params.keys`) and works on. */
+export const TASK_ANSWERED_METHOD = 'notifications/tidemark/task-answered';
+/** The terminal record of a cancelled task (`params.statusMessage`). */
+export const TASK_CANCELLED_METHOD = 'notifications/tidemark/task-cancelled';
+/** A gateway passing a client's `tasks/update` to the task's worker (`params.inputResponses`). */
+export const TASK_UPDATE_METHOD = 'notifications/tidemark/task-update';
+/** A gateway passing a client's `tasks/cancel` to the task's worker. */
+export const TASK_CANCEL_METHOD = 'notifications/tidemark/task-cancel';
+
+/** One record of a task's stream, as far as the task's status is concerned. */
+export interface TaskStreamRecord {
+  readonly kind: 'generation-start' | 'message' | 'terminal';
+  /** The generation's attempt (1 for the first execution). */
+  readonly attempt: number;
+  readonly payload?: unknown;
+  readonly atMs: number;
+}
+
+/**
+ * What a record of a task's stream means for the task, if anything: a later generation is a new
+ * execution (`working`, superseding what the earlier one asked), Tidemark's task notifications
+ * are input asked and answered, and the terminal record is the outcome. Progress and log messages
+ * of the tool change nothing (the extension sends neither to task clients).
+ */
+export function taskEventOf(record: TaskStreamRecord): TaskEvent | undefined {
+  const { kind, atMs } = record;
+  const payload = (record.payload ?? {}) as {
+    method?: unknown;
+    params?: Record<string, unknown>;
+    result?: unknown;
+    error?: unknown;
+  };
+  if (kind === 'generation-start')
+    return record.attempt > 1
+      ? { kind: 'working', atMs, statusMessage: 'The task runs again after its worker stopped.' }
+      : undefined;
+  if (kind === 'terminal') {
+    if (payload.method === TASK_CANCELLED_METHOD)
+      return { kind: 'cancelled', atMs, ...statusOf(payload.params?.['statusMessage']) };
+    if (isObject(payload.result)) return { kind: 'completed', atMs, result: payload.result };
+    const error = isObject(payload.error)
+      ? payload.error
+      : { code: -32603, message: 'The task ended without a result' };
+    return { kind: 'failed', atMs, error, ...statusOf((error as { message?: unknown }).message) };
+  }
+  if (payload.method === TASK_INPUT_METHOD && isObject(payload.params?.['inputRequests']))
+    return {
+      kind: 'input-required',
+      atMs,
+      inputRequests: payload.params['inputRequests'] as Record<string, unknown>,
+    };
+  if (payload.method === TASK_ANSWERED_METHOD && Array.isArray(payload.params?.['keys']))
+    return {
+      kind: 'input-answered',
+      atMs,
+      keys: (payload.params['keys'] as unknown[]).filter((k): k is string => typeof k === 'string'),
+    };
+  return undefined;
+}
+
+function isObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function statusOf(value: unknown): { statusMessage?: string } {
+  return typeof value === 'string' ? { statusMessage: value } : {};
+}

@@ -30,8 +30,17 @@ describe('request records', () => {
         message,
         classification: { kind: 'request', revision: '2026-07-28' },
         subject: 'alice',
+        tasks: 'always',
       },
-      { lane: 'stateless', key: session, message, classification: {}, subject: undefined },
+      {
+        lane: 'stateless',
+        key: session,
+        message,
+        classification: {},
+        subject: undefined,
+        tasks: 'never',
+      },
+      { lane: 'stateless', key: session, message, classification: {}, subject: 'c', tasks: 'tool' },
       { lane: 'control', session, control: SESSION_ENDED },
       { lane: 'control', session, control: SESSION_TOUCHED },
     ];

@@ -11,6 +11,11 @@ import {
   newTaskId,
   parseTaskId,
   TASKS_EXTENSION,
+  TASK_ANSWERED_METHOD,
+  TASK_CANCELLED_METHOD,
+  TASK_INPUT_METHOD,
+  taskDecision,
+  taskEventOf,
   type TaskEvent,
   type TaskState,
 } from '../src/index.js';
@@ -195,5 +200,77 @@ describe('the fold under any order of events', () => {
       }),
       { numRuns: 2_000 },
     );
+  });
+});
+
+describe('when a call becomes a task', () => {
+  it('follows the mode, the tool, and what the client declared on this request', () => {
+    expect(taskDecision('never', 'required', true)).toBe('direct');
+    expect(taskDecision('tool', 'forbidden', true)).toBe('direct');
+    expect(taskDecision('tool', 'optional', true)).toBe('task');
+    expect(taskDecision('tool', 'optional', false)).toBe('direct');
+    expect(taskDecision('tool', 'required', false)).toBe('refuse');
+    expect(taskDecision('always', 'forbidden', true)).toBe('task');
+    expect(taskDecision('always', 'forbidden', false)).toBe('direct');
+  });
+});
+
+describe('the records of a task stream', () => {
+  const at = { atMs: T0 };
+  it('read as task events: executions, input, outcome; the rest changes nothing', () => {
+    expect(taskEventOf({ kind: 'generation-start', attempt: 1, ...at })).toBeUndefined();
+    expect(taskEventOf({ kind: 'generation-start', attempt: 2, ...at })?.kind).toBe('working');
+    const inputRequests = { '1.1.confirm': { method: 'elicitation/create', params: {} } };
+    expect(
+      taskEventOf({
+        kind: 'message',
+        attempt: 1,
+        payload: { jsonrpc: '2.0', method: TASK_INPUT_METHOD, params: { inputRequests } },
+        ...at,
+      }),
+    ).toEqual({ kind: 'input-required', inputRequests, ...at });
+    expect(
+      taskEventOf({
+        kind: 'message',
+        attempt: 1,
+        payload: { jsonrpc: '2.0', method: TASK_ANSWERED_METHOD, params: { keys: ['a', 3] } },
+        ...at,
+      }),
+    ).toEqual({ kind: 'input-answered', keys: ['a'], ...at });
+    expect(
+      taskEventOf({
+        kind: 'message',
+        attempt: 1,
+        payload: { jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 1 } },
+        ...at,
+      }),
+    ).toBeUndefined();
+    const result = { content: [{ type: 'text', text: 'done' }] };
+    expect(
+      taskEventOf({
+        kind: 'terminal',
+        attempt: 1,
+        payload: { jsonrpc: '2.0', id: 1, result },
+        ...at,
+      }),
+    ).toEqual({ kind: 'completed', result, ...at });
+    const error = { code: -32602, message: 'bad' };
+    expect(
+      taskEventOf({
+        kind: 'terminal',
+        attempt: 1,
+        payload: { jsonrpc: '2.0', id: 1, error },
+        ...at,
+      }),
+    ).toEqual({ kind: 'failed', error, statusMessage: 'bad', ...at });
+    expect(
+      taskEventOf({
+        kind: 'terminal',
+        attempt: 1,
+        payload: { jsonrpc: '2.0', method: TASK_CANCELLED_METHOD, params: { statusMessage: 'x' } },
+        ...at,
+      }),
+    ).toEqual({ kind: 'cancelled', statusMessage: 'x', ...at });
+    expect(taskEventOf({ kind: 'terminal', attempt: 1, ...at })?.kind).toBe('failed');
   });
 });

@@ -1,5 +1,5 @@
 import { TERMINAL_HEAD, type SessionStore, type StreamHeadStore } from '@tidemark/log';
-import { sessionOfHeadKey, type SessionId } from '@tidemark/protocol';
+import { sessionOfHeadKey, streamHeadKey, TASK_STREAM, type SessionId } from '@tidemark/protocol';
 
 export interface HousekeepingOptions {
   sessions: SessionStore;
@@ -62,6 +62,13 @@ export class Housekeeping {
     await this.options.heads.forget(partition, keys);
   }
 
+  private async taskOutlives(session: SessionId, now: number): Promise<boolean> {
+    const record = await this.options.sessions.get(session);
+    const ttlMs = record?.task?.ttlMs;
+    if (record === undefined || ttlMs === undefined) return false;
+    return ttlMs === null || now < record.createdAtMs + ttlMs;
+  }
+
   /** Tombstones what expired in one partition; resolves with how many sessions and heads. */
   async sweep(partition: number): Promise<{ sessions: number; heads: number }> {
     const state = this.partitions.get(partition);
@@ -79,6 +86,15 @@ export class Housekeeping {
         expired.push(session as SessionId);
       else live.add(session);
     }
+    // A task is kept at least its TTL after its creation, however idle (only the idle ones are
+    // read here, from the table's cache or the log).
+    for (const session of [...expired]) {
+      const task = await this.taskOutlives(session, now);
+      if (task) {
+        expired.splice(expired.indexOf(session), 1);
+        live.add(session);
+      }
+    }
     // Activity is kept only for sessions that exist: the map is bounded by the live ones.
     for (const session of state.activity.keys())
       if (!live.has(session)) state.activity.delete(session);
@@ -89,6 +105,9 @@ export class Housekeeping {
       const session = sessionOfHeadKey(key);
       const age = now - entry.timestampMs;
       if (gone.has(session)) forget.push(key);
+      // A task's outcome lives as long as its task record.
+      else if (live.has(session) && key === streamHeadKey(session as SessionId, TASK_STREAM))
+        continue;
       else if ((entry.flags & TERMINAL_HEAD) !== 0) {
         if (age >= resultTtlMs) forget.push(key);
       } else if (!live.has(session) && age >= sessionTtlMs && !isBusy(session)) {

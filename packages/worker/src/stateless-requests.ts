@@ -1,6 +1,8 @@
 import type { JSONRPCMessage, MessageClassification } from '@modelcontextprotocol/server';
 import {
   streamHeadKey,
+  TASK_CANCEL_METHOD,
+  TASK_UPDATE_METHOD,
   type LogRecord,
   type RequestId,
   type RequestRecord,
@@ -30,11 +32,11 @@ export class StatelessRequests {
   async dispatch(
     reader: PartitionReader,
     record: LogRecord,
-    { key, message, classification, subject }: StatelessRecord,
+    { key, message, classification, subject, tasks }: StatelessRecord,
   ): Promise<void> {
     const { offset } = record;
     if (!('id' in message) || !('method' in message)) {
-      if (message['method'] === 'notifications/cancelled') this.exchanges.get(key)?.cancel();
+      await this.notify(key, message);
       return reader.done(offset);
     }
     const { options, stores, slots } = this.lane;
@@ -47,8 +49,13 @@ export class StatelessRequests {
       modules: options.modules,
       serverInfo: options.serverInfo,
       instructions: options.instructions,
+      mode: tasks ?? 'never',
       writer: stores.writer,
       heads: stores.heads,
+      sessions: stores.sessions,
+      taskTtlMs: options.taskTtlMs,
+      taskPollIntervalMs: options.taskPollIntervalMs,
+      maxExecutionsPerCall: options.maxExecutionsPerCall,
       onExecution: (event) => options.onExecution?.({ session: key, ...event }),
       onExecutionEnd: options.onExecutionEnd,
       logger: options.logger,
@@ -64,9 +71,32 @@ export class StatelessRequests {
         this.exchanges.delete(key);
         // Nothing resumes a stateless request: its head only guards against running it twice
         // until its offset is committed.
+        // (A task's own stream is kept: its head holds the outcome `tasks/get` reads.)
         reader.forgetOnCommit(offset, streamHeadKey(key, exchange.stream));
         reader.done(offset);
         slots.release();
       });
+  }
+
+  /**
+   * A notification for a running request: the client closed its stream, or a gateway passes on a
+   * `tasks/update` or `tasks/cancel` of the task running under this key. For a request not
+   * running here (finished, or never a task) it changes nothing.
+   */
+  private async notify(key: SessionId, message: Readonly<Record<string, unknown>>): Promise<void> {
+    const exchange = this.exchanges.get(key);
+    const method = message['method'];
+    if (exchange === undefined) return;
+    if (method === 'notifications/cancelled' || method === TASK_CANCEL_METHOD) exchange.cancel();
+    if (method === TASK_UPDATE_METHOD) {
+      const responses = (message['params'] as { inputResponses?: unknown } | undefined)
+        ?.inputResponses;
+      if (typeof responses === 'object' && responses !== null)
+        await exchange
+          .answer(responses as Record<string, unknown>)
+          .catch((error: unknown) =>
+            this.lane.options.onProblem(`task ${key}: an answer was not recorded`, error),
+          );
+    }
   }
 }

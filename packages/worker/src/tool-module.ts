@@ -1,6 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import type { V1McpServer } from './v1-server.js';
-import { ErrorCodes, TidemarkError } from '@tidemark/protocol';
+import { ErrorCodes, TASK_SUPPORTS, TidemarkError, type TaskSupport } from '@tidemark/protocol';
 
 /** How a tool call is retried when it fails with a retryable error. Each retry is a new generation. */
 export interface RetryPolicy {
@@ -35,6 +35,21 @@ interface ToolModuleOptions {
   readonly toolTimeoutMs?: Readonly<Record<string, number>>;
   /** Added to the server's `instructions` (after the deployment's own), telling clients how to use these tools. */
   readonly instructions?: string;
+  /**
+   * Which tools may (`optional`) or must (`required`) run as tasks of the Tasks extension for
+   * 2026-07-28 clients that declare it — the tool's `execution.taskSupport`. Undeclared tools are
+   * `forbidden` (a plain call), unless the gateway runs `--tasks always`.
+   */
+  readonly taskSupport?: Readonly<Record<string, TaskSupport>>;
+}
+
+/** A tool's declared task support, from the first module that declares it. */
+export function taskSupportOf(modules: readonly ToolModule[], tool: string): TaskSupport {
+  for (const module of modules) {
+    const support = module.taskSupport?.[tool];
+    if (support !== undefined) return support;
+  }
+  return 'forbidden';
 }
 
 /**
@@ -70,6 +85,11 @@ export function defineToolModule(module: ToolModule): ToolModule {
     throw new TypeError(
       `defineToolModule(${module.name}): sdk must be 'v1' or 'v2', got ${JSON.stringify(module.sdk)}`,
     );
+  for (const [tool, support] of Object.entries(module.taskSupport ?? {}))
+    if (!TASK_SUPPORTS.includes(support))
+      throw new TypeError(
+        `defineToolModule(${module.name}): taskSupport of ${tool} must be one of ${TASK_SUPPORTS.join(', ')}, got ${JSON.stringify(support)}`,
+      );
   for (const policy of [module.retry, ...Object.values(module.toolRetry ?? {})])
     if (policy !== undefined) compileRetryPolicy(policy);
   for (const timeout of [module.timeoutMs, ...Object.values(module.toolTimeoutMs ?? {})])

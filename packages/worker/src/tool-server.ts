@@ -1,4 +1,5 @@
 import { McpServer, type ServerOptions } from '@modelcontextprotocol/server';
+import { TASKS_EXTENSION } from '@tidemark/protocol';
 import type { ToolModule } from './tool-module.js';
 
 /** What a deployment's MCP server says of itself in `initialize` (and `server/discover`). */
@@ -16,6 +17,8 @@ export function createToolServer(
   identity: ServerIdentity,
   modules: readonly ToolModule[],
   options: Omit<ServerOptions, 'capabilities' | 'instructions'> = {},
+  /** Whether the server offers the Tasks extension (in `server/discover`). */
+  tasks = false,
 ): McpServer {
   const parts = [identity.instructions, ...modules.map((module) => module.instructions)];
   const instructions = parts.filter((part) => part !== undefined && part !== '').join('\n\n');
@@ -23,7 +26,7 @@ export function createToolServer(
     { name: identity.serverInfo.name, version: identity.serverInfo.version },
     {
       ...options,
-      capabilities: { logging: {} },
+      capabilities: { logging: {}, ...(tasks ? { extensions: { [TASKS_EXTENSION]: {} } } : {}) },
       ...(instructions === '' ? {} : { instructions }),
     },
   );

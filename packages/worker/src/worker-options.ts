@@ -61,6 +61,17 @@ export interface WorkerOptions {
    */
   resultTtlMs?: number;
   /**
+   * A task's `ttlMs` (Tasks extension): a task still unfinished this long after it was created is
+   * failed ("expired"); a finished one is kept at least this long after its creation.
+   * @default 3_600_000 (1 hour, as the result retention)
+   */
+  taskTtlMs?: number;
+  /**
+   * The `pollIntervalMs` a task suggests to its client.
+   * @default 1000
+   */
+  taskPollIntervalMs?: number;
+  /**
    * An idle session's MCP server is dropped after this long (restored on its next request).
    * @default 60_000
    */
@@ -109,6 +120,8 @@ export const WORKER_DEFAULTS = {
   maxExecutionsPerCall: 8,
   sessionTtlMs: 60 * 60 * 1000,
   resultTtlMs: 60 * 60 * 1000,
+  taskTtlMs: 60 * 60 * 1000,
+  taskPollIntervalMs: 1_000,
   serverIdleMs: 60 * 1000,
   commitIntervalMs: 1_000,
   pollMs: 500,
@@ -127,6 +140,8 @@ const POSITIVE_INTEGERS = [
   'maxExecutionsPerCall',
   'sessionTtlMs',
   'resultTtlMs',
+  'taskTtlMs',
+  'taskPollIntervalMs',
   'serverIdleMs',
   'commitIntervalMs',
   'pollMs',

@@ -20,6 +20,12 @@ export interface LaneContext {
   readonly slots: CallSlots;
 }
 
+/** The answer to a request the server could not run. */
+export const INTERNAL_ERROR = {
+  code: -32603,
+  message: 'Internal error: the server could not run this request',
+};
+
 /**
  * A request that failed before its tool could answer it (its session could not start: a tool
  * module's `register` threw; the log refused a write) still gets an answer: a JSON-RPC error as the
@@ -29,7 +35,7 @@ export async function answerFailure(
   lane: LaneContext,
   session: SessionId,
   message: JSONRPCMessage,
-  error = { code: -32603, message: 'Internal error: the server could not run this request' },
+  error = INTERNAL_ERROR,
 ): Promise<void> {
   if (!('method' in message) || !('id' in message) || !isRequestId(message.id)) return;
   const { heads, writer } = lane.stores;

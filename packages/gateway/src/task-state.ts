@@ -1,0 +1,109 @@
+import type { SessionRecord } from '@tidemark/log';
+import {
+  ErrorCodes,
+  foldStreamHead,
+  foldTask,
+  isTidemarkError,
+  readStampedRecord,
+  taskEventOf,
+  TASK_STREAM,
+  type SessionId,
+  type StampedRecord,
+  type StreamHead,
+  type TaskEvent,
+  type TaskState,
+} from '@tidemark/protocol';
+import type { GatewayContext } from './gateway-context.js';
+
+/** What a gateway finds under a task id for a subject. */
+export type TaskLookup =
+  | { readonly found: true; readonly state: TaskState; readonly record: SessionRecord }
+  /** No such task for this subject (another subject's task looks exactly like this). */
+  | { readonly found: false; readonly why: 'not found' | 'expired' };
+
+/**
+ * A task's status as any gateway reads it: its record (compacted `sessions`, bound to a subject),
+ * then the records of its stream's current generation folded in order — read up to the high
+ * watermarks of now, so what a worker recorded before answering is seen (read-your-writes across
+ * replicas). Nothing is cached: the log is the only truth.
+ */
+export async function readTask(
+  ctx: GatewayContext,
+  taskId: SessionId,
+  subject: string | undefined,
+): Promise<TaskLookup> {
+  const record = await ctx.sessions.get(taskId);
+  if (record?.task === undefined || record.subject !== subject)
+    return { found: false, why: 'not found' };
+  let state = foldTask(taskId, undefined, {
+    kind: 'created',
+    atMs: record.createdAtMs,
+    ttlMs: record.task.ttlMs,
+    pollIntervalMs: record.task.pollIntervalMs,
+  }).state!;
+  const head = await ctx.heads.get(taskId, TASK_STREAM);
+  // The worker writes the stream's head before it answers with the task: without one, the task's
+  // outcome was already forgotten (its retention passed).
+  if (head === undefined) return { found: false, why: 'expired' };
+  const apply = (event: TaskEvent | undefined) => {
+    if (event !== undefined) state = foldTask(taskId, state, event).state!;
+  };
+  const records = await currentGeneration(ctx, taskId, head);
+  for (const { record: stamped, atMs } of records ?? [])
+    apply(
+      taskEventOf({
+        kind: stamped.stamp.kind,
+        attempt: stamped.stamp.generation.attempt,
+        payload: stamped.payload,
+        atMs,
+      }),
+    );
+  // Events expired before the task's head: its outcome is in the head.
+  if (records === undefined && head.terminal !== undefined)
+    apply(
+      taskEventOf({
+        kind: 'terminal',
+        attempt: head.generation.attempt,
+        payload: head.terminal.payload,
+        atMs: state.lastUpdatedAtMs,
+      }),
+    );
+  return { found: true, state, record };
+}
+
+/**
+ * The records of the task stream's current generation (and of any newer one started meanwhile),
+ * in log order, as a reader of the stream keeps them: superseded and post-terminal records
+ * dropped. Undefined when the log no longer holds them.
+ */
+async function currentGeneration(
+  ctx: GatewayContext,
+  taskId: SessionId,
+  head: StreamHead,
+): Promise<Array<{ record: StampedRecord; atMs: number }> | undefined> {
+  const partition = ctx.heads.partitionOf(taskId);
+  const kept: Array<{ record: StampedRecord; atMs: number }> = [];
+  let folded: StreamHead | undefined;
+  let offset = head.startOffset;
+  try {
+    const { highWatermark } = await ctx.port.offsets(ctx.topics.events, partition);
+    while (offset < highWatermark) {
+      const fetched = await ctx.port.fetch(ctx.topics.events, partition, offset, { maxWaitMs: 0 });
+      for (const raw of fetched.records) {
+        if (raw.key !== taskId || raw.offset >= highWatermark) continue;
+        const record = readStampedRecord(raw);
+        if (record?.stamp.stream !== TASK_STREAM) continue;
+        const { head: next, effect } = foldStreamHead(folded, record);
+        folded = next;
+        if (['started', 'superseded', 'appended', 'gap', 'terminal'].includes(effect))
+          kept.push({ record, atMs: raw.timestampMs });
+      }
+      if (fetched.nextOffset <= offset) break;
+      offset = fetched.nextOffset;
+    }
+  } catch (error) {
+    if (isTidemarkError(error) && error.code === ErrorCodes.offsetOutOfRange) return undefined;
+    throw error;
+  }
+  return kept;
+}

@@ -1,0 +1,267 @@
+import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/server';
+import type { SessionRecord } from '@tidemark/log';
+import {
+  createTaskResult,
+  foldTask,
+  STATELESS_PROTOCOL_VERSION,
+  TASK_ANSWERED_METHOD,
+  TASK_CANCELLED_METHOD,
+  TASK_INPUT_METHOD,
+  TASK_STREAM,
+  type StreamHead,
+  type StreamId,
+} from '@tidemark/protocol';
+import type { StatelessExchangeOptions } from './stateless-exchange.js';
+import { invokeStateless } from './stateless-invocation.js';
+import { StreamRun } from './stream-run.js';
+
+type TaskRecord = SessionRecord & { task: NonNullable<SessionRecord['task']> };
+
+/** Why a task stops before its tool answered. */
+type StopReason = 'cancelled' | 'expired';
+
+/** Input the task waits for: its keys (as the client sees them) → the tool's own keys. */
+interface Waiting {
+  readonly keys: ReadonlyMap<string, string>;
+  readonly answers: Map<string, unknown>;
+  readonly resolve: (answers: Record<string, unknown> | undefined) => void;
+}
+
+/**
+ * A task of the Tasks extension on the worker that owns its key. It is created by records in the
+ * log before the client hears of it — the task record (compacted `sessions`, bound to the subject)
+ * and its stream's first generation — and then runs in that stream (`TASK_STREAM` under the task
+ * id): each execution a generation, input the tool asks for (multi-round-trip `inputRequired`) a
+ * record the client answers through `tasks/update`, the outcome its terminal record. Any gateway
+ * folds those records into the task's status. A worker that takes the partition over runs the
+ * task again as the next generation.
+ */
+export class TaskExecution {
+  private readonly abort = new AbortController();
+  private stopReason: StopReason | undefined;
+  private run: StreamRun | undefined;
+  private waiting: Waiting | undefined;
+  private finished = false;
+
+  constructor(
+    private readonly options: StatelessExchangeOptions,
+    /** The stream of the `tools/call` that created the task: it ends with the CreateTaskResult. */
+    private readonly callStream: StreamId,
+  ) {}
+
+  /** Creates the task, answers the call with it, and runs it. */
+  async create(callHead: StreamHead | undefined): Promise<boolean> {
+    const { key, subject, sessions, taskTtlMs, taskPollIntervalMs } = this.options;
+    const record: TaskRecord = {
+      id: key,
+      protocolVersion: STATELESS_PROTOCOL_VERSION,
+      initialize: null,
+      ...(subject === undefined ? {} : { subject }),
+      createdAtMs: Date.now(),
+      task: { ttlMs: taskTtlMs, pollIntervalMs: taskPollIntervalMs },
+    };
+    await sessions.create(record);
+    await this.begin(undefined);
+    await this.answerCall(record, callHead);
+    await this.execute(record);
+    return true;
+  }
+
+  /** Runs a task its previous worker did not finish, as its next generation (or fails it). */
+  async resume(record: SessionRecord, callHead: StreamHead | undefined): Promise<boolean> {
+    const task = record as TaskRecord;
+    await this.answerCall(task, callHead);
+    const head = await this.options.heads.get(this.options.key, TASK_STREAM);
+    if (head?.terminal !== undefined) return false;
+    await this.begin(head);
+    const executions = this.run!.attempt;
+    if (executions > this.options.maxExecutionsPerCall) {
+      await this.finish(
+        this.error(
+          `the task was started ${executions - 1} times without finishing (limit ${this.options.maxExecutionsPerCall}); it is not run again`,
+        ),
+      );
+      return true;
+    }
+    await this.execute(task);
+    return true;
+  }
+
+  /** The client cancelled the task, or its TTL passed: stop the tool, record the outcome. */
+  stop(reason: StopReason): void {
+    this.stopReason ??= reason;
+    this.abort.abort(new Error(`the task was ${reason}`));
+    this.waiting?.resolve(undefined);
+  }
+
+  /** Answers from `tasks/update`: keys not outstanding (unknown, answered, superseded) are ignored. */
+  async answer(inputResponses: Readonly<Record<string, unknown>>): Promise<void> {
+    const waiting = this.waiting;
+    if (waiting === undefined || this.finished) return;
+    const fresh = Object.keys(inputResponses).filter(
+      (key) => waiting.keys.has(key) && !waiting.answers.has(key),
+    );
+    if (fresh.length === 0) return;
+    for (const key of fresh) waiting.answers.set(key, inputResponses[key]);
+    await this.run!.generation.send({
+      jsonrpc: '2.0',
+      method: TASK_ANSWERED_METHOD,
+      params: { keys: fresh },
+    });
+    if (waiting.answers.size < waiting.keys.size || this.waiting !== waiting) return;
+    this.waiting = undefined;
+    waiting.resolve(
+      Object.fromEntries(
+        [...waiting.answers].map(([key, value]) => [waiting.keys.get(key)!, value]),
+      ),
+    );
+  }
+
+  private async begin(previous: StreamHead | undefined): Promise<void> {
+    const { key } = this.options;
+    this.run = await StreamRun.begin(
+      this.options,
+      key,
+      TASK_STREAM,
+      previous,
+      () => this.abort.signal.aborted,
+    );
+    this.run.reportStart();
+  }
+
+  /** Ends the `tools/call` stream with the CreateTaskResult (once: a takeover may find it done). */
+  private async answerCall(record: TaskRecord, callHead: StreamHead | undefined): Promise<void> {
+    if (callHead?.terminal !== undefined) return;
+    const { key, writer, message } = this.options;
+    const created = foldTask(key, undefined, {
+      kind: 'created',
+      atMs: record.createdAtMs,
+      ttlMs: record.task.ttlMs,
+      pollIntervalMs: record.task.pollIntervalMs,
+    }).state!;
+    const generation = await writer.begin(key, this.callStream, { previous: callHead });
+    await generation.finish({ jsonrpc: '2.0', id: message.id, result: createTaskResult(created) });
+  }
+
+  /** The tool's rounds: each `inputRequired` answer asks the client, then the tool runs again. */
+  private async execute(record: TaskRecord): Promise<void> {
+    const { ttlMs } = record.task;
+    const expiry =
+      ttlMs === null
+        ? undefined
+        : setTimeout(
+            () => this.stop('expired'),
+            Math.max(0, record.createdAtMs + ttlMs - Date.now()),
+          );
+    expiry?.unref();
+    try {
+      let message = this.options.message;
+      for (let round = 1; !this.abort.signal.aborted; round++) {
+        const answer = await this.invoke(message);
+        if (answer === undefined || this.abort.signal.aborted) break;
+        const asked = inputRequiredOf(answer);
+        if (asked === undefined) return await this.finish(answer);
+        const responses = await this.ask(asked.inputRequests, round);
+        if (responses === undefined) break;
+        message = nextRound(message, responses, asked.requestState);
+      }
+      await this.finish(this.stopped());
+    } catch (error) {
+      // The server could not run it (a module's `register` threw): the task fails, reported.
+      await this.finish(this.error('the server could not run this task'));
+      throw error;
+    } finally {
+      clearTimeout(expiry);
+    }
+  }
+
+  private invoke(message: JSONRPCRequest): Promise<JSONRPCMessage | undefined> {
+    const run = this.run!;
+    return invokeStateless(
+      { ...this.options, tasks: true },
+      message,
+      run,
+      this.abort.signal,
+      async (sent) => {
+        if (!this.finished) await run.generation.send(sent);
+      },
+    );
+  }
+
+  /** Records what the tool asks, keyed uniquely over the task's life, and waits for the answers. */
+  private async ask(
+    inputRequests: Record<string, unknown>,
+    round: number,
+  ): Promise<Record<string, unknown> | undefined> {
+    const run = this.run!;
+    const prefix = `${run.attempt}.${round}.`;
+    const keys = new Map(Object.keys(inputRequests).map((key) => [`${prefix}${key}`, key]));
+    const answered = new Promise<Record<string, unknown> | undefined>((resolve) => {
+      this.waiting = { keys, answers: new Map(), resolve };
+    });
+    await run.generation.send({
+      jsonrpc: '2.0',
+      method: TASK_INPUT_METHOD,
+      params: {
+        inputRequests: Object.fromEntries(
+          Object.entries(inputRequests).map(([key, request]) => [`${prefix}${key}`, request]),
+        ),
+      },
+    });
+    if (this.abort.signal.aborted) return undefined;
+    return answered;
+  }
+
+  /** The terminal record of a task stopped before its tool answered. */
+  private stopped(): unknown {
+    if (this.stopReason === 'cancelled')
+      return {
+        jsonrpc: '2.0',
+        method: TASK_CANCELLED_METHOD,
+        params: { statusMessage: 'The task was cancelled (tasks/cancel).' },
+      };
+    if (this.stopReason === 'expired')
+      return this.error('the task expired: its ttlMs passed before it finished');
+    return this.error('the tool ended without an answer');
+  }
+
+  private error(message: string): JSONRPCMessage {
+    return {
+      jsonrpc: '2.0',
+      id: this.options.message.id,
+      error: { code: -32603, message: `Internal error: ${message}` },
+    };
+  }
+
+  private async finish(outcome: unknown): Promise<void> {
+    if (this.finished) return;
+    this.finished = true;
+    this.waiting = undefined;
+    await this.run!.generation.finish(outcome);
+  }
+}
+
+/** The `inputRequired` answer of a round (multi-round-trip requests), if that is what it is. */
+function inputRequiredOf(
+  answer: JSONRPCMessage,
+): { inputRequests: Record<string, unknown>; requestState?: unknown } | undefined {
+  const result = (answer as { result?: Record<string, unknown> }).result;
+  if (result?.['resultType'] !== 'input_required') return undefined;
+  const inputRequests = result['inputRequests'];
+  if (typeof inputRequests !== 'object' || inputRequests === null) return undefined;
+  return {
+    inputRequests: inputRequests as Record<string, unknown>,
+    ...(result['requestState'] === undefined ? {} : { requestState: result['requestState'] }),
+  };
+}
+
+/** The same call again with the client's answers, as a multi-round-trip retry carries them. */
+function nextRound(
+  message: JSONRPCRequest,
+  inputResponses: Record<string, unknown>,
+  requestState: unknown,
+): JSONRPCRequest {
+  const params = { ...message.params, inputResponses };
+  if (requestState !== undefined) Object.assign(params, { requestState });
+  return { ...message, params };
+}

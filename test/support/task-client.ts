@@ -1,0 +1,94 @@
+// A raw HTTP client of the Tasks extension (2026-07-28): what an SDK with tasks sends, written out,
+// so the tests see every byte of the contract.
+import { randomUUID } from 'node:crypto';
+
+export const TASKS = 'io.modelcontextprotocol/tasks';
+
+export interface TaskClientOptions {
+  /** Declare the Tasks extension on each request (default true). */
+  tasks?: boolean;
+  token?: string;
+}
+
+export interface RpcAnswer {
+  readonly status: number;
+  readonly body: {
+    result?: Record<string, unknown>;
+    error?: { code: number; message: string; data?: unknown };
+  };
+}
+
+/** One JSON-RPC request of the stateless lane; answers its HTTP status and JSON body. */
+export async function rpc(
+  url: string,
+  method: string,
+  params: Record<string, unknown>,
+  options: TaskClientOptions = {},
+): Promise<RpcAnswer> {
+  // A client that can ask its user (elicitation), and — unless told otherwise — takes tasks.
+  const capabilities = {
+    elicitation: { form: {} },
+    ...(options.tasks === false ? {} : { extensions: { [TASKS]: {} } }),
+  };
+  const taskId = typeof params['taskId'] === 'string' ? params['taskId'] : undefined;
+  const name = typeof params['name'] === 'string' ? params['name'] : taskId;
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': '2026-07-28',
+      'Mcp-Method': method,
+      ...(name === undefined ? {} : { 'Mcp-Name': name }),
+      ...(options.token === undefined ? {} : { Authorization: `Bearer ${options.token}` }),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: randomUUID(),
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'raw-task-client', version: '1.0.0' },
+          'io.modelcontextprotocol/clientCapabilities': capabilities,
+        },
+      },
+    }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: parseBody(text) as RpcAnswer['body'] };
+}
+
+/** A JSON body, or the last `data:` message of an SSE body. */
+function parseBody(text: string): unknown {
+  if (text.trimStart().startsWith('{')) return JSON.parse(text);
+  const data = text
+    .split('\n')
+    .filter((line) => line.startsWith('data:'))
+    .map((line) => line.slice(5).trim())
+    .filter((line) => line !== '');
+  return data.length === 0 ? {} : JSON.parse(data[data.length - 1]!);
+}
+
+/** Polls `tasks/get` (on each URL in turn) until the task's status is one of `statuses`. */
+export async function pollTask(
+  urls: readonly string[],
+  taskId: string,
+  statuses: readonly string[],
+  options: TaskClientOptions & { timeoutMs?: number; intervalMs?: number; seen?: string[] } = {},
+): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  for (let i = 0; ; i++) {
+    const { body } = await rpc(urls[i % urls.length]!, 'tasks/get', { taskId }, options);
+    if (body.result === undefined) throw new Error(`tasks/get failed: ${JSON.stringify(body)}`);
+    const status = String(body.result['status']);
+    if (options.seen !== undefined && options.seen.at(-1) !== status) options.seen.push(status);
+    if (statuses.includes(status)) return body.result;
+    if (['completed', 'failed', 'cancelled'].includes(status))
+      throw new Error(`task ${taskId} ended ${status}: ${JSON.stringify(body.result)}`);
+    if (Date.now() > deadline)
+      throw new Error(`task ${taskId} still ${status} after ${options.timeoutMs ?? 30_000} ms`);
+    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 50));
+  }
+}
