@@ -69,11 +69,19 @@ describe('the Helm chart', () => {
     const gateway = podSpec(deployment(manifests, 'gateway')).spec.containers[0]!.args.join(' ');
     const worker = podSpec(deployment(manifests, 'worker')).spec.containers[0]!.args.join(' ');
     expect(gateway).toContain('--session-ttl 30m');
-    expect(worker).toContain('--session-ttl 30m --result-ttl 2h');
+    expect(worker).toContain('--session-ttl 30m --result-ttl 2h --task-ttl 1h --task-poll-interval 1s');
+    expect(gateway).toContain('--tasks tool');
     const bad = await run(helm, ['template', 'mcp', chart, ...REQUIRED, '--set', 'expiry.sessionTtl=30 minutes']).catch(
       (error: unknown) => error as { stderr: string },
     );
     expect(bad.stderr).toMatch(/sessionTtl/);
+    const always = await template('--set', 'tasks.mode=always', '--set', 'tasks.ttl=7d');
+    expect(podSpec(deployment(always, 'gateway')).spec.containers[0]!.args.join(' ')).toContain('--tasks always');
+    expect(podSpec(deployment(always, 'worker')).spec.containers[0]!.args.join(' ')).toContain('--task-ttl 7d');
+    const typo = await run(helm, ['template', 'mcp', chart, ...REQUIRED, '--set', 'tasks.mode=sometimes']).catch(
+      (error: unknown) => error as { stderr: string },
+    );
+    expect(typo.stderr).toMatch(/tasks/);
   });
 
   it('passes the deployment\'s serverInfo and instructions to the workers', async () => {

@@ -23,6 +23,7 @@ import { KAFKA_FLAGS, kafkaOptions } from './kafka-options.js';
 import { LIMIT_FLAGS, limitsOf } from './limits.js';
 import type { Logger } from './logger.js';
 import { list, parseFlags, port, positiveInt, str, UsageError } from './options.js';
+import { TASKS_FLAG, tasksOf } from './tasks.js';
 import { duration, TTL_FLAGS, ttlsOf } from './ttl.js';
 
 export interface Io {
@@ -51,6 +52,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     ...AUTH_FLAGS,
     ...LIMIT_FLAGS,
     ...TTL_FLAGS,
+    ...TASKS_FLAG,
   });
   const listenPort = port(str(values['port']), '--port', 3000);
   const host = str(values['host']) ?? '127.0.0.1';
@@ -89,6 +91,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     keyring: keyringOf(devSecret(data)),
     onError: (error) => io.log.error({ err: error }, 'gateway error'),
     ...(ttls.sessionTtlMs === undefined ? {} : { sessionTtlMs: ttls.sessionTtlMs }),
+    ...tasksOf(values),
     ...auth,
     ...limits,
   });
@@ -117,6 +120,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     ...AUTH_FLAGS,
     ...LIMIT_FLAGS,
     'session-ttl': TTL_FLAGS['session-ttl'],
+    ...TASKS_FLAG,
   });
   if (values['port'] === undefined)
     throw new UsageError('--port: required (the port to listen on)');
@@ -138,6 +142,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     ...(origins.length > 0 ? { allowedOrigins: origins } : {}),
     ...(hosts.length > 0 ? { allowedHosts: hosts } : {}),
     ...(sessionTtlMs === undefined ? {} : { sessionTtlMs }),
+    ...tasksOf(values),
     ...auth,
     ...limits,
   });

@@ -41,6 +41,13 @@ unfinished calls run again as a new generation, resuming clients are reset, neve
                      Default 1h
   --server-idle <d>  an idle session's MCP server is dropped after this (restored on its next
                      request). Default 60s
+  --tasks <mode>     when a 2026-07-28 tools/call of a client declaring the Tasks extension
+                     becomes a durable task: never | tool (as the module's taskSupport says) |
+                     always. Default tool
+  --task-ttl <d>     a task's ttlMs: unfinished by then it fails; finished, it is kept at least
+                     this long after its creation. Default 1h
+  --task-poll-interval <d>
+                     the pollIntervalMs tasks suggest to clients. Default 1s
   --server-name <n>, --server-version <v>
                      the serverInfo clients see in initialize. Default tidemark 0.1.0
   --instructions <text>
@@ -67,6 +74,9 @@ Limits (each answered with a clear 4xx; see README "Security"):
   --max-connections <n>         connections held at once. Default 10000
   --session-ttl <d>             the workers' session TTL: open streams keep a session alive by
                                 telling its worker three times per TTL. Default 1h
+  --tasks <mode>                when a 2026-07-28 tools/call of a client declaring the Tasks
+                                extension becomes a durable task: never | tool (as the tool's
+                                module declares, taskSupport) | always. Default tool
 
 Kafka and the rest:
   --brokers <list>       Kafka bootstrap host:port[,host:port]; or KAFKA_BROKERS
@@ -98,6 +108,9 @@ Health: GET /healthz (alive), GET /readyz (broker reachable, topics valid).`,
                          finished (a resume after its events expired gets it). Default 1h
   --server-idle <d>      an idle session's MCP server is dropped after this (restored from the log
                          on its next request). Default 60s
+  --task-ttl <d>         a task's ttlMs (Tasks extension): unfinished by then it fails; finished,
+                         it is kept at least this long after its creation. Default 1h
+  --task-poll-interval <d> the pollIntervalMs tasks suggest to clients. Default 1s
   --server-name <n>, --server-version <v>
                          the serverInfo clients see in initialize. Default tidemark 0.1.0
   --instructions <text>  the server's instructions to clients (each module's own are added after)

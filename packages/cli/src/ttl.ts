@@ -5,6 +5,8 @@ export const TTL_FLAGS = {
   'session-ttl': { type: 'string' },
   'result-ttl': { type: 'string' },
   'server-idle': { type: 'string' },
+  'task-ttl': { type: 'string' },
+  'task-poll-interval': { type: 'string' },
 } as const;
 
 const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -25,13 +27,19 @@ export interface Ttls {
   sessionTtlMs?: number;
   resultTtlMs?: number;
   serverIdleMs?: number;
+  taskTtlMs?: number;
+  taskPollIntervalMs?: number;
 }
 
 export function ttlsOf(values: Record<string, string | boolean | string[] | undefined>): Ttls {
   const session = duration(str(values['session-ttl']), '--session-ttl');
   const result = duration(str(values['result-ttl']), '--result-ttl');
   const idle = duration(str(values['server-idle']), '--server-idle');
+  const task = duration(str(values['task-ttl']), '--task-ttl');
+  const poll = duration(str(values['task-poll-interval']), '--task-poll-interval');
   return {
+    ...(task === undefined ? {} : { taskTtlMs: task }),
+    ...(poll === undefined ? {} : { taskPollIntervalMs: poll }),
     ...(session === undefined ? {} : { sessionTtlMs: session }),
     ...(result === undefined ? {} : { resultTtlMs: result }),
     ...(idle === undefined ? {} : { serverIdleMs: idle }),

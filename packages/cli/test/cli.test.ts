@@ -60,6 +60,11 @@ describe('the tidemark command line', () => {
     ],
     [['gateway', '--port', '8080', '--auth', 'none'], /--brokers: required/],
     [
+      ['dev', '--tasks', 'sometimes'],
+      /--tasks: expected one of never, tool, always, got "sometimes"/,
+    ],
+    [['dev', '--task-ttl', 'forever'], /--task-ttl: expected a duration/],
+    [
       ['dev', '--max-body-bytes', '4MB'],
       /--max-body-bytes: expected a positive integer, got "4MB"/,
     ],
