@@ -8,6 +8,8 @@
 //   helm                built from the Go module proxy (TIDEMARK_HELM overrides)
 //   redis-server        Debian's package, for the benchmarks' SDK + Redis baseline
 //                       (TIDEMARK_REDIS_SERVER overrides)
+//   rmcp client         the official Rust SDK (rmcp 3.11.0, Tasks extension), built with cargo
+//                       from test/interop/rmcp-tasks (TIDEMARK_RMCP_CLIENT overrides)
 //
 // Caches live in $XDG_CACHE_HOME/tidemark (default ~/.cache/tidemark); test/support/prerequisites.ts
 // reads the same places. A prerequisite that cannot be installed stops the run with a message that
@@ -149,6 +151,26 @@ async function redis() {
   return 'redis-server';
 }
 
+async function rmcp() {
+  if (process.env.TIDEMARK_RMCP_CLIENT) return process.env.TIDEMARK_RMCP_CLIENT;
+  if (!(await onPath('cargo'))) {
+    throw new Error(
+      'rmcp: the Tasks interop suite runs the official Rust MCP SDK (rmcp 3.11.0), built with ' +
+        'cargo, and cargo is not on PATH. Install Rust (rustup), or set TIDEMARK_RMCP_CLIENT to ' +
+        'a binary built from test/interop/rmcp-tasks.',
+    );
+  }
+  const target = join(cache, 'rmcp-target');
+  if (!existsSync(join(target, 'debug', 'rmcp-tasks-interop')))
+    log(`building the rmcp Tasks client (crates from the registry) into ${target} (once)`);
+  // cargo itself knows whether the cached build is current.
+  await sh('cargo', ['build', '--locked', '--quiet'], {
+    cwd: join(root, 'test/interop/rmcp-tasks'),
+    env: { ...process.env, CARGO_TARGET_DIR: target },
+  });
+  return join(target, 'debug', 'rmcp-tasks-interop');
+}
+
 function log(line) {
   process.stderr.write(`test prerequisites: ${line}\n`);
 }
@@ -160,7 +182,7 @@ async function main() {
     log(error.message);
     process.exit(1);
   }
-  const steps = { kafka, python, helm, redis };
+  const steps = { kafka, python, helm, redis, rmcp };
   const results = await Promise.allSettled(Object.values(steps).map((step) => step()));
   const failures = [];
   for (const [i, name] of Object.keys(steps).entries()) {

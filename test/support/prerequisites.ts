@@ -16,3 +16,7 @@ export const helmBinary = (): string =>
 
 /** redis-server, for the benchmarks' SDK + Redis baseline. */
 export const redisServer = (): string => process.env['TIDEMARK_REDIS_SERVER'] ?? 'redis-server';
+
+/** The official Rust SDK's Tasks client (rmcp), built from test/interop/rmcp-tasks. */
+export const rmcpTasksClient = (): string =>
+  process.env['TIDEMARK_RMCP_CLIENT'] ?? join(cache, 'rmcp-target', 'debug', 'rmcp-tasks-interop');

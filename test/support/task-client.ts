@@ -12,6 +12,7 @@ export interface TaskClientOptions {
 
 export interface RpcAnswer {
   readonly status: number;
+  readonly text: string;
   readonly body: {
     result?: Record<string, unknown>;
     error?: { code: number; message: string; data?: unknown };
@@ -57,18 +58,24 @@ export async function rpc(
     }),
   });
   const text = await response.text();
-  return { status: response.status, body: parseBody(text) as RpcAnswer['body'] };
+  return { status: response.status, text, body: parseBody(text) as RpcAnswer['body'] };
 }
 
 /** A JSON body, or the last `data:` message of an SSE body. */
 function parseBody(text: string): unknown {
   if (text.trimStart().startsWith('{')) return JSON.parse(text);
-  const data = text
+  const messages = sseMessages(text);
+  return messages.length === 0 ? {} : messages[messages.length - 1];
+}
+
+/** Every `data:` message of an SSE body, parsed. */
+export function sseMessages(text: string): Array<Record<string, unknown>> {
+  return text
     .split('\n')
     .filter((line) => line.startsWith('data:'))
     .map((line) => line.slice(5).trim())
-    .filter((line) => line !== '');
-  return data.length === 0 ? {} : JSON.parse(data[data.length - 1]!);
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 /** Polls `tasks/get` (on each URL in turn) until the task's status is one of `statuses`. */

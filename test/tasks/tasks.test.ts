@@ -5,7 +5,7 @@ import { defineToolModule } from '@tidemark/worker';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import * as z from 'zod';
 import { embeddedStack, type EmbeddedStackOptions } from '../support/embedded-stack.js';
-import { pollTask, rpc, TASKS } from '../support/task-client.js';
+import { pollTask, rpc, sseMessages, TASKS } from '../support/task-client.js';
 
 // The Tasks extension on the stateless lane, end to end on the embedded log with two gateway
 // replicas: every answer below is read from the log by whichever replica is asked.
@@ -230,6 +230,44 @@ describe('Tasks extension (io.modelcontextprotocol/tasks) on the stateless lane'
     });
     const task = await rpc(always.urls[0]!, 'tools/call', { name: 'count', arguments: { to: 2 } });
     expect(task.body.result?.['resultType']).toBe('task');
+  });
+
+  it('subscriptions/listen with taskIds: notifications/tasks as the task changes, then the subscription ends', async () => {
+    const { urls } = await setup();
+    const created = await rpc(urls[0]!, 'tools/call', {
+      name: 'count',
+      arguments: { to: 5, delayMs: 40 },
+    });
+    const taskId = String(created.body.result?.['taskId']);
+    const listen = await rpc(urls[1]!, 'subscriptions/listen', {
+      notifications: { taskIds: [taskId, 'AAAAAAAAAAAAAAAAAAAAAA'], toolsListChanged: true },
+    });
+    const messages = sseMessages(listen.text);
+    const subscription: Record<string, unknown> = {
+      'io.modelcontextprotocol/subscriptionId': expect.anything() as unknown,
+    };
+    expect(messages[0]).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: { notifications: { taskIds: [taskId] }, _meta: subscription },
+    });
+    const updates = messages.filter((m) => m['method'] === 'notifications/tasks');
+    const statuses = updates.map((m) => (m['params'] as { status: string }).status);
+    expect(statuses.at(-1)).toBe('completed');
+    expect(statuses.filter((s) => s === 'completed')).toHaveLength(1);
+    expect(updates.at(-1)!['params']).toMatchObject({
+      taskId,
+      result: { content: [{ type: 'text', text: countText(5) }] },
+      _meta: subscription,
+    });
+    expect(messages.at(-1)).toMatchObject({ result: { _meta: subscription } });
+    const refused = await rpc(
+      urls[0]!,
+      'subscriptions/listen',
+      { notifications: { taskIds: [taskId] } },
+      { tasks: false },
+    );
+    expect(refused.body.error?.code).toBe(-32021);
   });
 
   it('bad task requests are answered -32602, never 5xx', async () => {

@@ -16,6 +16,7 @@ import type { GatewayContext } from './gateway-context.js';
 import { requestSpan } from './gateway-spans.js';
 import { accepts, headerValue } from './http-guards.js';
 import { handleTaskMethod, isTaskMethod } from './task-lane.js';
+import { handleTaskListen, listenedTaskIds } from './task-listen.js';
 import { deliverStream, newStream, respondJson } from './stream-responses.js';
 
 // The stateless lane (2026-07-28): no session, no event ids, no resume. The request is routed by
@@ -84,6 +85,8 @@ export async function handleStatelessPost(
     method: string;
   };
   if (isTaskMethod(request.method)) return handleTaskMethod(ctx, res, route, request, auth);
+  const taskIds = listenedTaskIds(request.method, request['params']);
+  if (taskIds !== undefined) return handleTaskListen(ctx, res, request, taskIds, auth);
   const key = newSessionId();
   const started = await newStream(ctx, key, request.id);
   const record = (message: Record<string, unknown>): RequestRecord => ({
