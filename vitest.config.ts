@@ -36,6 +36,7 @@ export default defineConfig({
             'test/worker/**/*.test.ts',
             'test/gateway/**/*.test.ts',
             'test/tasks/**/*.test.ts',
+            'test/client/**/*.test.ts',
             'test/conformance/**/*.test.ts',
             'test/cli/**/*.test.ts',
             'test/packages/**/*.test.ts',

@@ -69,6 +69,7 @@ describe('the published packages, outside this repository', () => {
     expect(packed.sort()).toEqual(
       [
         'cli',
+        'client',
         'embedded-log',
         'examples',
         'gateway',

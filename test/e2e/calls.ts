@@ -77,7 +77,11 @@ export class TrackedClient {
         {
           timeout: options.timeoutMs ?? 120_000,
           onprogress: (p) => {
-            seen.push({ kind: 'progress', value: p.progress });
+            seen.push({
+              kind: 'progress',
+              value: p.progress,
+              ...(p.total === undefined ? {} : { total: p.total }),
+            });
             options.onProgress?.(p.progress);
           },
         },

@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { classify, tally, type Seen } from './checker.js';
 
 const p = (...values: number[]): Seen[] => values.map((value) => ({ kind: 'progress', value }));
+/** A re-run's progress as the worker writes it: positions continued past `base`, of `base + n`. */
+const continued = (base: number, n: number, ...positions: number[]): Seen[] =>
+  positions.map((at) => ({ kind: 'progress', value: base + at, total: base + n }));
 const reset: Seen = { kind: 'reset', reason: 'generation-superseded' };
 const result = (n: number): Seen => ({
   kind: 'result',
@@ -19,14 +22,27 @@ describe('the checker', () => {
     });
   });
 
-  it('accepts the same stream when the client was told: reset, then 1..n', () => {
-    expect(classify(5, [...p(1, 2, 3), reset, ...p(1, 2, 3, 4, 5), result(5)])).toEqual({
-      outcome: 'reset',
+  it('accepts the same stream when the client was told: reset, then 1..n continuing the numbering', () => {
+    expect(
+      classify(5, [...p(1, 2, 3), reset, ...continued(3, 5, 1, 2, 3, 4, 5), result(5)]),
+    ).toEqual({ outcome: 'reset' });
+  });
+
+  it('progress that goes back on the wire is wrong, even after a reset — unless the log lost what came before', () => {
+    expect(classify(5, [...p(1, 2, 3), reset, ...p(1, 2, 3, 4, 5), result(5)])).toMatchObject({
+      outcome: 'silently-wrong',
+      why: 'progress went back: 3 → 1',
     });
+    const evicted: Seen = { kind: 'reset', reason: 'evicted' };
+    expect(classify(5, [...p(1, 2, 3), evicted, ...p(1, 2, 3, 4, 5), result(5)]).outcome).toBe(
+      'reset',
+    );
   });
 
   it('accepts a reset after which only the surviving tail (or only the result) arrives', () => {
-    expect(classify(5, [...p(1), reset, ...p(4, 5), result(5)]).outcome).toBe('reset');
+    expect(classify(5, [...p(1), reset, ...continued(1, 5, 4, 5), result(5)]).outcome).toBe(
+      'reset',
+    );
     expect(classify(5, [...p(1, 2), reset, result(5)]).outcome).toBe('reset');
   });
 

@@ -4,7 +4,8 @@
 
 /** One thing a client saw during a call, in the order it saw it. */
 export type Seen =
-  | { readonly kind: 'progress'; readonly value: number }
+  /** `total` as sent: after a reset, the numbering continues (value and total past a base). */
+  | { readonly kind: 'progress'; readonly value: number; readonly total?: number }
   | { readonly kind: 'reset'; readonly reason: string }
   | { readonly kind: 'result'; readonly numbers: readonly number[] }
   | { readonly kind: 'error'; readonly message: string };
@@ -29,13 +30,19 @@ export interface Verdict {
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
+/** Resets after which the log no longer holds what came before: the numbering may start over. */
+const LOG_LOST = new Set(['evicted', 'terminal-evicted', 'log-replaced']);
+
 /**
  * Classifies one call of a tool that counts 1..n (progress i for each i, result [1..n]).
  *
  * Between two resets (and before the first, and after the last) the progress a client sees must
  * be one contiguous run: before any reset it starts at 1; after a reset it may start later (the
  * events before were evicted and the reset said so) but never skips or repeats. Without any reset
- * the run is exactly 1..n. The result, when there is one, is exactly 1..n.
+ * the run is exactly 1..n. The result, when there is one, is exactly 1..n. A re-run execution's
+ * progress continues the numbering past a base (value and total both `base +`): its position in
+ * the run is `value - (total - n)`. On the wire the values only ever increase, across resets too
+ * (unless a reset said the log lost what came before).
  */
 export function classify(n: number, seen: readonly Seen[]): Verdict {
   const error = seen.find((s) => s.kind === 'error');
@@ -49,6 +56,7 @@ export function classify(n: number, seen: readonly Seen[]): Verdict {
   }
   let segment: number[] = [];
   let resets = 0;
+  let lastValue = 0;
   const checkSegment = (): string | undefined => {
     if (segment.length === 0) return undefined;
     if (resets === 0 && segment[0] !== 1) return `progress starts at ${segment[0]} without a reset`;
@@ -59,8 +67,14 @@ export function classify(n: number, seen: readonly Seen[]): Verdict {
     return undefined;
   };
   for (const s of seen) {
-    if (s.kind === 'progress') segment.push(s.value);
+    if (s.kind === 'progress') {
+      if (s.value <= lastValue)
+        return { outcome: 'silently-wrong', why: `progress went back: ${lastValue} → ${s.value}` };
+      lastValue = s.value;
+      segment.push(s.total === undefined ? s.value : s.value - (s.total - n));
+    }
     if (s.kind === 'reset') {
+      if (LOG_LOST.has(s.reason)) lastValue = 0;
       const problem = checkSegment();
       if (problem !== undefined) return { outcome: 'silently-wrong', why: problem };
       resets++;

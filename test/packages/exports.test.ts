@@ -160,6 +160,17 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'toTidemarkError',
   ],
   '@tidemark/embedded-log': ['EmbeddedLog'],
+  '@tidemark/client': [
+    'FileTaskStore',
+    'McpRequestError',
+    'MemoryTaskStore',
+    'TaskCancelledError',
+    'TaskClient',
+    'TaskFailedError',
+    'TaskInputError',
+    'increasingProgress',
+    'onReset',
+  ],
   '@tidemark/worker': [
     'OffsetTracker',
     'RETRY_DEFAULTS',

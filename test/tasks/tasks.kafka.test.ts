@@ -1,3 +1,4 @@
+import { TaskClient } from '@tidemark/client';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { Cluster, sleep } from '../e2e/cluster.js';
 import { pollTask, rpc } from '../support/task-client.js';
@@ -50,6 +51,28 @@ describe('durable tasks on Kafka: two gateways, two workers', () => {
     // Terminal stays terminal, on both gateways.
     for (const url of urls)
       expect((await rpc(url, 'tasks/get', { taskId })).body.result?.['status']).toBe('completed');
+  });
+
+  it('@tidemark/client awaits a task across the death of its worker: the exact result, as if synchronous', async () => {
+    const { cluster: c, urls } = await cluster();
+    const statuses: string[] = [];
+    let killed = false;
+    const client = new TaskClient({
+      url: urls[1]!,
+      minPollIntervalMs: 200,
+      onStatus: (task) => {
+        statuses.push(task.status);
+        if (killed) return;
+        const runner = c.runnerOf(task.taskId);
+        if (runner === undefined) return;
+        killed = true;
+        void c.kill(runner, 'SIGKILL');
+      },
+    });
+    const result = await client.callTool('count', { to: 20, delayMs: 100 });
+    expect(killed).toBe(true);
+    expect(result.content).toEqual([{ type: 'text', text: countText(20) }]);
+    expect(statuses.at(-1)).toBe('completed');
   });
 
   it('input asked through one gateway, answered through the other; a cancel through either', async () => {

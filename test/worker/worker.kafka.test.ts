@@ -67,7 +67,8 @@ describe('worker processes on the real broker', () => {
     }).done;
     expect(outcome(seen)).toEqual({
       resets: ['generation-superseded', 'generation-superseded'],
-      progress: [1, 2, 3, 4, 5, 6],
+      // 1, 2, 3 | 4, 5, 6 | 7 … 12: each re-run continues the numbering.
+      progress: [7, 8, 9, 10, 11, 12],
       text: '1,2,3,4,5,6',
       isError: false,
     });
@@ -122,7 +123,14 @@ describe('worker processes on the real broker', () => {
     const result = outcome(seen);
     const numbers = Array.from({ length: 40 }, (_, i) => i + 1);
     expect(result.resets).toEqual(['generation-superseded']);
-    expect(result.progress).toEqual(numbers);
+    // The re-run counts 1..40 again, its progress continuing where the dead worker's stopped.
+    const before = outcome(
+      seen.slice(
+        0,
+        seen.findIndex((s) => s.kind === 'reset'),
+      ),
+    ).progress;
+    expect(result.progress).toEqual(numbers.map((n) => before.at(-1)! + n));
     expect(result.text).toBe(numbers.join(','));
     expect(owner.executions.filter((e) => e.stream === 'n5').map((e) => e.cause)).toEqual([
       'first',

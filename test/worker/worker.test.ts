@@ -79,7 +79,9 @@ describe('the worker on the embedded log', () => {
       .done;
     expect(outcome(seen)).toEqual({
       resets: ['generation-superseded', 'generation-superseded'],
-      progress: [1, 2, 3, 4, 5],
+      // Each execution fails on reaching 3 (after writing 1, 2); the numbering goes on across
+      // them, so progress never goes back: 1, 2 | 3, 4 | 5 … 9.
+      progress: [5, 6, 7, 8, 9],
       text: '1,2,3,4,5',
       isError: false,
     });
@@ -168,7 +170,11 @@ describe('the worker on the embedded log', () => {
     const seen = await watching.done;
     const result = outcome(seen);
     expect(result.resets).toEqual(['generation-superseded']);
-    expect(result.progress).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    // The new execution counts 1..30 again; its progress continues the first one's numbering.
+    const firstReset = seen.findIndex((s) => s.kind === 'reset');
+    const before = outcome(seen.slice(0, firstReset)).progress;
+    expect(before.length).toBeGreaterThanOrEqual(5);
+    expect(result.progress).toEqual(Array.from({ length: 30 }, (_, i) => before.at(-1)! + i + 1));
     expect(result.text).toBe(Array.from({ length: 30 }, (_, i) => i + 1).join(','));
     expect(executions.filter((e) => e.stream === 'n7').map((e) => e.cause)).toEqual([
       'first',

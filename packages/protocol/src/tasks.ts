@@ -294,7 +294,7 @@ export function taskEventOf(record: TaskStreamRecord): TaskEvent | undefined {
   };
   if (kind === 'generation-start')
     return record.attempt > 1
-      ? { kind: 'working', atMs, statusMessage: 'The task runs again after its worker stopped.' }
+      ? { kind: 'working', atMs, statusMessage: 'The task runs again (a new execution).' }
       : undefined;
   if (kind === 'terminal') {
     if (payload.method === TASK_CANCELLED_METHOD)

@@ -14,7 +14,7 @@ import { CallSpans } from './call-spans.js';
 import type { PartitionReader } from './partition-reader.js';
 import { SessionCache } from './session-cache.js';
 import { SessionRuntime } from './session-runtime.js';
-import { answerFailure, type LaneContext } from './worker-stores.js';
+import { answerFailure, progressReader, type LaneContext } from './worker-stores.js';
 
 type Request = JSONRPCMessage & { id: RequestId; method: string };
 
@@ -161,6 +161,7 @@ export class SessionCalls {
       instructions: options.instructions,
       writer: stores.writer,
       heads: stores.heads,
+      lastProgress: progressReader(this.lane),
       maxConcurrentCalls: options.maxConcurrentCallsPerSession,
       maxExecutionsPerCall: options.maxExecutionsPerCall,
       onDone: (offset) => {

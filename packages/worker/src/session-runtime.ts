@@ -21,7 +21,7 @@ import { LogTransport } from './log-transport.js';
 import type { ToolLogger } from './tool-logger.js';
 import { createToolServer } from './tool-server.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
-import { StreamRun } from './stream-run.js';
+import { StreamRun, type StreamRunHost } from './stream-run.js';
 import type { ToolModule } from './tool-module.js';
 
 /** Called when a request's stream is terminal, so its offset may be committed. */
@@ -47,6 +47,8 @@ export interface SessionRuntimeOptions {
   maxExecutionsPerCall: number;
   /** A write of a call's stream failed; it is written again as a new generation. */
   onWriteFailure?: (stream: StreamId, error: unknown) => void;
+  /** Where a taken-over stream's progress stopped (its numbering continues). */
+  lastProgress?: StreamRunHost['lastProgress'];
   /** Each tool execution's end. */
   onExecutionEnd?: ((end: ExecutionEnd) => void) | undefined;
   /** The logger tools get. */
@@ -218,7 +220,7 @@ export class SessionRuntime {
       // Pipelined: the tool goes on while its message is written (the final response is queued
       // behind it, and a failed write poisons the generation, so nothing lands after a hole). Past
       // MAX_UNACKNOWLEDGED messages in flight the tool waits for the log: memory stays bounded.
-      const written = entry.run.generation.send(message);
+      const written = entry.run.send(message);
       if (entry.run.generation.unacknowledged > MAX_UNACKNOWLEDGED) await written;
       else written.catch(() => undefined);
       return;

@@ -9,7 +9,7 @@ import {
   type TaskMode,
 } from '@tidemark/protocol';
 import { invokeStateless, type InvocationOptions } from './stateless-invocation.js';
-import { StreamRun } from './stream-run.js';
+import { StreamRun, type StreamRunHost } from './stream-run.js';
 import { TaskExecution } from './task-execution.js';
 import { taskSupportOf } from './tool-module.js';
 import { INTERNAL_ERROR } from './worker-stores.js';
@@ -25,6 +25,8 @@ export interface StatelessExchangeOptions extends Omit<InvocationOptions, 'tasks
   taskPollIntervalMs: number;
   maxExecutionsPerCall: number;
   onExecution?: (event: { stream: StreamId; attempt: number; cause: string }) => void;
+  /** Where a taken-over stream's progress stopped (its numbering continues). */
+  lastProgress?: StreamRunHost['lastProgress'];
 }
 
 /**
@@ -99,7 +101,7 @@ export class StatelessExchange {
         message,
         run,
         this.abort.signal,
-        async (sent) => void (await run.generation.send(sent)),
+        async (sent) => void (await run.send(sent)),
       );
     } catch (error) {
       // The server could not run it (a module's `register` threw): still answered, then reported.

@@ -10,7 +10,7 @@ import {
 } from '@tidemark/protocol';
 import { StatelessExchange } from './stateless-exchange.js';
 import type { PartitionReader } from './partition-reader.js';
-import { answerFailure, type LaneContext } from './worker-stores.js';
+import { answerFailure, progressReader, type LaneContext } from './worker-stores.js';
 
 type StatelessRecord = Extract<RequestRecord, { lane: 'stateless' }>;
 
@@ -53,6 +53,7 @@ export class StatelessRequests {
       writer: stores.writer,
       heads: stores.heads,
       sessions: stores.sessions,
+      lastProgress: progressReader(this.lane),
       taskTtlMs: options.taskTtlMs,
       taskPollIntervalMs: options.taskPollIntervalMs,
       maxExecutionsPerCall: options.maxExecutionsPerCall,

@@ -1,6 +1,7 @@
 import type { GenerationWriter, StreamWriter } from '@tidemark/log';
 import type { GenerationCause, SessionId, StreamHead, StreamId } from '@tidemark/protocol';
 import { whileUnavailable } from './backoff.js';
+import { continueProgress, progressOf } from './progress-continuity.js';
 
 /** What starting generations needs: the writer, and who hears about each execution. */
 export interface StreamRunHost {
@@ -8,6 +9,9 @@ export interface StreamRunHost {
   onExecution?: ((event: { stream: StreamId; attempt: number; cause: string }) => void) | undefined;
   /** A refused write that will be retried. */
   onWriteFailure?: ((stream: StreamId, error: unknown) => void) | undefined;
+  /** The highest progress written by the generations from `previous` on (a takeover continues it). */
+  lastProgress?:
+    ((session: SessionId, previous: StreamHead, until: bigint) => Promise<number>) | undefined;
 }
 
 /**
@@ -16,6 +20,11 @@ export interface StreamRunHost {
  * execution reported as it starts.
  */
 export class StreamRun {
+  /** What this generation's progress values are continued from. */
+  private progressBase = 0;
+  /** The highest progress written so far, in any generation of this run. */
+  private lastProgress = 0;
+
   private constructor(
     private readonly host: StreamRunHost,
     readonly session: SessionId,
@@ -41,7 +50,26 @@ export class StreamRun {
       () => host.writer.begin(session, stream, { previous, cause }),
       { stopped, onRetry: (error) => host.onWriteFailure?.(stream, error) },
     );
-    return new StreamRun(host, session, stream, generation, cause);
+    const run = new StreamRun(host, session, stream, generation, cause);
+    if (previous !== undefined && host.lastProgress !== undefined) {
+      run.lastProgress = await host.lastProgress(
+        session,
+        previous,
+        generation.currentHead.startOffset,
+      );
+      run.progressBase = run.lastProgress;
+    }
+    return run;
+  }
+
+  /**
+   * Writes one message of the current generation; resolves once durable. Progress continues the
+   * numbering of the generations before (see progress-continuity.ts).
+   */
+  send(message: unknown): Promise<bigint> {
+    const continued = continueProgress(message, this.progressBase);
+    this.lastProgress = Math.max(this.lastProgress, progressOf(continued) ?? 0);
+    return this.generation.send(continued);
   }
 
   get attempt(): number {
@@ -59,6 +87,7 @@ export class StreamRun {
       previous: this.generation.currentHead,
       cause: 'retry',
     });
+    this.progressBase = this.lastProgress;
     this.cause = 'retry';
     this.reportStart();
   }

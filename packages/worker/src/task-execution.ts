@@ -183,7 +183,7 @@ export class TaskExecution {
       run,
       this.abort.signal,
       async (sent) => {
-        if (!this.finished) await run.generation.send(sent);
+        if (!this.finished) await run.send(sent);
       },
     );
   }

@@ -3,6 +3,8 @@ import type { SessionStore, StreamHeadStore, StreamWriter } from '@tidemark/log'
 import { requestStreamId, type RequestId, type SessionId } from '@tidemark/protocol';
 import type { CallSlots } from './call-slots.js';
 import type { Housekeeping } from './housekeeping.js';
+import { lastProgressInLog } from './progress-continuity.js';
+import type { StreamRunHost } from './stream-run.js';
 import type { CompiledWorkerOptions } from './worker-options.js';
 
 /** The log's stores of a started worker. */
@@ -18,6 +20,20 @@ export interface LaneContext {
   readonly options: CompiledWorkerOptions;
   readonly stores: WorkerStores;
   readonly slots: CallSlots;
+}
+
+/** Reads, for a takeover, where the progress of a stream's earlier generations stopped. */
+export function progressReader(lane: LaneContext): NonNullable<StreamRunHost['lastProgress']> {
+  const { log, topics } = lane.options;
+  return (session, previous, until) =>
+    lastProgressInLog(
+      log,
+      topics.events,
+      lane.stores.heads.partitionOf(session),
+      session,
+      previous,
+      until,
+    );
 }
 
 /** The answer to a request the server could not run. */

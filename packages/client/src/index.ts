@@ -1,0 +1,7 @@
+export { McpRequestError, TaskCancelledError, TaskFailedError, TaskInputError } from './errors.js';
+export { increasingProgress, onReset } from './session-lane.js';
+export type { NotificationHost, ResetNotice } from './session-lane.js';
+export { TaskClient } from './task-client.js';
+export type { TaskClientOptions, TaskView, ToolResult } from './task-client.js';
+export { FileTaskStore, MemoryTaskStore } from './task-store.js';
+export type { StoredTask, TaskStore } from './task-store.js';

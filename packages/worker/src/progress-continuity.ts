@@ -1,0 +1,81 @@
+import {
+  ErrorCodes,
+  isTidemarkError,
+  readStampedRecord,
+  type LogPort,
+  type SessionId,
+  type StreamHead,
+} from '@tidemark/protocol';
+
+// Progress stays strictly increasing across the generations of a call (the spec: "the progress
+// value MUST increase with each notification"). A retry or a takeover runs the tool again, which
+// counts from the start; its progress is written continuing the numbering of the generation before
+// (`base + progress`, and `base + total`), so a client that ignores `notifications/tidemark/reset`
+// still sees 1, 2, then 3, 4 … never 1, 2, 1, 2. Every replica replays the values as written.
+
+interface ProgressParams {
+  progress?: unknown;
+  total?: unknown;
+}
+
+/** The progress value of a message, if it is a progress notification. */
+export function progressOf(message: unknown): number | undefined {
+  if (typeof message !== 'object' || message === null) return undefined;
+  const { method, params } = message as { method?: unknown; params?: ProgressParams };
+  if (method !== 'notifications/progress' || typeof params?.progress !== 'number') return undefined;
+  return params.progress;
+}
+
+/** The message with its progress (and total) continued past `base`. */
+export function continueProgress<M>(message: M, base: number): M {
+  if (base === 0 || progressOf(message) === undefined) return message;
+  const { params } = message as { params: ProgressParams };
+  return {
+    ...message,
+    params: {
+      ...params,
+      progress: base + (params.progress as number),
+      ...(typeof params.total === 'number' ? { total: base + params.total } : {}),
+    },
+  };
+}
+
+/**
+ * The highest progress earlier workers wrote in a stream's generations from `previous` on, before
+ * `until` — the start of the generation that takes over. Read after that start is in the log, so
+ * nothing a reader keeps can land later (an older generation's record after it is dropped as
+ * superseded). 0 when the events are gone.
+ */
+export async function lastProgressInLog(
+  port: LogPort,
+  topic: string,
+  partition: number,
+  session: SessionId,
+  previous: StreamHead,
+  until: bigint,
+): Promise<number> {
+  let last = 0;
+  let offset = previous.startOffset;
+  try {
+    while (offset < until) {
+      const fetched = await port.fetch(topic, partition, offset, { maxWaitMs: 0 });
+      for (const raw of fetched.records) {
+        if (raw.key !== session || raw.offset >= until) continue;
+        const record = readStampedRecord(raw);
+        if (
+          record === undefined ||
+          record.stamp.stream !== previous.stream ||
+          record.stamp.generation.attempt < previous.generation.attempt
+        )
+          continue;
+        last = Math.max(last, progressOf(record.payload) ?? 0);
+      }
+      if (fetched.nextOffset <= offset) break;
+      offset = fetched.nextOffset;
+    }
+  } catch (error) {
+    if (isTidemarkError(error) && error.code === ErrorCodes.offsetOutOfRange) return last;
+    throw error;
+  }
+  return last;
+}

@@ -1,0 +1,142 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import {
+  FileTaskStore,
+  increasingProgress,
+  MemoryTaskStore,
+  onReset,
+  TaskCancelledError,
+  TaskClient,
+  TaskFailedError,
+  type TaskView,
+} from '@tidemark/client';
+import counting from '@tidemark/examples/counting';
+import interactive from '@tidemark/examples/interactive';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { embeddedStack, type EmbeddedStackOptions } from '../support/embedded-stack.js';
+
+async function setup(options: EmbeddedStackOptions = {}) {
+  const stack = await embeddedStack({ replicas: 2, modules: [counting, interactive], ...options });
+  onTestFinished(() => stack.stop());
+  return stack.gateways.map((g) => g.url);
+}
+
+const numbers = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+
+describe('@tidemark/client: a task awaited as a result', () => {
+  it('callTool waits for the task and resolves with the exact result; the store is empty after', async () => {
+    const [url] = await setup();
+    const store = new MemoryTaskStore();
+    const statuses: string[] = [];
+    const client = new TaskClient({
+      url: url!,
+      store,
+      onStatus: (task) => void statuses.push(task.status),
+    });
+    const result = await client.callTool('count', { to: 8, delayMs: 20 });
+    expect(result.content).toEqual([{ type: 'text', text: numbers(8).join(',') }]);
+    expect(statuses[0]).toBe('working');
+    expect(statuses.at(-1)).toBe('completed');
+    expect(await store.list()).toEqual([]);
+  });
+
+  it('answers input requests through tasks/update, once per key', async () => {
+    const [url] = await setup();
+    const asked: string[][] = [];
+    const client = new TaskClient({
+      url: url!,
+      answerInput: (requests) => {
+        asked.push(Object.keys(requests));
+        return Promise.resolve(
+          Object.fromEntries(
+            Object.keys(requests).map((key) => [
+              key,
+              { action: 'accept', content: { confirm: true } },
+            ]),
+          ),
+        );
+      },
+    });
+    const result = await client.callTool('confirm_deploy', { env: 'staging' });
+    expect(result.content).toEqual([{ type: 'text', text: 'deployed to staging' }]);
+    expect(asked).toEqual([['1.1.confirm']]);
+  });
+
+  it('without answerInput the client does not declare elicitation: a tool that must ask fails its task with -32021', async () => {
+    const [url] = await setup();
+    const client = new TaskClient({ url: url! });
+    const failure = await client
+      .callTool('confirm_deploy', { env: 'prod' })
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(TaskFailedError);
+    expect(failure).toMatchObject({ code: -32021 });
+  });
+
+  it('a host that restarts follows its tasks again from a FileTaskStore', async () => {
+    const [a, b] = await setup();
+    const dir = mkdtempSync(join(tmpdir(), 'tidemark-tasks-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const path = join(dir, 'tasks.json');
+    const stop = new AbortController();
+    let seen: TaskView | undefined;
+    const first = new TaskClient({
+      url: a!,
+      store: new FileTaskStore(path),
+      onStatus: (task) => {
+        seen = task;
+        stop.abort(); // the host goes away while the task runs
+      },
+    });
+    await expect(
+      first.callTool('count', { to: 6, delayMs: 50 }, { signal: stop.signal }),
+    ).rejects.toThrow();
+    const stored = JSON.parse(readFileSync(path, 'utf8')) as Array<{ taskId: string }>;
+    expect(stored.map((t) => t.taskId)).toEqual([seen!.taskId]);
+    // The host comes back — through the other replica.
+    const again = new TaskClient({ url: b!, store: new FileTaskStore(path) });
+    const [outcome] = await again.resumePending();
+    expect(outcome).toMatchObject({
+      status: 'fulfilled',
+      value: { content: [{ type: 'text', text: numbers(6).join(',') }] },
+    });
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual([]);
+  });
+
+  it('a cancelled task is a TaskCancelledError; an expired one a TaskFailedError', async () => {
+    const [url] = await setup({ worker: { taskTtlMs: 300 } });
+    const client = new TaskClient({
+      url: url!,
+      onStatus: (task) => void (task.status === 'working' && client.cancel(task.taskId)),
+    });
+    await expect(client.callTool('count', { to: 10_000, delayMs: 20 })).rejects.toBeInstanceOf(
+      TaskCancelledError,
+    );
+    const patient = new TaskClient({ url: url! });
+    const failure = await patient
+      .callTool('count', { to: 10_000, delayMs: 20 })
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(TaskFailedError);
+    expect((failure as TaskFailedError).message).toMatch(/expired/);
+  });
+});
+
+describe('@tidemark/client on the session lane, with the official SDK client', () => {
+  it('onReset hears each reset; increasingProgress hands the application only increasing progress', async () => {
+    const [url] = await setup();
+    const client = new Client({ name: 'host', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url!)));
+    onTestFinished(() => client.close());
+    const resets: string[] = [];
+    onReset(client, (reset) => void resets.push(reset.reason));
+    const progress: number[] = [];
+    const result = await client.callTool(
+      { name: 'flaky_count', arguments: { to: 5, delayMs: 0, failAt: 3, failAttempts: 2 } },
+      { onprogress: increasingProgress((p) => void progress.push(p.progress)) },
+    );
+    expect(resets).toEqual(['generation-superseded', 'generation-superseded']);
+    expect(progress).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(result.content).toEqual([{ type: 'text', text: '1,2,3,4,5' }]);
+  });
+});
