@@ -19,5 +19,7 @@ it('the chaos runner’s CI profile: calls under random faults, none silently wr
   const calls = Number(/calls: (\d+)/.exec(stdout)?.[1]);
   const faults = Number(/faults injected: (\d+)/.exec(stdout)?.[1]);
   expect(calls).toBeGreaterThan(10);
+  // One client in three calls as a 2026-07-28 client: its calls are tasks.
+  expect(Number(/\((\d+) of them tasks\)/.exec(stdout)?.[1])).toBeGreaterThan(2);
   expect(faults).toBeGreaterThan(3);
 }, 240_000);

@@ -1,7 +1,8 @@
 // The chaos runner: concurrent sessions call `count` and `flaky_count` through a cluster of real
 // gateway and worker processes while faults are injected at random — worker kill -9 and drains,
-// gateway kill -9, client socket cuts, clients held away while their events are deleted. Every call
-// is classified by the checker. Exits 1 on any silently wrong or lost call.
+// gateway kill -9, client socket cuts, clients held away while their events are deleted. One
+// client in three is a 2026-07-28 client whose calls are durable tasks (@tidemark/client). Every
+// call is classified by the checker. Exits 1 on any silently wrong or lost call.
 //
 //   npm run chaos                           # the long profile (10 min, 16 sessions)
 //   npm run chaos -- --profile ci           # the short one `npm test` runs
@@ -13,6 +14,7 @@ import { KafkaLog } from '@tidemark/kafka';
 import { resolveKafka } from '@tidemark/kafka-fixtures';
 import { tally, type Verdict } from '../e2e/checker.ts';
 import { TrackedClient, type CheckedCall } from '../e2e/calls.ts';
+import { checkedTask } from '../e2e/task-calls.ts';
 import { Cluster, sleep } from '../e2e/cluster.ts';
 
 const PROFILES = {
@@ -67,8 +69,35 @@ const verdicts: Array<Verdict & { call: string }> = [];
 const errors = new Map<string, number>();
 const deadline = Date.now() + seconds * 1000;
 let stopping = false;
+let tasks = 0;
+
+/** A 2026-07-28 client: each call a task, awaited across whatever the faults do. */
+async function taskSession(index: number): Promise<void> {
+  for (let n = 0; Date.now() < deadline; n++) {
+    const flaky = random() < 0.25;
+    const to = between(5, 40);
+    const task = await checkedTask(cluster.url, {
+      tool: flaky ? 'flaky_count' : 'count',
+      to,
+      delayMs: between(10, 80),
+      ...(flaky ? { extra: { failAt: between(1, to), failAttempts: between(1, 2) } } : {}),
+    });
+    verdicts.push({ ...task.verdict, call: `task session ${index} call ${n}` });
+    tasks++;
+    if (task.verdict.outcome === 'errored') {
+      const message = (task.seen.why ?? '').replace(/[0-9a-f]{8,}/g, '…').slice(0, 160);
+      errors.set(message, (errors.get(message) ?? 0) + 1);
+      await sleep(250);
+    }
+    if (task.verdict.outcome === 'silently-wrong' || task.verdict.outcome === 'lost')
+      console.error(
+        `!! task session ${index} call ${n}: ${task.verdict.why} ${JSON.stringify(task.seen)}`,
+      );
+  }
+}
 
 async function session(index: number): Promise<void> {
+  if (index % 3 === 2) return taskSession(index);
   const client = await TrackedClient.connect(cluster.url, `chaos-${index}`, 60);
   try {
     for (let n = 0; Date.now() < deadline; n++) {
@@ -158,7 +187,7 @@ try {
   console.log(
     [
       `chaos summary (${Math.round((Date.now() - started) / 1000)} s, seed ${firstSeed})`,
-      `  calls: ${verdicts.length}`,
+      `  calls: ${verdicts.length} (${tasks} of them tasks)`,
       `  faults injected: ${injected} (${Object.entries(faults)
         .map(([k, v]) => `${k} ${v}`)
         .join(', ')})`,

@@ -107,3 +107,35 @@ export function tally(verdicts: readonly Verdict[]): Record<Outcome, number> {
   for (const v of verdicts) counts[v.outcome]++;
   return counts;
 }
+
+/** What a Tasks-extension client saw of one task: each status reported, then the outcome. */
+export interface TaskSeen {
+  readonly statuses: readonly string[];
+  /** The numbers of a completed task's result. */
+  readonly numbers?: readonly number[];
+  /** How the wait ended otherwise: the task failed or was cancelled (explicit), or it was lost. */
+  readonly ending?: 'failed' | 'cancelled' | 'lost';
+  readonly why?: string;
+}
+
+const TERMINAL_TASK = new Set(['completed', 'failed', 'cancelled']);
+
+/**
+ * Classifies one task of a tool that counts 1..n: its result exact, or an explicit failure; a
+ * status never changes once terminal; and a task the server created is never lost (unknown later,
+ * or never finished).
+ */
+export function classifyTask(n: number, seen: TaskSeen): Verdict {
+  const terminal = seen.statuses.findIndex((s) => TERMINAL_TASK.has(s));
+  if (terminal >= 0 && seen.statuses.slice(terminal).some((s) => s !== seen.statuses[terminal]))
+    return {
+      outcome: 'silently-wrong',
+      why: `status left ${seen.statuses[terminal]}: ${seen.statuses.join(' → ')}`,
+    };
+  if (seen.ending === 'lost') return { outcome: 'lost', why: seen.why ?? 'the task was lost' };
+  if (seen.ending !== undefined) return { outcome: 'errored' };
+  const expected = range(n).join(',');
+  if (seen.numbers?.join(',') !== expected)
+    return { outcome: 'silently-wrong', why: `result ${seen.numbers?.join(',')} ≠ ${expected}` };
+  return { outcome: seen.statuses.length > 0 ? 'exact' : 'lost' };
+}

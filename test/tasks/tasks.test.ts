@@ -146,6 +146,33 @@ describe('Tasks extension (io.modelcontextprotocol/tasks) on the stateless lane'
     );
   });
 
+  it('a task waiting for its user holds no call slot: other calls run meanwhile', async () => {
+    const { urls } = await setup({ worker: { maxConcurrentCalls: 1 } });
+    const waiting = await rpc(urls[0]!, 'tools/call', {
+      name: 'confirm_deploy',
+      arguments: { env: 'staging' },
+    });
+    const taskId = String(waiting.body.result?.['taskId']);
+    await pollTask(urls, taskId, ['input_required']);
+    const other = await rpc(
+      urls[1]!,
+      'tools/call',
+      { name: 'count', arguments: { to: 3 } },
+      { tasks: false },
+    );
+    expect(other.body.result).toMatchObject({ content: [{ type: 'text', text: countText(3) }] });
+    const [key] = Object.keys(
+      (await pollTask(urls, taskId, ['input_required']))['inputRequests'] as object,
+    );
+    await rpc(urls[0]!, 'tasks/update', {
+      taskId,
+      inputResponses: { [key!]: { action: 'accept', content: { confirm: false } } },
+    });
+    expect((await pollTask(urls, taskId, ['completed']))['result']).toMatchObject({
+      content: [{ type: 'text', text: 'not deployed to staging' }],
+    });
+  });
+
   it('tasks/cancel stops the tool; the task ends cancelled and stays so', async () => {
     const { urls } = await setup();
     const created = await rpc(urls[0]!, 'tools/call', {
@@ -178,6 +205,29 @@ describe('Tasks extension (io.modelcontextprotocol/tasks) on the stateless lane'
     expect(done['status']).toBe('failed');
     expect(done['error']).toMatchObject({ code: -32603 });
     expect(String(done['statusMessage'])).toMatch(/expired/);
+  });
+
+  it('a finished task is kept until its TTL, past the session and result TTLs, then forgotten', async () => {
+    const { urls } = await setup({
+      worker: { sessionTtlMs: 300, resultTtlMs: 300, taskTtlMs: 2_000 },
+    });
+    const created = await rpc(urls[0]!, 'tools/call', { name: 'count', arguments: { to: 2 } });
+    const taskId = String(created.body.result?.['taskId']);
+    await pollTask(urls, taskId, ['completed']);
+    await new Promise((resolve) => setTimeout(resolve, 1_000)); // both other TTLs passed, swept
+    expect((await rpc(urls[1]!, 'tasks/get', { taskId })).body.result?.['status']).toBe(
+      'completed',
+    );
+    const deadline = Date.now() + 10_000;
+    let answer = await rpc(urls[1]!, 'tasks/get', { taskId });
+    while (answer.body.result !== undefined && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      answer = await rpc(urls[1]!, 'tasks/get', { taskId });
+    }
+    expect(answer.body.error).toEqual({
+      code: -32602,
+      message: 'Failed to get task: Task not found',
+    });
   });
 
   it('task ids are bound to their subject: another subject gets exactly "not found"', async () => {

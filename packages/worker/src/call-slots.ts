@@ -21,4 +21,14 @@ export class CallSlots {
       this.waiters.shift()?.();
     }
   }
+
+  /** Gives a call's slot back while it waits (a task waiting for its client's input), then retakes it. */
+  async idle<T>(waiting: Promise<T>): Promise<T> {
+    this.release();
+    try {
+      return await waiting;
+    } finally {
+      await this.acquire();
+    }
+  }
 }

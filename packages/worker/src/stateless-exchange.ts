@@ -27,6 +27,8 @@ export interface StatelessExchangeOptions extends Omit<InvocationOptions, 'tasks
   onExecution?: (event: { stream: StreamId; attempt: number; cause: string }) => void;
   /** Where a taken-over stream's progress stopped (its numbering continues). */
   lastProgress?: StreamRunHost['lastProgress'];
+  /** Runs a wait for the client (a task's input) without holding a call slot. */
+  idle?: <T>(waiting: Promise<T>) => Promise<T>;
 }
 
 /**

@@ -54,6 +54,7 @@ export class StatelessRequests {
       heads: stores.heads,
       sessions: stores.sessions,
       lastProgress: progressReader(this.lane),
+      idle: (waiting) => slots.idle(waiting),
       taskTtlMs: options.taskTtlMs,
       taskPollIntervalMs: options.taskPollIntervalMs,
       maxExecutionsPerCall: options.maxExecutionsPerCall,

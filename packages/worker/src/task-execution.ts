@@ -209,7 +209,8 @@ export class TaskExecution {
       },
     });
     if (this.abort.signal.aborted) return undefined;
-    return answered;
+    // A task may wait for its user for hours: it gives its call slot back meanwhile.
+    return this.options.idle === undefined ? answered : this.options.idle(answered);
   }
 
   /** The terminal record of a task stopped before its tool answered. */
