@@ -70,6 +70,8 @@ const errors = new Map<string, number>();
 const deadline = Date.now() + seconds * 1000;
 let stopping = false;
 let tasks = 0;
+/** When the runner deleted events: a call running then may see its progress numbering restart. */
+const deletions: number[] = [];
 
 /** A 2026-07-28 client: each call a task, awaited across whatever the faults do. */
 async function taskSession(index: number): Promise<void> {
@@ -103,7 +105,9 @@ async function session(index: number): Promise<void> {
     for (let n = 0; Date.now() < deadline; n++) {
       const flaky = random() < 0.25;
       const to = between(5, 40);
+      const started = Date.now();
       const call: CheckedCall = await client.call({
+        logLost: () => deletions.some((at) => at >= started),
         tool: flaky ? 'flaky_count' : 'count',
         to,
         delayMs: between(10, 80),
@@ -155,6 +159,7 @@ const FAULTS: Record<string, () => Promise<void>> = {
     await sleep(between(300, 1_500));
     const partition = between(0, cluster.partitions - 1);
     const { highWatermark } = await log.offsets(cluster.names.events, partition);
+    deletions.push(Date.now());
     await log.deleteRecordsBefore(cluster.names.events, partition, highWatermark);
     cluster.release(pick(cluster.gateways));
   },

@@ -13,6 +13,8 @@ export interface CallOptions {
   /** Called on each progress event the client sees (a test injects its fault here). */
   onProgress?: (value: number) => void;
   timeoutMs?: number;
+  /** Asked at the end: were events deleted while the call ran (the runner's own fault)? */
+  logLost?: () => boolean;
 }
 
 export interface CheckedCall {
@@ -94,7 +96,10 @@ export class TrackedClient {
     } finally {
       this.current = undefined;
     }
-    return { seen, verdict: classify(options.to, seen) };
+    return {
+      seen,
+      verdict: classify(options.to, seen, { logLost: options.logLost?.() ?? false }),
+    };
   }
 
   close(): Promise<void> {

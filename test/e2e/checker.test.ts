@@ -33,6 +33,10 @@ describe('the checker', () => {
       outcome: 'silently-wrong',
       why: 'progress went back: 3 → 1',
     });
+    expect(
+      classify(5, [...p(1, 2, 3), reset, ...p(1, 2, 3, 4, 5), result(5)], { logLost: true })
+        .outcome,
+    ).toBe('reset');
     const evicted: Seen = { kind: 'reset', reason: 'evicted' };
     expect(classify(5, [...p(1, 2, 3), evicted, ...p(1, 2, 3, 4, 5), result(5)]).outcome).toBe(
       'reset',

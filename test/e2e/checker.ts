@@ -42,9 +42,14 @@ const LOG_LOST = new Set(['evicted', 'terminal-evicted', 'log-replaced']);
  * the run is exactly 1..n. The result, when there is one, is exactly 1..n. A re-run execution's
  * progress continues the numbering past a base (value and total both `base +`): its position in
  * the run is `value - (total - n)`. On the wire the values only ever increase, across resets too
- * (unless a reset said the log lost what came before).
+ * (unless a reset said the log lost what came before, or events were deleted while the call ran).
  */
-export function classify(n: number, seen: readonly Seen[]): Verdict {
+export function classify(
+  n: number,
+  seen: readonly Seen[],
+  /** Events were deleted (deleteRecords, retention) while the call ran: numbering may restart. */
+  { logLost = false }: { logLost?: boolean } = {},
+): Verdict {
   const error = seen.find((s) => s.kind === 'error');
   const result = seen.find((s) => s.kind === 'result');
   if (result === undefined && error === undefined)
@@ -68,7 +73,7 @@ export function classify(n: number, seen: readonly Seen[]): Verdict {
   };
   for (const s of seen) {
     if (s.kind === 'progress') {
-      if (s.value <= lastValue)
+      if (s.value <= lastValue && !logLost)
         return { outcome: 'silently-wrong', why: `progress went back: ${lastValue} → ${s.value}` };
       lastValue = s.value;
       segment.push(s.total === undefined ? s.value : s.value - (s.total - n));

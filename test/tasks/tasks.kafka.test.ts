@@ -1,7 +1,14 @@
+import type { AddressInfo } from 'node:net';
 import { TaskClient } from '@tidemark/client';
+import counting from '@tidemark/examples/counting';
+import { createGateway, tokenFileAuthenticator } from '@tidemark/gateway';
+import { KafkaLog } from '@tidemark/kafka';
+import { createKeyring } from '@tidemark/protocol';
+import { Worker } from '@tidemark/worker';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { Cluster, sleep } from '../e2e/cluster.js';
 import { pollTask, rpc } from '../support/task-client.js';
+import { provisionTestTopics } from '../support/topics.js';
 
 // The Tasks extension on a real broker with two gateway and two worker processes: a task is
 // created through one gateway, its worker is killed (-9) mid-task, and the task is read through
@@ -103,5 +110,85 @@ describe('durable tasks on Kafka: two gateways, two workers', () => {
       resultType: 'complete',
     });
     expect((await pollTask(urls, longId, TERMINAL))['status']).toBe('cancelled');
+  });
+});
+
+/** Two authenticated gateways and two workers in this process, on the real broker. */
+async function authenticatedStack(taskTtlMs: number) {
+  const { prefix, names } = await provisionTestTopics({ onTestFinished }, brokers, {
+    label: 'tasks-auth',
+    partitions: 2,
+  });
+  const log = new KafkaLog({ brokers, groupSessionTimeoutMs: 6_000 });
+  onTestFinished(() => log.close());
+  const workers = [0, 1].map(
+    () =>
+      new Worker({
+        log,
+        topics: names,
+        modules: [counting],
+        group: `${prefix}workers`,
+        pollMs: 100,
+        commitIntervalMs: 100,
+        taskTtlMs,
+        onProblem: () => {},
+      }),
+  );
+  for (const worker of workers) {
+    await worker.start();
+    onTestFinished(() => worker.stop());
+  }
+  const deadline = Date.now() + 30_000;
+  while (workers.flatMap((w) => w.assignedPartitions).length < 2 && Date.now() < deadline)
+    await sleep(50);
+  const keyring = createKeyring({ current: { id: 1, secret: new Uint8Array(32).fill(9) } });
+  const urls: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const gateway = await createGateway({
+      log,
+      topics: names,
+      keyring,
+      tailWaitMs: 100,
+      authenticate: tokenFileAuthenticator(
+        'alice-token-0123456789 alice\nbob-token-0123456789 bob\n',
+      ),
+      onError: () => {},
+    });
+    const server = await gateway.listen(0, '127.0.0.1');
+    onTestFinished(() => gateway.drain());
+    urls.push(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
+  }
+  return urls;
+}
+
+describe('durable tasks on Kafka: TTL and subjects', () => {
+  it('a task past its TTL is failed on either gateway; another subject cannot see, cancel or listen to it', async () => {
+    const urls = await authenticatedStack(1_500);
+    const alice = { token: 'alice-token-0123456789' };
+    const bob = { token: 'bob-token-0123456789' };
+    const created = await rpc(
+      urls[0]!,
+      'tools/call',
+      { name: 'count', arguments: { to: 10_000, delayMs: 20 } },
+      alice,
+    );
+    const taskId = String(created.body.result?.['taskId']);
+    expect(created.body.result).toMatchObject({ resultType: 'task', ttlMs: 1_500 });
+    const notFound = { code: -32602, message: 'Failed to get task: Task not found' };
+    expect((await rpc(urls[1]!, 'tasks/get', { taskId }, bob)).body.error).toEqual(notFound);
+    expect((await rpc(urls[0]!, 'tasks/cancel', { taskId }, bob)).body.error?.code).toBe(-32602);
+    const listen = await rpc(
+      urls[1]!,
+      'subscriptions/listen',
+      { notifications: { taskIds: [taskId] } },
+      bob,
+    );
+    expect(listen.text).toContain('"taskIds":[]');
+    const done = await pollTask(urls, taskId, ['failed', 'completed', 'cancelled'], {
+      ...alice,
+      intervalMs: 200,
+    });
+    expect(done).toMatchObject({ status: 'failed', error: { code: -32603 } });
+    expect(String(done['statusMessage'])).toMatch(/expired/);
   });
 });

@@ -4,6 +4,7 @@ import {
   eventIdMinter,
   invalidResumeBody,
   partitionForSession,
+  PRIMING_PROTOCOL_VERSION,
   resetNotification,
   STANDALONE_STREAM,
   StreamCursor,
@@ -41,7 +42,13 @@ export async function handleGet(
   if (!version.ok) return sendRefusal(res, version.refusal);
   const lastEventId = req.headers['last-event-id'];
   if (lastEventId === undefined) return openStandalone(ctx, res, session);
-  return resume(ctx, res, session, headerValue(lastEventId));
+  return resume(
+    ctx,
+    res,
+    session,
+    headerValue(lastEventId),
+    version.value >= PRIMING_PROTOCOL_VERSION,
+  );
 }
 
 /** The standalone stream: server messages not tied to a request, from now on. */
@@ -65,6 +72,7 @@ async function resume(
   res: Response,
   session: SessionId,
   lastEventId: string | undefined,
+  primes: boolean,
 ): Promise<void> {
   const partition = partitionForSession(session, ctx.partitionCount);
   const claim = verifyEventId(lastEventId, { session, keyring: ctx.keyring, nowMs: ctx.now() });
@@ -89,7 +97,38 @@ async function resume(
   const sse = ctx.streams.open(res, session);
   if (decision.outcome === 'reset')
     sse.event(undefined, resetNotification(decision.reason, decision.generation));
+  const priming = primes ? primingId(ctx, session, partition, decision, lastEventId) : undefined;
+  if (priming !== undefined) sse.prime(priming);
   replay(ctx, sse, session, partition, decision, offsets.highWatermark);
+}
+
+/**
+ * The id a resumed stream starts with, so that a client whose stream drops again before the next
+ * event still resumes from the right place. (The SDK's client tracks the last id it *received* on
+ * a stream, not the one it resumed with: a resumed stream cut before any event reconnects without
+ * `Last-Event-ID` — typescript-sdk#2499.) A continuation repeats the client's own claim; a reset
+ * that replays a whole generation gives the position before it, which resumes that generation
+ * (or a newer one, whole) from its start.
+ */
+function primingId(
+  ctx: GatewayContext,
+  session: SessionId,
+  partition: number,
+  decision: Exclude<ResumeDecision, { outcome: 'invalid' }>,
+  lastEventId: string | undefined,
+): string | undefined {
+  const { plan } = decision;
+  if (plan.kind !== 'read') return undefined;
+  if (decision.outcome === 'resume') return lastEventId;
+  if (plan.nextSeq !== 1) return undefined;
+  const mint = eventIdMinter({
+    logIdentity: ctx.logIdentity,
+    keyring: ctx.keyring,
+    partition,
+    stream: decision.stream,
+    session,
+  });
+  return mint(plan.fromOffset, undefined, 0);
 }
 
 /** Carries out a resume or reset decision's plan on an open stream. */

@@ -44,7 +44,7 @@ export function continueProgress<M>(message: M, base: number): M {
  * The highest progress earlier workers wrote in a stream's generations from `previous` on, before
  * `until` — the start of the generation that takes over. Read after that start is in the log, so
  * nothing a reader keeps can land later (an older generation's record after it is dropped as
- * superseded). 0 when the events are gone.
+ * superseded). What retention or `deleteRecords` removed is not there to read: 0 when all of it is gone.
  */
 export async function lastProgressInLog(
   port: LogPort,
@@ -56,26 +56,32 @@ export async function lastProgressInLog(
 ): Promise<number> {
   let last = 0;
   let offset = previous.startOffset;
-  try {
-    while (offset < until) {
-      const fetched = await port.fetch(topic, partition, offset, { maxWaitMs: 0 });
-      for (const raw of fetched.records) {
-        if (raw.key !== session || raw.offset >= until) continue;
-        const record = readStampedRecord(raw);
-        if (
-          record === undefined ||
-          record.stamp.stream !== previous.stream ||
-          record.stamp.generation.attempt < previous.generation.attempt
-        )
-          continue;
-        last = Math.max(last, progressOf(record.payload) ?? 0);
-      }
-      if (fetched.nextOffset <= offset) break;
-      offset = fetched.nextOffset;
+  while (offset < until) {
+    let fetched;
+    try {
+      fetched = await port.fetch(topic, partition, offset, { maxWaitMs: 0 });
+    } catch (error) {
+      if (!isTidemarkError(error) || error.code !== ErrorCodes.offsetOutOfRange) throw error;
+      // Deleted under the call (retention, deleteRecords): read what is left. The numbering may
+      // then start lower than a client saw — the one case the contract allows.
+      const { logStartOffset } = await port.offsets(topic, partition);
+      if (logStartOffset <= offset) throw error;
+      offset = logStartOffset;
+      continue;
     }
-  } catch (error) {
-    if (isTidemarkError(error) && error.code === ErrorCodes.offsetOutOfRange) return last;
-    throw error;
+    for (const raw of fetched.records) {
+      if (raw.key !== session || raw.offset >= until) continue;
+      const record = readStampedRecord(raw);
+      if (
+        record === undefined ||
+        record.stamp.stream !== previous.stream ||
+        record.stamp.generation.attempt < previous.generation.attempt
+      )
+        continue;
+      last = Math.max(last, progressOf(record.payload) ?? 0);
+    }
+    if (fetched.nextOffset <= offset) break;
+    offset = fetched.nextOffset;
   }
   return last;
 }
