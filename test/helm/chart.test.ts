@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -15,7 +16,7 @@ const chart = join(root, 'helm/tidemark');
 const helm = helmBinary();
 const cli = join(root, 'packages/cli/dist/bin.js');
 
-type Manifest = { kind: string; metadata: { name: string; labels?: Record<string, string> }; spec?: Record<string, unknown> } & Record<string, unknown>;
+type Manifest = { kind: string; metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: Record<string, unknown> } & Record<string, unknown>;
 type Container = {
   name: string;
   args: string[];
@@ -182,6 +183,96 @@ describe('the Helm chart', () => {
     expect(byKind(strimzi, 'Job')).toEqual([]);
   });
 
+  it('installs on a first try: integers stay integers, the topics Job has a ServiceAccount before it runs, drains are never blocked', async () => {
+    // A values file, as operators write them: YAML numbers reach the templates as floats.
+    const dir = mkdtempSync(join(tmpdir(), 'tidemark-values-'));
+    const file = join(dir, 'strimzi.yaml');
+    writeFileSync(file, 'topics:\n  partitions: 24\n  strimzi:\n    enabled: true\n    clusterName: my-cluster\n    resumeWindowMs: 86400000\n  createJob:\n    enabled: false\n');
+    const strimzi = await template('-f', file);
+    rmSync(dir, { recursive: true, force: true });
+    for (const topic of byKind(strimzi, 'KafkaTopic')) {
+      const spec = topic.spec as { partitions: unknown; config: Record<string, unknown> };
+      expect(spec.partitions).toBe(24);
+      for (const value of Object.values(spec.config)) expect(String(value)).not.toMatch(/e\+/);
+    }
+    const events = byKind(strimzi, 'KafkaTopic').find((t) => (t.spec as { topicName: string }).topicName === 'tidemark.events')!;
+    expect((events.spec as { config: Record<string, string> }).config['retention.ms']).toBe('86400000');
+
+    const manifests = await template();
+    const [job] = byKind(manifests, 'Job');
+    const hookAccount = byKind(manifests, 'ServiceAccount').find((a) => a.metadata.name.endsWith('-topics'))!;
+    const weight = (m: Manifest) => Number(m.metadata.annotations?.['helm.sh/hook-weight']);
+    expect(hookAccount.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
+    expect(weight(hookAccount)).toBeLessThan(weight(job!));
+    expect((job!.spec as { template: { spec: { serviceAccountName: string } } }).template.spec.serviceAccountName).toBe(hookAccount.metadata.name);
+
+    for (const pdb of byKind(manifests, 'PodDisruptionBudget')) expect(pdb.spec).toMatchObject({ maxUnavailable: 1 });
+    expect(byKind(manifests, 'PodDisruptionBudget').every((pdb) => !('minAvailable' in pdb.spec!))).toBe(true);
+  });
+
+  it('trusts a private cluster CA and presents a client certificate (Strimzi), with the user name Strimzi’s Secrets lack', async () => {
+    const manifests = await template(
+      '--set', 'kafka.tls.enabled=true',
+      '--set', 'kafka.tls.caSecret=my-cluster-cluster-ca-cert',
+      '--set', 'kafka.tls.clientSecret=tidemark-user',
+      '--set', 'kafka.sasl.enabled=true',
+      '--set', 'kafka.sasl.existingSecret=tidemark-scram',
+      '--set', 'kafka.sasl.username=tidemark-scram',
+    );
+    const pods = [podSpec(deployment(manifests, 'gateway')), podSpec(deployment(manifests, 'worker')), (byKind(manifests, 'Job')[0]!.spec as { template: ReturnType<typeof podSpec> }).template];
+    for (const pod of pods) {
+      const [container] = pod.spec.containers;
+      expect(container!.args).toEqual(expect.arrayContaining(['--tls-ca', '/etc/tidemark/kafka-ca/ca.crt', '--tls-cert', '/etc/tidemark/kafka-client/user.crt', '--tls-key', '/etc/tidemark/kafka-client/user.key']));
+      const volumes = pod.spec['volumes'] as Array<{ name: string; secret?: { secretName: string } }>;
+      expect(volumes.find((v) => v.name === 'kafka-ca')?.secret?.secretName).toBe('my-cluster-cluster-ca-cert');
+      expect(volumes.find((v) => v.name === 'kafka-client')?.secret?.secretName).toBe('tidemark-user');
+      const mounts = (container as unknown as { volumeMounts: Array<{ name: string; mountPath: string }> }).volumeMounts;
+      expect(mounts.map((m) => m.mountPath)).toEqual(expect.arrayContaining(['/etc/tidemark/kafka-ca', '/etc/tidemark/kafka-client']));
+      expect(container!.env!.find((e) => e.name === 'KAFKA_SASL_USERNAME')).toEqual({ name: 'KAFKA_SASL_USERNAME', value: 'tidemark-scram' });
+      expect(container!.env!.find((e) => e.name === 'KAFKA_SASL_PASSWORD')?.valueFrom?.secretKeyRef).toEqual({ name: 'tidemark-scram', key: 'password' });
+    }
+    // The flags the CLI takes (the worker's and the topics command's help refer to the gateway's).
+    const help = await helpOf('gateway');
+    for (const flag of ['--tls-ca', '--tls-cert', '--tls-key']) expect(help).toContain(flag);
+  });
+
+  it('has the conventions of well-liked charts: names, extra env and volumes, annotations, spread, probes, preStop, network policies', async () => {
+    const manifests = await template(
+      '--set', 'fullnameOverride=acme',
+      '--set', 'gateway.podAnnotations.team=ai',
+      '--set', 'worker.extraEnv[0].name=API_KEY',
+      '--set', 'worker.extraEnv[0].valueFrom.secretKeyRef.name=weather',
+      '--set', 'worker.extraEnv[0].valueFrom.secretKeyRef.key=key',
+      '--set', 'worker.extraVolumes[0].name=models',
+      '--set', 'worker.extraVolumes[0].emptyDir.medium=Memory',
+      '--set', 'worker.extraVolumeMounts[0].name=models',
+      '--set', 'worker.extraVolumeMounts[0].mountPath=/models',
+      '--set', 'worker.topologySpreadConstraints[0].maxSkew=1',
+      '--set', 'worker.topologySpreadConstraints[0].topologyKey=topology.kubernetes.io/zone',
+      '--set', 'worker.topologySpreadConstraints[0].whenUnsatisfiable=ScheduleAnyway',
+      '--set', 'gateway.readinessProbe.periodSeconds=3',
+      '--set', 'imagePullSecrets[0].name=registry',
+      '--set', 'networkPolicy.enabled=true',
+    );
+    expect(byKind(manifests, 'Deployment').map((d) => d.metadata.name).sort()).toEqual(['acme-gateway', 'acme-worker']);
+    const gateway = podSpec(deployment(manifests, 'gateway'));
+    expect((gateway as unknown as { metadata: { annotations: Record<string, string> } }).metadata.annotations).toEqual({ team: 'ai' });
+    const gatewayContainer = gateway.spec.containers[0] as unknown as { lifecycle: unknown; readinessProbe: Record<string, unknown> };
+    expect(gatewayContainer.lifecycle).toEqual({ preStop: { sleep: { seconds: 5 } } });
+    expect(gatewayContainer.readinessProbe).toMatchObject({ periodSeconds: 3, httpGet: { path: '/readyz' } });
+    expect(gateway.spec['imagePullSecrets']).toEqual([{ name: 'registry' }]);
+    const worker = podSpec(deployment(manifests, 'worker'));
+    const workerContainer = worker.spec.containers[0]!;
+    expect(workerContainer.env!.find((e) => e.name === 'API_KEY')?.valueFrom?.secretKeyRef).toEqual({ name: 'weather', key: 'key' });
+    expect((workerContainer as unknown as { volumeMounts: unknown[] }).volumeMounts).toContainEqual({ name: 'models', mountPath: '/models' });
+    expect(worker.spec['volumes']).toContainEqual({ name: 'models', emptyDir: { medium: 'Memory' } });
+    expect(worker.spec['topologySpreadConstraints']).toEqual([{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway' }]);
+    const policies = byKind(manifests, 'NetworkPolicy');
+    expect(policies.map((p) => p.metadata.name).sort()).toEqual(['acme-gateway', 'acme-worker']);
+    expect(policies.find((p) => p.metadata.name === 'acme-worker')!.spec).toMatchObject({ policyTypes: ['Ingress'], ingress: [] });
+    expect(JSON.stringify(policies.find((p) => p.metadata.name === 'acme-gateway')!.spec)).toContain('"port":3000');
+  });
+
   it('rejects bad values at install time with a clear message', async () => {
     const failure = async (...sets: string[]) =>
       run(helm, ['template', 'mcp', chart, ...sets]).then(
@@ -194,6 +285,9 @@ describe('the Helm chart', () => {
     expect(await failure('--set', 'kafka.brokers=k:9092', '--set', 'auth.mode=none')).toMatch(/eventIdSecret: set existingSecret/);
     expect(await failure('--set', 'eventIdSecret.generate=true', '--set', 'auth.mode=none')).toMatch(/kafka.brokers is required/);
     expect(await failure(...REQUIRED.slice(0, 4), '--set', 'auth.mode=tokens')).toMatch(/auth.tokens.existingSecret/);
+    // A typo is an error, not a silently ignored setting.
+    expect(await failure(...REQUIRED, '--set', 'gatway.replicas=3')).toMatch(/additional properties 'gatway' not allowed/);
+    expect(await failure(...REQUIRED, '--set', 'worker.replica=3')).toMatch(/additional properties 'replica' not allowed/);
   });
 });
 

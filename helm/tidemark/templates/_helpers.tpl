@@ -1,9 +1,17 @@
+{{- define "tidemark.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
 {{- define "tidemark.fullname" -}}
-{{- if contains .Chart.Name .Release.Name -}}{{ .Release.Name | trunc 63 | trimSuffix "-" }}{{- else -}}{{ printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" }}{{- end -}}
+{{- if .Values.fullnameOverride -}}{{ .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else -}}
+{{- $name := include "tidemark.name" . -}}
+{{- if contains $name .Release.Name -}}{{ .Release.Name | trunc 63 | trimSuffix "-" }}{{- else -}}{{ printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}{{- end -}}
+{{- end -}}
 {{- end -}}
 
 {{- define "tidemark.labels" -}}
-app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/name: {{ include "tidemark.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
@@ -11,7 +19,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 
 {{- define "tidemark.selector" -}}
-app.kubernetes.io/name: {{ .root.Chart.Name }}
+app.kubernetes.io/name: {{ include "tidemark.name" .root }}
 app.kubernetes.io/instance: {{ .root.Release.Name }}
 app.kubernetes.io/component: {{ .component }}
 {{- end -}}
@@ -32,8 +40,42 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "tidemark.kafkaArgs" -}}
 - --prefix
 - {{ .Values.topics.prefix | quote }}
-{{- if .Values.kafka.tls.enabled }}
+{{- $tls := .Values.kafka.tls }}
+{{- if $tls.enabled }}
 - --tls
+{{- if $tls.caSecret }}
+- --tls-ca
+- {{ printf "/etc/tidemark/kafka-ca/%s" $tls.caKey | quote }}
+{{- end }}
+{{- if $tls.clientSecret }}
+- --tls-cert
+- {{ printf "/etc/tidemark/kafka-client/%s" $tls.certKey | quote }}
+- --tls-key
+- {{ printf "/etc/tidemark/kafka-client/%s" $tls.keyKey | quote }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* The Secrets the Kafka flags above read, as volumes and their mounts. */}}
+{{- define "tidemark.kafkaVolumes" -}}
+{{- $tls := .Values.kafka.tls }}
+{{- if and $tls.enabled $tls.caSecret }}
+- name: kafka-ca
+  secret: { secretName: {{ $tls.caSecret | quote }}, defaultMode: 0444 }
+{{- end }}
+{{- if and $tls.enabled $tls.clientSecret }}
+- name: kafka-client
+  secret: { secretName: {{ $tls.clientSecret | quote }}, defaultMode: 0400 }
+{{- end }}
+{{- end -}}
+
+{{- define "tidemark.kafkaVolumeMounts" -}}
+{{- $tls := .Values.kafka.tls }}
+{{- if and $tls.enabled $tls.caSecret }}
+- { name: kafka-ca, mountPath: /etc/tidemark/kafka-ca, readOnly: true }
+{{- end }}
+{{- if and $tls.enabled $tls.clientSecret }}
+- { name: kafka-client, mountPath: /etc/tidemark/kafka-client, readOnly: true }
 {{- end }}
 {{- end -}}
 
@@ -44,14 +86,18 @@ app.kubernetes.io/component: {{ .component }}
 - name: KAFKA_SASL_MECHANISM
   value: {{ .Values.kafka.sasl.mechanism | quote }}
 - name: KAFKA_SASL_USERNAME
+{{- if .Values.kafka.sasl.username }}
+  value: {{ .Values.kafka.sasl.username | quote }}
+{{- else }}
   valueFrom:
     secretKeyRef:
       name: {{ required "kafka.sasl.existingSecret is required when SASL is enabled" .Values.kafka.sasl.existingSecret }}
       key: {{ .Values.kafka.sasl.usernameKey }}
+{{- end }}
 - name: KAFKA_SASL_PASSWORD
   valueFrom:
     secretKeyRef:
-      name: {{ .Values.kafka.sasl.existingSecret }}
+      name: {{ required "kafka.sasl.existingSecret is required when SASL is enabled" .Values.kafka.sasl.existingSecret }}
       key: {{ .Values.kafka.sasl.passwordKey }}
 {{- end }}
 - name: K8S_POD_NAME
