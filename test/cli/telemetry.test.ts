@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,10 +16,11 @@ const bin = fileURLToPath(new URL('../../packages/cli/dist/bin.js', import.meta.
 async function devRun(
   env: NodeJS.ProcessEnv,
   act: (client: RawMcpClient) => Promise<unknown> = () => Promise.resolve(),
+  flags: string[] = [],
 ): Promise<string> {
   const child = spawn(
     process.execPath,
-    [bin, 'dev', '--port', '0', '--data', mkdtempSync(join(tmpdir(), 'tidemark-otel-'))],
+    [bin, 'dev', '--port', '0', '--data', mkdtempSync(join(tmpdir(), 'tidemark-otel-')), ...flags],
     {
       env: {
         ...process.env,
@@ -83,3 +85,31 @@ it('writes JSON log lines stamped with the trace of the call they belong to', as
   // The same trace the console exporter printed for the tool call.
   expect(output).toContain(`traceId: '${String(execution['trace_id'])}'`);
 }, 60_000);
+
+it('--metrics-port serves Prometheus metrics without any OTEL_* variable: the metrics a dashboard reads', async () => {
+  const metricsPort = await reservePort();
+  let scraped = '';
+  const output = await devRun(
+    {},
+    async (client) => {
+      await client.callCount(1, 3, 0);
+      scraped = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    },
+    ['--metrics-port', String(metricsPort)],
+  );
+  expect(output).toContain(`Prometheus metrics: http://0.0.0.0:${metricsPort}/metrics`);
+  expect(scraped).toMatch(/^# HELP tidemark_tool_duration/m);
+  expect(scraped).toMatch(/^tidemark_gateway_live_streams/m);
+  expect(scraped).toMatch(/target_info\{[^}]*service_name="tidemark-dev"/);
+}, 60_000);
+
+/** A free loopback port (the process binds it right after). */
+function reservePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.once('error', reject);
+  });
+}

@@ -273,6 +273,25 @@ describe('the Helm chart', () => {
     expect(JSON.stringify(policies.find((p) => p.metadata.name === 'acme-gateway')!.spec)).toContain('"port":3000');
   });
 
+  it('serves Prometheus metrics on every pod when asked, found by a ServiceMonitor, reachable through the network policies', async () => {
+    const manifests = await template('--set', 'metrics.enabled=true', '--set', 'metrics.serviceMonitor.enabled=true', '--set', 'metrics.serviceMonitor.labels.release=prom', '--set', 'networkPolicy.enabled=true');
+    for (const component of ['gateway', 'worker']) {
+      const [container] = podSpec(deployment(manifests, component)).spec.containers;
+      expect(container!.args.join(' ')).toContain('--metrics-port 9464');
+      expect(container!.ports).toContainEqual({ name: 'metrics', containerPort: 9464 });
+      expect(await helpOf(component)).toContain('--metrics-port');
+    }
+    const service = byKind(manifests, 'Service').find((s) => s.metadata.name.endsWith('-metrics'))!;
+    const selector = (service.spec as { selector: Record<string, string> }).selector;
+    for (const component of ['gateway', 'worker']) expect(podSpec(deployment(manifests, component)).metadata.labels).toMatchObject(selector);
+    const [monitor] = byKind(manifests, 'ServiceMonitor');
+    expect(monitor!.metadata.labels).toMatchObject({ release: 'prom' });
+    expect(service.metadata.labels).toMatchObject((monitor!.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels);
+    expect(monitor!.spec).toMatchObject({ endpoints: [{ port: 'metrics', path: '/metrics' }] });
+    for (const policy of byKind(manifests, 'NetworkPolicy')) expect(JSON.stringify(policy.spec)).toContain('"port":9464');
+    expect(byKind(await template(), 'ServiceMonitor')).toEqual([]);
+  });
+
   it('rejects bad values at install time with a clear message', async () => {
     const failure = async (...sets: string[]) =>
       run(helm, ['template', 'mcp', chart, ...sets]).then(

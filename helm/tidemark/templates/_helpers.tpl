@@ -159,3 +159,13 @@ capabilities: { drop: [ALL] }
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/* A NetworkPolicy rule letting Prometheus (anywhere in the cluster) scrape the metrics port. */}}
+{{- define "tidemark.metricsIngress" -}}
+{{- if .Values.metrics.enabled }}
+- ports:
+    - { port: {{ .Values.metrics.port }}, protocol: TCP }
+  from:
+    - namespaceSelector: {}
+{{- end }}
+{{- end -}}

@@ -23,6 +23,7 @@ import { KAFKA_FLAGS, kafkaOptions } from './kafka-options.js';
 import { LIMIT_FLAGS, limitsOf } from './limits.js';
 import type { Logger } from './logger.js';
 import { list, parseFlags, port, positiveInt, str, UsageError } from './options.js';
+import { METRICS_FLAG, metricsLine } from './metrics-flag.js';
 import { TASKS_FLAG, tasksOf } from './tasks.js';
 import { duration, TTL_FLAGS, ttlsOf } from './ttl.js';
 
@@ -49,12 +50,14 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     data: { type: 'string' },
     'resume-window': { type: 'string' },
     'allow-remote': { type: 'boolean' },
+    ...METRICS_FLAG,
     ...AUTH_FLAGS,
     ...LIMIT_FLAGS,
     ...TTL_FLAGS,
     ...TASKS_FLAG,
   });
   const listenPort = port(str(values['port']), '--port', 3000);
+  const metrics = metricsLine(values);
   const host = str(values['host']) ?? '127.0.0.1';
   if (!LOOPBACK.has(host) && values['allow-remote'] !== true) {
     throw new UsageError(
@@ -100,6 +103,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
   io.out(`Tidemark dev server (single process, embedded log in ${data})`);
   io.out(`MCP endpoint: http://${host.includes(':') ? `[${host}]` : host}:${portOf(server)}/mcp`);
   io.out(`tools: ${modules.map((m) => m.name).join(', ')}`);
+  announce(io, metrics);
   const watching =
     values['watch'] === true ? watchToolModules(specifiers, worker, io.log) : undefined;
   await io.stopSignal;
@@ -115,6 +119,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     port: { type: 'string' },
     host: { type: 'string' },
     'secret-file': { type: 'string' },
+    ...METRICS_FLAG,
     'allowed-origin': { type: 'string', multiple: true },
     'allowed-host': { type: 'string', multiple: true },
     ...AUTH_FLAGS,
@@ -128,6 +133,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
   const limits = limitsOf(values);
   const { sessionTtlMs } = ttlsOf(values);
   const listenPort = port(str(values['port']), '--port', 0);
+  const metrics = metricsLine(values);
   const kafka = kafkaOptions(values, io.env, io.cwd);
   const secret = secretOf(str(values['secret-file']), io);
   const topics = topicNames(prefixOf(values));
@@ -150,6 +156,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
   addHealth(gw, () => probe.ready());
   const server = await gw.listen(listenPort, str(values['host']) ?? '127.0.0.1');
   io.out(`Tidemark gateway listening on port ${portOf(server)} (topics ${topics.requests} …)`);
+  announce(io, metrics);
   await io.stopSignal;
   await gw.drain();
   await probe.close();
@@ -163,8 +170,10 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     ...SERVER_IDENTITY_FLAGS,
     group: { type: 'string' },
     'health-port': { type: 'string' },
+    ...METRICS_FLAG,
     ...TTL_FLAGS,
   });
+  const metrics = metricsLine(values);
   const tools = list(values['tools']);
   if (tools.length === 0)
     throw new UsageError('--tools: required (a tool module path or package, repeatable)');
@@ -198,6 +207,7 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     }).listen(healthPort);
   }
   io.out(`Tidemark worker ${w.epoch} started (tools: ${modules.map((m) => m.name).join(', ')})`);
+  announce(io, metrics);
   await io.stopSignal;
   health?.close();
   await w.stop();
@@ -326,6 +336,10 @@ function topicsProbe(kafka: KafkaLogOptions, names: ReturnType<typeof topicNames
     },
     { prefix },
   );
+}
+
+function announce(io: Io, line: string | undefined): void {
+  if (line !== undefined) io.out(line);
 }
 
 function portOf(server: Server): number {

@@ -51,7 +51,8 @@ unfinished calls run again as a new generation, resuming clients are reset, neve
   --server-name <n>, --server-version <v>
                      the serverInfo clients see in initialize. Default tidemark 0.1.0
   --instructions <text>
-                     the server's instructions to clients (each module's own are added after)`,
+                     the server's instructions to clients (each module's own are added after)
+  --metrics-port <n> serve Prometheus metrics at :<n>/metrics (beside OTLP, when configured)`,
   gateway: `Usage: tidemark gateway --port <n> (--auth-tokens <file> | --auth-jwks <url|file> ... | --auth none)
                         [--host 127.0.0.1] [--brokers <list>] [--secret-file <path>]
 
@@ -93,6 +94,9 @@ Kafka and the rest:
                          (or KAFKA_SASL_USERNAME, KAFKA_SASL_PASSWORD); OAUTHBEARER with
                          --sasl-token-file <file> (read again for every connection, so it may rotate)
 
+Metrics: --metrics-port <n> serves Prometheus metrics at :<n>/metrics (beside OTLP traces and
+metrics, when OTEL_EXPORTER_OTLP_ENDPOINT is set).
+
 Health: GET /healthz (alive), GET /readyz (broker reachable, topics valid).`,
   worker: `Usage: tidemark worker --tools <module>... [--brokers <list>] [--health-port <n>]
 
@@ -101,6 +105,7 @@ Health: GET /healthz (alive), GET /readyz (broker reachable, topics valid).`,
   --prefix <p>           topic prefix. Default tidemark.
   --group <g>            consumer group. Default tidemark-workers
   --health-port <n>      serve /healthz and /readyz on this port
+  --metrics-port <n>     serve Prometheus metrics at :<n>/metrics
   --session-ttl <d>      a session with no request and no open stream this long expires: its
                          record and results are tombstoned, its next request gets "session not
                          found" (clients re-initialize). 90s, 30m, 1h, 7d. Default 1h

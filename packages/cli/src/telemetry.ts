@@ -6,13 +6,37 @@ import { NodeSDK } from '@opentelemetry/sdk-node';
 
 const env = process.env;
 const role = process.argv[2] ?? 'cli';
+
+/**
+ * `--metrics-port <n>` (gateway, worker, dev): Prometheus scrapes `/metrics` on that port, through
+ * the SDK's own Prometheus exporter — alongside OTLP traces (and OTLP metrics, when asked for too).
+ * Read here because the SDK starts before the command parses its flags (which validate it).
+ */
+function metricsPort(argv: readonly string[]): number | undefined {
+  const at = argv.findIndex((arg) => arg === '--metrics-port' || arg.startsWith('--metrics-port='));
+  if (at < 0) return undefined;
+  const raw = argv[at]!.includes('=') ? argv[at]!.split('=')[1] : argv[at + 1];
+  const port = Number(raw);
+  return Number.isInteger(port) && port > 0 && port < 65_536 ? port : undefined;
+}
+const prometheusPort = env['OTEL_SDK_DISABLED'] === 'true' ? undefined : metricsPort(process.argv);
+if (prometheusPort !== undefined) {
+  const exporters = (env['OTEL_METRICS_EXPORTER'] ?? '')
+    .split(',')
+    .filter((e) => e !== '' && e !== 'none');
+  env['OTEL_METRICS_EXPORTER'] = [...new Set([...exporters, 'prometheus'])].join(',');
+  env['OTEL_EXPORTER_PROMETHEUS_PORT'] = String(prometheusPort);
+  env['OTEL_EXPORTER_PROMETHEUS_HOST'] ??= '0.0.0.0';
+  env['OTEL_TRACES_EXPORTER'] ??= env['OTEL_EXPORTER_OTLP_ENDPOINT'] ? 'otlp' : 'none';
+}
 const wanted =
   env['OTEL_SDK_DISABLED'] !== 'true' &&
-  [
-    env['OTEL_TRACES_EXPORTER'],
-    env['OTEL_EXPORTER_OTLP_ENDPOINT'],
-    env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'],
-  ].some((v) => v !== undefined && v !== '');
+  (prometheusPort !== undefined ||
+    [
+      env['OTEL_TRACES_EXPORTER'],
+      env['OTEL_EXPORTER_OTLP_ENDPOINT'],
+      env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'],
+    ].some((v) => v !== undefined && v !== ''));
 
 /** Kubernetes facts the Helm chart passes through the downward API, as resource attributes. */
 function kubernetesAttributes(): Record<string, string> {
