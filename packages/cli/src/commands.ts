@@ -196,7 +196,13 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
   if (values['health-port'] !== undefined) {
     const healthPort = port(str(values['health-port']), '--health-port', 0);
     health = createServer((req, res) => {
-      if (req.url === '/healthz') return void res.writeHead(200).end('ok');
+      if (req.url === '/healthz') {
+        // Alive unless a partition's read loop stopped coming back (a wedged worker is restarted).
+        const { alive, stalled } = w.liveness();
+        return void res
+          .writeHead(alive ? 200 : 503)
+          .end(alive ? 'ok' : `stalled partitions: ${stalled.join(',')}`);
+      }
       if (req.url === '/readyz') {
         void probe
           .ready()

@@ -104,7 +104,8 @@ Health: GET /healthz (alive), GET /readyz (broker reachable, topics valid).`,
   --brokers <list>       Kafka bootstrap host:port[,host:port]; or KAFKA_BROKERS
   --prefix <p>           topic prefix. Default tidemark.
   --group <g>            consumer group. Default tidemark-workers
-  --health-port <n>      serve /healthz and /readyz on this port
+  --health-port <n>      serve /healthz (503 when a partition's read loop has not come back for a
+                         minute while call slots are free: wedged) and /readyz on this port
   --metrics-port <n>     serve Prometheus metrics at :<n>/metrics
   --session-ttl <d>      a session with no request and no open stream this long expires: its
                          record and results are tombstoned, its next request gets "session not

@@ -9,6 +9,11 @@ export class CallSlots {
 
   constructor(private readonly limit: number) {}
 
+  /** Every slot is taken: readers wait for one (backpressure, not a wedge). */
+  get full(): boolean {
+    return this.running >= this.limit;
+  }
+
   async acquire(): Promise<void> {
     while (this.running >= this.limit)
       await new Promise<void>((resolve) => this.waiters.push(resolve));

@@ -33,6 +33,7 @@ export class PartitionReader {
   private lastCommitted: bigint | undefined;
   private readonly forgetAfterCommit: Array<{ offset: bigint; key: string }> = [];
   private readonly reading: Promise<void>;
+  private beatAtMs = Date.now();
 
   constructor(private readonly options: PartitionReaderOptions) {
     this.reading = this.read().catch((error: unknown) =>
@@ -42,6 +43,11 @@ export class PartitionReader {
 
   get partition(): number {
     return this.options.partition;
+  }
+
+  /** When the read loop last came back from a fetch: a loop that stops beating is wedged. */
+  get lastBeatMs(): number {
+    return this.beatAtMs;
   }
 
   /** Aborted when the partition is revoked or the worker stops. */
@@ -99,7 +105,9 @@ export class PartitionReader {
     this.tracker = tracker;
     this.lastCommitted = committed;
     while (!this.signal.aborted) {
+      this.beatAtMs = Date.now();
       const result = await this.fetch(next);
+      this.beatAtMs = Date.now();
       if (result === 'closed') return;
       if (typeof result === 'bigint') {
         next = result;

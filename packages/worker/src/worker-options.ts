@@ -77,6 +77,13 @@ export interface WorkerOptions {
    */
   serverIdleMs?: number;
   /**
+   * A partition whose read loop has not come back for this long, while call slots are free, makes
+   * the worker not alive (`liveness()`, the CLI's `/healthz`): it is wedged, and a restart hands its
+   * partitions on.
+   * @default 60_000
+   */
+  stallMs?: number;
+  /**
    * How often committable offsets are committed.
    * @default 1000
    */
@@ -125,6 +132,7 @@ export const WORKER_DEFAULTS = {
   serverIdleMs: 60 * 1000,
   commitIntervalMs: 1_000,
   pollMs: 500,
+  stallMs: 60_000,
 } as const;
 
 /** Options with their defaults applied, validated. */
@@ -145,6 +153,7 @@ const POSITIVE_INTEGERS = [
   'serverIdleMs',
   'commitIntervalMs',
   'pollMs',
+  'stallMs',
 ] as const;
 
 /** Applies the defaults and checks every number up front: a bad option throws a TypeError now. */

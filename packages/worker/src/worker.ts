@@ -113,6 +113,19 @@ export class Worker {
     await this.started?.sessionCalls.runtimes.modulesReplaced();
   }
 
+  /**
+   * Whether the worker is alive: every partition's read loop came back within `stallMs` (or all
+   * call slots are taken, and readers rightly wait). The stalled partitions, when not.
+   */
+  liveness(nowMs = Date.now()): { alive: boolean; stalled: number[] } {
+    const stalled = this.slots.full
+      ? []
+      : [...this.readers.values()]
+          .filter((reader) => nowMs - reader.lastBeatMs > this.options.stallMs)
+          .map((reader) => reader.partition);
+    return { alive: stalled.length === 0, stalled };
+  }
+
   /** Partitions this worker reads now. */
   get assignedPartitions(): number[] {
     return [...this.readers.keys()].sort((a, b) => a - b);
