@@ -292,6 +292,18 @@ describe('the Helm chart', () => {
     expect(byKind(await template(), 'ServiceMonitor')).toEqual([]);
   });
 
+  it('ships the Grafana dashboard (for the sidecar) and the alerts (PrometheusRule) on request', async () => {
+    const manifests = await template('--set', 'metrics.dashboards.enabled=true', '--set', 'metrics.prometheusRule.enabled=true', '--set', 'metrics.prometheusRule.labels.release=prom');
+    const dashboard = byKind(manifests, 'ConfigMap').find((c) => c.metadata.name.endsWith('-dashboard'))!;
+    expect(dashboard.metadata.labels).toMatchObject({ grafana_dashboard: '1' });
+    expect(JSON.parse((dashboard['data'] as Record<string, string>)['tidemark.json']!)).toMatchObject({ uid: 'tidemark', title: 'Tidemark' });
+    const [rule] = byKind(manifests, 'PrometheusRule');
+    expect(rule!.metadata.labels).toMatchObject({ release: 'prom' });
+    const alerts = (rule!.spec as { groups: Array<{ rules: Array<{ alert: string }> }> }).groups.flatMap((g) => g.rules.map((r) => r.alert));
+    expect(alerts).toEqual(expect.arrayContaining(['TidemarkNoLiveWorkers', 'TidemarkConsumerLagHigh', 'TidemarkWorkerQueueLagHigh', 'TidemarkDeliveryLagHigh', 'TidemarkInvalidResumeSpike', 'TidemarkResetRateHigh']));
+    expect(byKind(await template(), 'PrometheusRule')).toEqual([]);
+  });
+
   it('rejects bad values at install time with a clear message', async () => {
     const failure = async (...sets: string[]) =>
       run(helm, ['template', 'mcp', chart, ...sets]).then(

@@ -2,6 +2,7 @@ import {
   metrics,
   type Attributes,
   type Counter,
+  type Gauge,
   type Histogram,
   type MeterProvider,
   type UpDownCounter,
@@ -24,6 +25,8 @@ export const METRIC_REQUEST_QUEUE_LAG = 'tidemark.worker.request_queue_lag';
 export const METRIC_TOOL_DURATION = 'tidemark.tool.duration';
 export const METRIC_TOOL_RETRIES = 'tidemark.tool.retries';
 export const METRIC_REFUSALS = 'tidemark.gateway.refusals';
+export const METRIC_ASSIGNED_PARTITIONS = 'tidemark.worker.assigned_partitions';
+export const METRIC_PARTITION_LAG = 'tidemark.worker.partition_lag';
 
 interface Instruments {
   resumes: Counter;
@@ -37,6 +40,8 @@ interface Instruments {
   toolDuration: Histogram;
   toolRetries: Counter;
   refusals: Counter;
+  assignedPartitions: UpDownCounter;
+  partitionLag: Gauge;
 }
 
 // The metrics API has no proxy: a meter taken before the process registers its SDK stays a no-op
@@ -82,6 +87,12 @@ function instruments(): Instruments {
     toolRetries: meter.createCounter(METRIC_TOOL_RETRIES, { description: 'Tool call retries' }),
     refusals: meter.createCounter(METRIC_REFUSALS, {
       description: 'Requests the gateway refused with a 4xx, by status and reason',
+    }),
+    assignedPartitions: meter.createUpDownCounter(METRIC_ASSIGNED_PARTITIONS, {
+      description: 'Partitions of requests a worker reads (0 on every worker: nobody serves)',
+    }),
+    partitionLag: meter.createGauge(METRIC_PARTITION_LAG, {
+      description: 'Requests waiting unread in a partition of requests (consumer lag, records)',
     }),
   };
   cached = { provider, instruments };
@@ -151,4 +162,16 @@ export function recordToolDuration(tool: string, seconds: number, failed: boolea
 /** A retry of a tool call (the next execution is a new generation). */
 export function recordToolRetry(tool: string): void {
   instruments().toolRetries.add(1, { [ATTR_GEN_AI_TOOL_NAME]: tool });
+}
+
+/** A worker was given (+1) or lost (-1) a partition of `requests`. */
+export function recordAssignedPartitions(delta: 1 | -1): void {
+  instruments().assignedPartitions.add(delta);
+}
+
+/** After a fetch: how many requests of the partition wait unread behind the worker's position. */
+export function recordPartitionLag(partition: number, records: bigint): void {
+  instruments().partitionLag.record(Number(records < 0n ? 0n : records), {
+    [ATTR_MESSAGING_DESTINATION_PARTITION_ID]: String(partition),
+  });
 }

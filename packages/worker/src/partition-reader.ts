@@ -6,6 +6,7 @@ import {
   type LogPort,
   type LogRecord,
 } from '@tidemark/protocol';
+import { recordPartitionLag } from '@tidemark/otel';
 import { OffsetTracker } from './offset-tracker.js';
 
 export interface PartitionReaderOptions {
@@ -122,6 +123,7 @@ export class PartitionReader {
       if (result === undefined) continue;
       next = result.nextOffset;
       tracker.skipTo(next);
+      recordPartitionLag(partition, result.highWatermark - next);
     }
   }
 

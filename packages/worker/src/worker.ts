@@ -1,5 +1,6 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { SessionStore, StreamHeadStore, StreamWriter } from '@tidemark/log';
+import { recordAssignedPartitions } from '@tidemark/otel';
 import {
   decodeRequestRecord,
   invalidOption,
@@ -200,6 +201,7 @@ export class Worker {
       onProblem: this.options.onProblem,
     });
     this.readers.set(partition, reader);
+    recordAssignedPartitions(1);
     started.stores.housekeeping.assign(partition);
   }
 
@@ -210,6 +212,7 @@ export class Worker {
     for (const reader of readers) {
       await reader.commit(this.membership);
       this.readers.delete(reader.partition);
+      recordAssignedPartitions(-1);
       this.started?.stores.housekeeping.revoke(reader.partition);
     }
   }
