@@ -8,6 +8,8 @@
 //   helm                built from the Go module proxy (TIDEMARK_HELM overrides)
 //   redis-server        Debian's package, for the benchmarks' SDK + Redis baseline
 //                       (TIDEMARK_REDIS_SERVER overrides)
+//   k8s-validate        infra/k8s-validate built with Go (strict decoding against the Kubernetes API
+//                       types, for the chart tests; TIDEMARK_K8S_VALIDATE overrides)
 //   rmcp client         the official Rust SDK (rmcp 3.11.0, Tasks extension), built with cargo
 //                       from test/interop/rmcp-tasks (TIDEMARK_RMCP_CLIENT overrides)
 //
@@ -151,6 +153,23 @@ async function redis() {
   return 'redis-server';
 }
 
+async function k8sValidate() {
+  if (process.env.TIDEMARK_K8S_VALIDATE) return process.env.TIDEMARK_K8S_VALIDATE;
+  if (!(await onPath('go'))) {
+    throw new Error(
+      'k8s-validate: the chart tests check the rendered manifests against the Kubernetes API types ' +
+        'with infra/k8s-validate, built with Go, and go is not on PATH. Install Go 1.26+, or set ' +
+        'TIDEMARK_K8S_VALIDATE to a binary built from infra/k8s-validate.',
+    );
+  }
+  const bin = join(cache, 'go', 'bin', 'k8s-validate');
+  if (!existsSync(bin))
+    log(`building k8s-validate (modules from the Go module proxy) into ${dirname(bin)} (once)`);
+  // go itself knows whether the cached build is current.
+  await sh('go', ['build', '-o', bin, '.'], { cwd: join(root, 'infra/k8s-validate') });
+  return bin;
+}
+
 async function rmcp() {
   if (process.env.TIDEMARK_RMCP_CLIENT) return process.env.TIDEMARK_RMCP_CLIENT;
   if (!(await onPath('cargo'))) {
@@ -182,7 +201,7 @@ async function main() {
     log(error.message);
     process.exit(1);
   }
-  const steps = { kafka, python, helm, redis, rmcp };
+  const steps = { kafka, python, helm, redis, rmcp, k8sValidate };
   const results = await Promise.allSettled(Object.values(steps).map((step) => step()));
   const failures = [];
   for (const [i, name] of Object.keys(steps).entries()) {

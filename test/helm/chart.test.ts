@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { validate, ValidationSeverity } from 'dockerfile-utils';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
-import { helmBinary } from '../support/prerequisites.js';
+import { helmBinary, k8sValidate } from '../support/prerequisites.js';
 import { planTopics } from '@tidemark/kafka';
 
 const run = promisify(execFile);
@@ -45,7 +45,7 @@ const podSpec = (d: Manifest) => (d.spec as { template: { spec: { containers: Co
 const helpOf = async (command: string) => (await run(process.execPath, [cli, command, '--help'])).stdout;
 
 /** Environment variables the CLI reads (packages/cli is the only code that does). */
-const CLI_ENV = /^(KAFKA_BROKERS|TIDEMARK_SECRET|KAFKA_SASL_(MECHANISM|USERNAME|PASSWORD)|OTEL_[A-Z_]+|K8S_(POD_NAME|NAMESPACE|NODE_NAME))$/;
+const CLI_ENV = /^(KAFKA_BROKERS|TIDEMARK_SECRET|KAFKA_SASL_(MECHANISM|USERNAME|PASSWORD|TOKEN_FILE)|OTEL_[A-Z_]+|K8S_(POD_NAME|NAMESPACE|NODE_NAME))$/;
 
 describe('the Helm chart', () => {
   it('requires an authentication choice, and renders each as the gateway flags the CLI takes', async () => {
@@ -302,6 +302,37 @@ describe('the Helm chart', () => {
     const alerts = (rule!.spec as { groups: Array<{ rules: Array<{ alert: string }> }> }).groups.flatMap((g) => g.rules.map((r) => r.alert));
     expect(alerts).toEqual(expect.arrayContaining(['TidemarkNoLiveWorkers', 'TidemarkConsumerLagHigh', 'TidemarkWorkerQueueLagHigh', 'TidemarkDeliveryLagHigh', 'TidemarkInvalidResumeSpike', 'TidemarkResetRateHigh']));
     expect(byKind(await template(), 'PrometheusRule')).toEqual([]);
+  });
+
+  it('renders manifests that decode strictly against the Kubernetes API types, for every kind of deployment', async () => {
+    const validate = async (manifests: string) => {
+      const child = execFile(k8sValidate(), []);
+      child.stdin!.end(manifests);
+      let stdout = '';
+      child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      return { code, results: stdout.trim().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { kind: string; name: string; status: string; error?: string }) };
+    };
+    const files = readdirSync(join(chart, 'ci')).filter((f) => f.endsWith('-values.yaml'));
+    expect(files.length).toBeGreaterThanOrEqual(4);
+    const renders = [['defaults', REQUIRED], ...files.map((f) => [f, ['-f', join(chart, 'ci', f)]] as const)] as const;
+    for (const [name, args] of renders) {
+      const { stdout } = await run(helm, ['template', 'mcp', chart, '--namespace', 'ai', ...args], { maxBuffer: 16 * 1024 * 1024 });
+      const { code, results } = await validate(stdout);
+      expect({ name, code, problems: results.filter((r) => r.status === 'invalid') }).toEqual({ name, code: 0, problems: [] });
+      // Only Strimzi's KafkaTopic has no Go types here; everything else is checked.
+      expect(results.filter((r) => r.status === 'unchecked').every((r) => r.kind === 'KafkaTopic')).toBe(true);
+      expect(results.length).toBeGreaterThan(8);
+    }
+    // The check is strict: an unknown field (a typo) and a wrong type fail.
+    const deployment = (spec: string, port: string) =>
+      `apiVersion: apps/v1\nkind: Deployment\nmetadata: { name: x }\nspec:\n  ${spec}\n  selector: { matchLabels: { a: b } }\n  template: { metadata: { labels: { a: b } }, spec: { containers: [{ name: c, image: i, ports: [{ containerPort: ${port} }] }] } }\n`;
+    const typo = await validate(deployment('replica: 2', '80'));
+    expect(typo.code).toBe(1);
+    expect(typo.results[0]!.error).toMatch(/unknown field "spec.replica"/);
+    const wrongType = await validate(deployment('replicas: 2', '"http"'));
+    expect(wrongType.code).toBe(1);
+    expect(wrongType.results[0]!.error).toMatch(/cannot unmarshal string/);
   });
 
   it('rejects bad values at install time with a clear message', async () => {

@@ -20,3 +20,7 @@ export const redisServer = (): string => process.env['TIDEMARK_REDIS_SERVER'] ??
 /** The official Rust SDK's Tasks client (rmcp), built from test/interop/rmcp-tasks. */
 export const rmcpTasksClient = (): string =>
   process.env['TIDEMARK_RMCP_CLIENT'] ?? join(cache, 'rmcp-target', 'debug', 'rmcp-tasks-interop');
+
+/** infra/k8s-validate: strict decoding of manifests against the Kubernetes API types. */
+export const k8sValidate = (): string =>
+  process.env['TIDEMARK_K8S_VALIDATE'] ?? join(cache, 'go', 'bin', 'k8s-validate');

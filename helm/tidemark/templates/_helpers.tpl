@@ -85,6 +85,11 @@ app.kubernetes.io/component: {{ .component }}
 {{- if .Values.kafka.sasl.enabled }}
 - name: KAFKA_SASL_MECHANISM
   value: {{ .Values.kafka.sasl.mechanism | quote }}
+{{- if eq .Values.kafka.sasl.mechanism "OAUTHBEARER" }}
+{{- /* A token file kept fresh by your own sidecar or projected volume (MSK IAM, OIDC brokers). */}}
+- name: KAFKA_SASL_TOKEN_FILE
+  value: {{ required "kafka.sasl.tokenFile is required with OAUTHBEARER" .Values.kafka.sasl.tokenFile | quote }}
+{{- else }}
 - name: KAFKA_SASL_USERNAME
 {{- if .Values.kafka.sasl.username }}
   value: {{ .Values.kafka.sasl.username | quote }}
@@ -99,6 +104,7 @@ app.kubernetes.io/component: {{ .component }}
     secretKeyRef:
       name: {{ required "kafka.sasl.existingSecret is required when SASL is enabled" .Values.kafka.sasl.existingSecret }}
       key: {{ .Values.kafka.sasl.passwordKey }}
+{{- end }}
 {{- end }}
 - name: K8S_POD_NAME
   valueFrom: { fieldRef: { fieldPath: metadata.name } }
