@@ -3,25 +3,27 @@
 #   docker build -t tidemark .
 #   docker run tidemark gateway --port 3000        (see `tidemark --help`)
 # Tool modules: build a derived image — FROM tidemark, COPY your modules, run with --tools.
+#
+# Pin the base by digest for reproducible builds: docker build --build-arg
+# NODE_IMAGE=node:24-slim@sha256:<digest> (`docker buildx imagetools inspect node:24-slim`).
+ARG NODE_IMAGE=node:24-slim
 
-FROM node:24-slim AS build
-WORKDIR /app
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
 COPY package.json package-lock.json turbo.json tsconfig.base.json ./
 COPY packages ./packages
 COPY examples ./examples
-# The image has its own Node 24: drop the one the repository brings for older machines.
+COPY infra/image/runtime-payload.sh ./infra/image/
 RUN npm ci --no-audit --no-fund && TURBO_TELEMETRY_DISABLED=1 npx turbo run build \
- && npm prune --omit=dev --no-audit --no-fund \
- && rm -rf node_modules/node-linux-* node_modules/node-darwin-* node_modules/.bin/node
+ && infra/image/runtime-payload.sh /src /app
 
-FROM node:24-slim
+FROM ${NODE_IMAGE}
 ENV NODE_ENV=production
 WORKDIR /app
 RUN groupadd --system --gid 10001 tidemark && useradd --system --uid 10001 --gid tidemark --home /app tidemark
-COPY --from=build --chown=root:root /app/node_modules ./node_modules
-COPY --from=build --chown=root:root /app/packages ./packages
-COPY --from=build --chown=root:root /app/examples ./examples
-COPY --from=build --chown=root:root /app/package.json ./package.json
+# Built packages and production dependencies only (infra/image/runtime-payload.sh), owned by root:
+# the process cannot change its own code; the chart runs it with a read-only root filesystem.
+COPY --from=build --chown=root:root /app ./
 USER 10001:10001
 EXPOSE 3000
 ENTRYPOINT ["node", "/app/packages/cli/dist/bin.js"]

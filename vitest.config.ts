@@ -37,6 +37,7 @@ export default defineConfig({
             'test/gateway/**/*.test.ts',
             'test/tasks/**/*.test.ts',
             'test/client/**/*.test.ts',
+            'test/image/**/*.test.ts',
             'test/conformance/**/*.test.ts',
             'test/cli/**/*.test.ts',
             'test/packages/**/*.test.ts',

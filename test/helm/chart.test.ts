@@ -358,7 +358,8 @@ describe('the container image and compose file', () => {
     const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
     const problems = validate(dockerfile).filter((d) => d.severity === ValidationSeverity.ERROR);
     expect(problems).toEqual([]);
-    expect(dockerfile).toMatch(/^FROM node:24-slim$/m);
+    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:24-slim$/m);
+    expect(dockerfile).toMatch(/^FROM \$\{NODE_IMAGE\}$/m);
     expect(dockerfile).toMatch(/^USER 10001:10001$/m);
     expect(dockerfile).toContain('ENTRYPOINT ["node", "/app/packages/cli/dist/bin.js"]');
   });
