@@ -335,6 +335,23 @@ describe('the Helm chart', () => {
     expect(wrongType.results[0]!.error).toMatch(/cannot unmarshal string/);
   });
 
+  it('has a helm test: tidemark check against the release’s gateway Service', async () => {
+    const manifests = await template();
+    const pod = byKind(manifests, 'Pod').find((p) => p.metadata.name.endsWith('-check'))!;
+    expect(pod.metadata.annotations?.['helm.sh/hook']).toBe('test');
+    const [container] = (pod.spec as { containers: Container[] }).containers;
+    const [service] = byKind(manifests, 'Service');
+    expect(container!.args).toEqual(['check', `http://${service!.metadata.name}.ai.svc:80/mcp`]);
+    expect(await helpOf('check')).toMatch(/^Usage: tidemark check <mcp-url>/);
+  });
+
+  it('keeps a generated event-id secret by looking it up, and tells GitOps users to bring their own', () => {
+    // (NOTES render only against a cluster; what they say when the chart generated the secret:)
+    const notes = readFileSync(join(chart, 'templates/NOTES.txt'), 'utf8');
+    expect(notes).toMatch(/if and \.Values\.eventIdSecret\.generate[\s\S]*GitOps[\s\S]*eventIdSecret\.existingSecret/);
+    expect(readFileSync(join(chart, 'templates/event-id-secret.yaml'), 'utf8')).toMatch(/lookup "v1" "Secret"/);
+  });
+
   it('rejects bad values at install time with a clear message', async () => {
     const failure = async (...sets: string[]) =>
       run(helm, ['template', 'mcp', chart, ...sets]).then(

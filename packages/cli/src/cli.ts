@@ -1,3 +1,4 @@
+import { check } from './check.js';
 import * as commands from './commands.js';
 import { HELP } from './help.js';
 import { EXIT, UsageError } from './options.js';
@@ -19,10 +20,11 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     gateway: commands.gateway,
     worker: commands.worker,
     topics: commands.topics,
+    check,
   }[command];
   if (run === undefined) {
     io.err(
-      `tidemark: unknown command "${command}" (expected dev, gateway, worker or topics; see tidemark --help)`,
+      `tidemark: unknown command "${command}" (expected dev, gateway, worker, topics or check; see tidemark --help)`,
     );
     return EXIT.usage;
   }

@@ -1,4 +1,12 @@
 export const HELP: Record<string, string> = {
+  check: `Usage: tidemark check <mcp-url> [--token-file <file>]
+
+Checks that a deployment serves: the gateway's /readyz (broker reachable, topics valid), then a
+2026-07-28 server/discover that goes through the log to a worker and back. Without a token, a 401
+naming the gateway's authentication counts as serving; with --token-file (a bearer token) discover
+must answer. Exit 0 serving, 1 not. helm test runs it against the release.
+
+  --token-file <file>  a bearer token to present`,
   main: `tidemark — MCP servers on many machines at once, with Kafka as the source of truth
 
 Usage: tidemark <command> [flags]
@@ -8,6 +16,7 @@ Commands:
   gateway   the stateless HTTP gateway (MCP Streamable HTTP), against Kafka
   worker    the tool worker, against Kafka
   topics    create or check the Kafka topics: tidemark topics create|check
+  check     is a deployment serving? tidemark check <mcp-url> (readiness, then a call to a worker)
 
 Run 'tidemark <command> --help' for its flags.
 
