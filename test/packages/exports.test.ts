@@ -33,6 +33,8 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'StampHeaders',
     'StreamCursor',
     'TASKS_EXTENSION',
+    'answerInBody',
+    'statelessRequest',
     'TASK_ANSWERED_METHOD',
     'TASK_CANCELLED_METHOD',
     'TASK_CANCEL_METHOD',

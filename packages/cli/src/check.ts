@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Io } from './commands.js';
+import { answerInBody, statelessRequest } from '@tidemark/protocol';
 import { parseFlags, str, UsageError } from './options.js';
 
 /**
@@ -29,27 +30,18 @@ export async function check(args: readonly string[], io: Io): Promise<void> {
     throw new Error(`${url.origin}/readyz answered ${ready.status}: not ready`);
   io.out(`ready: ${url.origin}/readyz`);
 
+  const request = statelessRequest(
+    'server/discover',
+    {},
+    { clientInfo: { name: 'tidemark-check', version: '0.1.0' }, capabilities: {} },
+  );
   const response = await fetch(url, {
     method: 'POST',
     headers: {
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': '2026-07-28',
-      'Mcp-Method': 'server/discover',
+      ...request.headers,
       ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }),
     },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'server/discover',
-      params: {
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientInfo': { name: 'tidemark-check', version: '0.1.0' },
-          'io.modelcontextprotocol/clientCapabilities': {},
-        },
-      },
-    }),
+    body: request.body,
   });
   const text = await response.text();
   if (response.status === 401 && token === undefined) {
@@ -58,30 +50,17 @@ export async function check(args: readonly string[], io: Io): Promise<void> {
     );
     return;
   }
-  const answer = parseAnswer(text) as
-    { result?: { supportedVersions?: string[]; _meta?: Record<string, unknown> } } | undefined;
-  if (response.status !== 200 || answer?.result === undefined)
+  const answer = answerInBody(text);
+  if (response.status !== 200 || answer === undefined || !('result' in answer))
     throw new Error(`server/discover answered ${response.status}: ${text.slice(0, 200)}`);
-  const info = answer.result._meta?.['io.modelcontextprotocol/serverInfo'] as
+  const { _meta: meta, supportedVersions } = answer.result as {
+    _meta?: Record<string, unknown>;
+    supportedVersions?: string[];
+  };
+  const info = meta?.['io.modelcontextprotocol/serverInfo'] as
     { name?: string; version?: string } | undefined;
-  const versions = (answer.result.supportedVersions ?? []).join(', ');
+  const versions = (supportedVersions ?? []).join(', ');
   io.out(
     `serving: ${info?.name ?? 'an MCP server'}${info?.version === undefined ? '' : ` ${info.version}`} (server/discover through a worker; protocol ${versions})`,
   );
-}
-
-/** The JSON body, or the last `data:` message of an SSE body. */
-function parseAnswer(text: string): unknown {
-  const data = text.trimStart().startsWith('{')
-    ? [text]
-    : text
-        .split('\n')
-        .filter((line) => line.startsWith('data:'))
-        .map((line) => line.slice(5).trim())
-        .filter((line) => line !== '');
-  try {
-    return data.length === 0 ? undefined : (JSON.parse(data[data.length - 1]!) as unknown);
-  } catch {
-    return undefined;
-  }
 }

@@ -1,10 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { McpRequestError, TaskCancelledError, TaskFailedError, TaskInputError } from './errors.js';
+import { answerInBody, statelessRequest, TASKS_EXTENSION } from '@tidemark/protocol';
 import { MemoryTaskStore, type StoredTask, type TaskStore } from './task-store.js';
-
-const REVISION = '2026-07-28';
-const TASKS = 'io.modelcontextprotocol/tasks';
 
 /** What a tool call answers: the SDK's `CallToolResult` shape, as JSON. */
 export type ToolResult = Record<string, unknown> & { content?: unknown[]; isError?: boolean };
@@ -161,12 +158,22 @@ export class TaskClient {
   ): Promise<Record<string, unknown>> {
     const deadline = Date.now() + (this.options.unavailableForMs ?? 60_000);
     for (let attempt = 0; ; attempt++) {
+      const { headers, body } = statelessRequest(method, params, {
+        clientInfo: this.options.clientInfo ?? { name: '@tidemark/client', version: '0.1.0' },
+        capabilities: {
+          extensions: { [TASKS_EXTENSION]: {} },
+          ...(this.options.answerInput === undefined ? {} : { elicitation: { form: {} } }),
+        },
+        name,
+      });
+      const extra =
+        typeof this.options.headers === 'function' ? this.options.headers() : this.options.headers;
       let response: Response;
       try {
         response = await this.fetch(this.options.url, {
           method: 'POST',
-          headers: this.headers(method, name),
-          body: JSON.stringify(this.envelope(method, params)),
+          headers: { ...headers, ...extra },
+          body,
           ...(signal ? { signal } : {}),
         });
       } catch (error) {
@@ -182,64 +189,19 @@ export class TaskClient {
       return answerOf(await response.text(), response.status);
     }
   }
-
-  private headers(method: string, name: string): Record<string, string> {
-    const extra =
-      typeof this.options.headers === 'function' ? this.options.headers() : this.options.headers;
-    return {
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': REVISION,
-      'Mcp-Method': method,
-      // The extension asks clients to name the task (or the tool) here: a balancer may route on it.
-      'Mcp-Name': name,
-      ...extra,
-    };
-  }
-
-  private envelope(method: string, params: Record<string, unknown>): Record<string, unknown> {
-    const capabilities = {
-      extensions: { [TASKS]: {} },
-      ...(this.options.answerInput === undefined ? {} : { elicitation: { form: {} } }),
-    };
-    return {
-      jsonrpc: '2.0',
-      id: randomUUID(),
-      method,
-      params: {
-        ...params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': REVISION,
-          'io.modelcontextprotocol/clientInfo': this.options.clientInfo ?? {
-            name: '@tidemark/client',
-            version: '0.1.0',
-          },
-          'io.modelcontextprotocol/clientCapabilities': capabilities,
-        },
-      },
-    };
-  }
 }
 
 /** The result of a JSON or SSE answer body, or its JSON-RPC error thrown. */
 function answerOf(text: string, status: number): Record<string, unknown> {
-  const messages = text.trimStart().startsWith('{')
-    ? [JSON.parse(text) as Record<string, unknown>]
-    : text
-        .split('\n')
-        .filter((line) => line.startsWith('data:'))
-        .map((line) => line.slice(5).trim())
-        .filter((line) => line !== '')
-        .map((line) => JSON.parse(line) as Record<string, unknown>);
-  const answer = messages.findLast((m) => 'result' in m || 'error' in m);
+  const answer = answerInBody(text);
   if (answer === undefined) throw new McpRequestError(-32603, `no answer (HTTP ${status})`);
   if ('error' in answer) {
-    const error = answer['error'] as { code?: unknown; message?: unknown; data?: unknown };
+    const { code, message, data } = answer.error;
     throw new McpRequestError(
-      typeof error.code === 'number' ? error.code : -32603,
-      typeof error.message === 'string' ? error.message : `HTTP ${status}`,
-      error.data,
+      typeof code === 'number' ? code : -32603,
+      typeof message === 'string' ? message : `HTTP ${status}`,
+      data,
     );
   }
-  return answer['result'] as Record<string, unknown>;
+  return answer.result;
 }

@@ -122,6 +122,7 @@ export {
   STATELESS_PROTOCOL_VERSION,
   isStatelessRevision,
 } from './revisions.js';
+export { answerInBody, statelessRequest } from './stateless-envelope.js';
 export {
   CLIENT_CAPABILITIES_META_KEY,
   MISSING_REQUIRED_CLIENT_CAPABILITY,
