@@ -12,6 +12,7 @@
 import { parseArgs } from 'node:util';
 import { KafkaLog } from '@tidemark/kafka';
 import { resolveKafka } from '@tidemark/kafka-fixtures';
+import { readStampedRecord } from '@tidemark/protocol';
 import { tally, type Verdict } from '../e2e/checker.ts';
 import { TrackedClient, type CheckedCall } from '../e2e/calls.ts';
 import { checkedTask } from '../e2e/task-calls.ts';
@@ -91,10 +92,13 @@ async function taskSession(index: number): Promise<void> {
       errors.set(message, (errors.get(message) ?? 0) + 1);
       await sleep(250);
     }
-    if (task.verdict.outcome === 'silently-wrong' || task.verdict.outcome === 'lost')
+    if (task.verdict.outcome === 'silently-wrong' || task.verdict.outcome === 'lost') {
+      const { statuses, ...seen } = task.seen;
       console.error(
-        `!! task session ${index} call ${n}: ${task.verdict.why} ${JSON.stringify(task.seen)}`,
+        `!! task session ${index} call ${n}: ${task.verdict.why} ${JSON.stringify(seen)}, ${statuses.length} statuses, last ${statuses.at(-1)}`,
       );
+      if (seen.taskId !== undefined) await report(seen.taskId);
+    }
   }
 }
 
@@ -131,6 +135,30 @@ async function session(index: number): Promise<void> {
   } finally {
     await client.close();
   }
+}
+
+/** What the log and the processes hold of a key: the evidence for a failed call. */
+async function report(key: string): Promise<void> {
+  const lines: string[] = [];
+  for (let partition = 0; partition < cluster.partitions; partition++) {
+    for (let offset = 0n; ;) {
+      const fetched = await log.fetch(cluster.names.events, partition, offset, { maxWaitMs: 0 });
+      for (const record of fetched.records) {
+        if (record.key !== key) continue;
+        const read = readStampedRecord(record);
+        const { stream, generation, kind, seq } = read?.stamp ?? {};
+        const payload = JSON.stringify(read?.payload ?? null).slice(0, 120);
+        lines.push(
+          `   events ${partition}@${record.offset} ${new Date(record.timestampMs).toISOString().slice(11, 23)} ${stream} ${generation?.epoch.slice(0, 8)}/${generation?.attempt} ${kind} ${seq} ${payload}`,
+        );
+      }
+      if (fetched.records.length === 0 || fetched.nextOffset >= fetched.highWatermark) break;
+      offset = fetched.nextOffset;
+    }
+  }
+  for (const line of [...cluster.linesMentioning(key), ...cluster.linesMentioning('stateless')])
+    lines.push(`   ${line.slice(0, 400)}`);
+  console.error(lines.join('\n'));
 }
 
 const FAULTS: Record<string, () => Promise<void>> = {

@@ -121,6 +121,8 @@ export interface TaskSeen {
   /** How the wait ended otherwise: the task failed or was cancelled (explicit), or it was lost. */
   readonly ending?: 'failed' | 'cancelled' | 'lost';
   readonly why?: string;
+  /** The task's id, once created (for the failure report). */
+  readonly taskId?: string;
 }
 
 const TERMINAL_TASK = new Set(['completed', 'failed', 'cancelled']);

@@ -43,6 +43,8 @@ export class Cluster {
   readonly secret: string;
   readonly gateways: Member[] = [];
   readonly workers: Member[] = [];
+  /** Members that were killed or drained, kept for failure reports. */
+  readonly retired: Member[] = [];
   readonly balancer: TcpProxy;
   private readonly cleanups: Array<() => void> = [];
   private counter = 0;
@@ -165,10 +167,26 @@ export class Cluster {
     const { child } = member.process;
     const list = member.port === 0 ? this.workers : this.gateways;
     list.splice(list.indexOf(member), 1);
+    this.retired.push(member);
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill(signal);
     await exited;
+  }
+
+  /** What every member, live or retired, printed that mentions `text` (for failure reports). */
+  linesMentioning(text: string): string[] {
+    return [...this.gateways, ...this.workers, ...this.retired].flatMap((member) => [
+      ...member.process.events
+        .map((event) => JSON.stringify(event))
+        .filter((line) => line.includes(text))
+        .map((line) => `${member.name}: ${line}`),
+      ...member.process.stderr
+        .join('')
+        .split('\n')
+        .filter((line) => line.includes(text))
+        .map((line) => `${member.name} (stderr): ${line}`),
+    ]);
   }
 
   /** Cuts every client connection; new ones go to `to` (default: the current target). */

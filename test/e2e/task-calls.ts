@@ -19,11 +19,15 @@ export interface CheckedTask {
 /** Calls a counting tool as a task and waits for it; every ending is classified, never thrown. */
 export async function checkedTask(url: string, options: TaskCallOptions): Promise<CheckedTask> {
   const statuses: string[] = [];
+  let taskId: string | undefined;
   const client = new TaskClient({
     url,
     minPollIntervalMs: 100,
     unavailableForMs: 60_000,
-    onStatus: (task) => void statuses.push(task.status),
+    onStatus: (task) => {
+      taskId = task.taskId;
+      statuses.push(task.status);
+    },
   });
   let seen: TaskSeen;
   try {
@@ -46,7 +50,7 @@ export async function checkedTask(url: string, options: TaskCallOptions): Promis
           : statuses.length > 0
             ? 'lost'
             : 'failed';
-    seen = { statuses, ending, why };
+    seen = { statuses, ending, why, ...(taskId === undefined ? {} : { taskId }) };
   }
   return { seen, verdict: classifyTask(options.to, seen) };
 }

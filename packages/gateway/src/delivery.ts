@@ -2,7 +2,7 @@ import { PartitionTail, type Subscription } from '@tidemark/log';
 import type { LogRecord } from '@tidemark/protocol';
 import {
   eventIdMinter,
-  readStampedRecord,
+  readStampedFrame,
   resetNotification,
   type StreamCursor,
   type CursorStep,
@@ -157,7 +157,8 @@ class StreamDelivery {
     for (const record of records) {
       if (this.finished) return;
       if (record.key !== session) continue;
-      const read = readStampedRecord(record);
+      // The message is written as the worker wrote it: its text, never parsed here.
+      const read = readStampedFrame(record);
       if (read === undefined || read.stamp.stream !== stream) continue;
       this.applyRecord(record, cursor.accept(read));
     }

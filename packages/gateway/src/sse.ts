@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import { JsonText } from '@tidemark/protocol';
 
 export interface SseOptions {
   /** Comment sent when nothing else was, so proxies keep the connection. */
@@ -48,9 +49,11 @@ export class SseStream {
     this.write(`${retry}id: ${id}\ndata: \n\n`);
   }
 
+  /** One `message` event; a message read from the log (`JsonText`) is written as it is. */
   event(id: string | undefined, data: unknown): void {
     const idLine = id === undefined ? '' : `id: ${id}\n`;
-    this.write(`${idLine}event: message\ndata: ${JSON.stringify(data)}\n\n`);
+    const json = data instanceof JsonText ? data.text : JSON.stringify(data);
+    this.write(`${idLine}event: message\ndata: ${json}\n\n`);
   }
 
   /** Writes what `fn` writes in one go (one syscall for a batch of events, not one each). */

@@ -46,6 +46,8 @@ export {
   decodeStamp,
   encodeStamp,
   readStampedRecord,
+  readStampedFrame,
+  JsonText,
 } from './record.js';
 export type { RecordKind, RecordStamp, StampDecoding, StampedRecord } from './record.js';
 export { foldStreamHead } from './stream-head.js';

@@ -76,9 +76,7 @@ export type StampDecoding =
  * malformed); a newer version is refused with `TIDEMARK_UNSUPPORTED_VERSION`. Never throws.
  */
 export function decodeStamp(headers: Iterable<readonly [string, string]>): StampDecoding {
-  const map = new Map<string, string>();
-  for (const [name, value] of headers) if (!map.has(name)) map.set(name, value);
-  const version = map.get(StampHeaders.version);
+  const { version, streamText, generationText, seqText, kindText, causeText } = stampTexts(headers);
   if (version === undefined) return malformed('no tm-v header');
   if (version !== STAMP_VERSION) {
     return {
@@ -86,14 +84,12 @@ export function decodeStamp(headers: Iterable<readonly [string, string]>): Stamp
       error: new TidemarkError(ErrorCodes.unsupportedVersion, `record stamp version ${version}`),
     };
   }
-  const stream = parseStreamId(map.get(StampHeaders.stream) ?? '');
-  const generation = parseGeneration(map.get(StampHeaders.generation) ?? '');
-  const seqText = map.get(StampHeaders.seq) ?? '';
-  const kind = KINDS_BY_CODE.get(map.get(StampHeaders.kind) ?? '');
-  const causeText = map.get(StampHeaders.cause);
+  const stream = parseStreamId(streamText ?? '');
+  const generation = parsedGeneration(generationText ?? '');
+  const kind = KINDS_BY_CODE.get(kindText ?? '');
   if (stream === undefined) return malformed('bad tm-stream');
   if (generation === undefined) return malformed('bad tm-gen');
-  if (!/^(0|[1-9]\d{0,9})$/.test(seqText) || Number(seqText) > 0x7fff_ffff)
+  if (seqText === undefined || !/^(0|[1-9]\d{0,9})$/.test(seqText) || Number(seqText) > 0x7fff_ffff)
     return malformed('bad tm-seq');
   if (kind === undefined) return malformed('bad tm-kind');
   const seq = Number(seqText);
@@ -106,6 +102,43 @@ export function decodeStamp(headers: Iterable<readonly [string, string]>): Stamp
       ? { stream, generation, seq, kind }
       : { stream, generation, seq, kind, cause: causeText as GenerationCause };
   return { ok: true, stamp };
+}
+
+/** The last generation parsed: a stream's records repeat it, and a Generation is never mutated. */
+let lastGeneration: { text: string; generation: Generation | undefined } = {
+  text: '',
+  generation: undefined,
+};
+
+function parsedGeneration(text: string): Generation | undefined {
+  if (text !== lastGeneration.text) lastGeneration = { text, generation: parseGeneration(text) };
+  return lastGeneration.generation;
+}
+
+interface StampTexts {
+  version?: string;
+  streamText?: string;
+  generationText?: string;
+  seqText?: string;
+  kindText?: string;
+  causeText?: string;
+}
+
+/**
+ * The stamp's header values. Runs for every record every reader meets: one pass, no map; the
+ * first of a repeated header counts.
+ */
+function stampTexts(headers: Iterable<readonly [string, string]>): StampTexts {
+  const texts: StampTexts = {};
+  for (const [name, value] of headers) {
+    if (name === StampHeaders.version) texts.version ??= value;
+    else if (name === StampHeaders.stream) texts.streamText ??= value;
+    else if (name === StampHeaders.generation) texts.generationText ??= value;
+    else if (name === StampHeaders.seq) texts.seqText ??= value;
+    else if (name === StampHeaders.kind) texts.kindText ??= value;
+    else if (name === StampHeaders.cause) texts.causeText ??= value;
+  }
+  return texts;
 }
 
 function malformed(detail: string): StampDecoding {
@@ -134,4 +167,37 @@ export function readStampedRecord(record: {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A message as the log holds it: the JSON text the worker wrote. Readers that only pass a message
+ * on (the gateway writing SSE frames) carry it as text instead of parsing and serialising it again.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+
+  /** Serialised by accident (inside another object), it is the message, not this wrapper. */
+  toJSON(): unknown {
+    return JSON.parse(this.text);
+  }
+}
+
+/**
+ * `readStampedRecord` for readers that pass messages on: the payload is its JSON text, unparsed.
+ * The text must be one JSON object on one line (what the worker writes): anything else — it could
+ * not be framed as one SSE event — makes the record unreadable, as invalid JSON does there.
+ */
+export function readStampedFrame(record: {
+  readonly offset: bigint;
+  readonly headers: Iterable<readonly [string, string]>;
+  readonly value: Uint8Array | null;
+}): StampedRecord<JsonText> | undefined {
+  const decoded = decodeStamp(record.headers);
+  if (!decoded.ok) return undefined;
+  if (record.value === null) return { offset: record.offset, stamp: decoded.stamp };
+  const { value } = record;
+  if (value[0] !== 0x7b || value[value.length - 1] !== 0x7d) return undefined;
+  if (value.includes(0x0a) || value.includes(0x0d)) return undefined;
+  const text = Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8');
+  return { offset: record.offset, stamp: decoded.stamp, payload: new JsonText(text) };
 }

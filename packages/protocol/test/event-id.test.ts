@@ -3,12 +3,14 @@ import { describe, expect, it } from 'vitest';
 import {
   createKeyring,
   encodeEventId,
+  eventIdMinter,
   logIdOf,
   MAX_EVENT_ID_LENGTH,
   newSessionId,
   requestStreamId,
   verifyEventId,
   type SessionId,
+  type WorkerEpoch,
 } from '../src/index.js';
 import { epochA, gen, idFor, keyring, log, otherSession, session, stream } from './helpers.js';
 
@@ -118,6 +120,51 @@ describe('event ids', () => {
       ok: false,
       problem: 'unsupported-version',
     });
+  });
+
+  it('the stream minter writes exactly the ids encodeEventId writes, for any position and key', () => {
+    const epoch = fc.stringMatching(/^[0-9a-f]{20}$/) as fc.Arbitrary<WorkerEpoch>;
+    fc.assert(
+      fc.property(
+        fc.record({
+          secret: fc.uint8Array({ minLength: 32, maxLength: 100 }),
+          keyId: fc.integer({ min: 0, max: 255 }),
+          partition: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+          stream: fc.constantFrom(stream, requestStreamId('r'.repeat(47)), requestStreamId('é')),
+          events: fc.array(
+            fc.record({
+              offset: fc.bigInt({ min: 0n, max: 2n ** 63n - 1n }),
+              generation: fc.option(
+                fc.record({ epoch, attempt: fc.integer({ min: 1, max: 2 ** 32 - 1 }) }),
+                {
+                  nil: undefined,
+                },
+              ),
+              seq: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+            }),
+            { minLength: 1, maxLength: 5 },
+          ),
+        }),
+        ({ secret, keyId, partition, stream: s, events }) => {
+          const ring = createKeyring({ current: { id: keyId, secret } });
+          const mint = eventIdMinter({
+            logIdentity: log,
+            partition,
+            stream: s,
+            session,
+            keyring: ring,
+          });
+          for (const { offset, generation, seq } of events) {
+            const id = mint(offset, generation, seq);
+            const position = { logIdentity: log, partition, offset, generation, seq, stream: s };
+            expect(id).toBe(encodeEventId(position, session, ring));
+            // A priming position (no generation) is valid only with seq 0.
+            expect(verify(id, session, ring).ok).toBe(generation !== undefined || seq === 0);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it('session ids carry 128 random bits', () => {

@@ -4,6 +4,9 @@ import {
   decodeStamp,
   encodeStamp,
   ErrorCodes,
+  JsonText,
+  readStampedFrame,
+  readStampedRecord,
   StampHeaders,
   type RecordStamp,
 } from '../src/index.js';
@@ -56,5 +59,38 @@ describe('record stamps', () => {
       ),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('records read as frames (the message as its JSON text)', () => {
+  const headers = encodeStamp({ stream, generation: gen(epochA, 1), seq: 1, kind: 'message' });
+  const record = (text: string | null) => ({
+    offset: 7n,
+    headers,
+    value: text === null ? null : Buffer.from(text),
+  });
+
+  it('carry the worker’s JSON unparsed, and read like readStampedRecord', () => {
+    const message = {
+      jsonrpc: '2.0',
+      method: 'notifications/progress',
+      params: { note: 'é\u2028' },
+    };
+    const text = JSON.stringify(message);
+    const frame = readStampedFrame(record(text));
+    expect(frame?.payload).toBeInstanceOf(JsonText);
+    expect(frame?.payload?.text).toBe(text);
+    expect(JSON.parse(JSON.stringify(frame?.payload))).toEqual(message);
+    expect({ ...frame, payload: undefined }).toEqual({
+      ...readStampedRecord(record(text)),
+      payload: undefined,
+    });
+    expect(readStampedFrame(record(null))).toEqual(readStampedRecord(record(null)));
+  });
+
+  it('refuse what could not be one SSE event: not an object, or split over lines', () => {
+    for (const text of ['[1]', '"x"', '{"a":\n1}', '{"a":\r1}', '', '{"a":1'])
+      expect(readStampedFrame(record(text))).toBeUndefined();
+    expect(readStampedFrame({ offset: 1n, headers: [], value: Buffer.from('{}') })).toBeUndefined();
   });
 });
