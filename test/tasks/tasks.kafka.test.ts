@@ -3,7 +3,12 @@ import { TaskClient } from '@tidemark/client';
 import counting from '@tidemark/examples/counting';
 import { createGateway, tokenFileAuthenticator } from '@tidemark/gateway';
 import { KafkaLog } from '@tidemark/kafka';
-import { createKeyring } from '@tidemark/protocol';
+import {
+  createKeyring,
+  partitionForSession,
+  readStampedRecord,
+  type SessionId,
+} from '@tidemark/protocol';
 import { Worker } from '@tidemark/worker';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { Cluster, sleep } from '../e2e/cluster.js';
@@ -24,6 +29,28 @@ async function cluster() {
 
 const countText = (to: number) => Array.from({ length: to }, (_, i) => i + 1).join(',');
 const TERMINAL = ['completed', 'failed', 'cancelled'];
+
+/** The attempts whose terminal record of the task's stream is in the log, in log order. */
+async function terminalAttempts(
+  log: KafkaLog,
+  topic: string,
+  partitions: number,
+  taskId: string,
+): Promise<number[]> {
+  const partition = partitionForSession(taskId as SessionId, partitions);
+  const attempts: number[] = [];
+  for (let offset = 0n; ;) {
+    const fetched = await log.fetch(topic, partition, offset, { maxWaitMs: 0 });
+    for (const record of fetched.records) {
+      const read = record.key === taskId ? readStampedRecord(record) : undefined;
+      if (read?.stamp.stream === 't' && read.stamp.kind === 'terminal')
+        attempts.push(read.stamp.generation.attempt);
+    }
+    if (fetched.records.length === 0 || fetched.nextOffset >= fetched.highWatermark) break;
+    offset = fetched.nextOffset;
+  }
+  return attempts;
+}
 
 describe('durable tasks on Kafka: two gateways, two workers', () => {
   it('kill -9 of the worker mid-task: the survivor runs it again as a new generation; either gateway reports the exact result', async () => {
@@ -80,6 +107,56 @@ describe('durable tasks on Kafka: two gateways, two workers', () => {
     expect(killed).toBe(true);
     expect(result.content).toEqual([{ type: 'text', text: countText(20) }]);
     expect(statuses.at(-1)).toBe('completed');
+  });
+
+  it('a task whose partition moves to a new worker: the old worker (alive) stops it and writes nothing more; the new owner finishes it', async () => {
+    const { cluster: c, urls } = await cluster();
+    // Two workers own the two partitions; a third joins once a task runs on each partition,
+    // and takes one of them over while the worker that ran its task lives on.
+    await c.kill(c.workers[1]!, 'SIGTERM');
+    await c.assigned();
+    const tasks = new Map<number, string>();
+    while (tasks.size < c.partitions) {
+      const created = await rpc(urls[0]!, 'tools/call', {
+        name: 'count',
+        arguments: { to: 80, delayMs: 100 },
+      });
+      const taskId = String(created.body.result?.['taskId']);
+      const partition = partitionForSession(taskId as SessionId, c.partitions);
+      if (!tasks.has(partition)) tasks.set(partition, taskId);
+      else await rpc(urls[0]!, 'tasks/cancel', { taskId });
+    }
+    const first = c.workers[0]!;
+    await c.startWorker();
+    await c.assigned();
+    const results = await Promise.all(
+      [...tasks.values()].map((taskId) =>
+        pollTask(urls, taskId, TERMINAL, { timeoutMs: 90_000, intervalMs: 200 }),
+      ),
+    );
+    for (const done of results)
+      expect(done).toMatchObject({
+        status: 'completed',
+        result: { content: [{ type: 'text', text: countText(80) }] },
+      });
+    // A task on a moved partition was run again by its next owner, and every execution but the
+    // last stopped unfinished: the worker that lost the partition, though alive to go on, wrote
+    // no outcome.
+    const log = new KafkaLog({ brokers: [...brokers] });
+    onTestFinished(() => log.close());
+    let takenOver = 0;
+    for (const taskId of tasks.values()) {
+      const attempts = c
+        .executionsOf(taskId)
+        .filter((e) => (e as { stream?: string }).stream === 't')
+        .map((e) => e.attempt);
+      if (Math.max(...attempts) > 1) takenOver++;
+      expect(await terminalAttempts(log, c.names.events, c.partitions, taskId)).toEqual([
+        Math.max(...attempts),
+      ]);
+    }
+    expect(takenOver).toBeGreaterThan(0);
+    expect(first.process.child.exitCode).toBe(null);
   });
 
   it('input asked through one gateway, answered through the other; a cancel through either', async () => {

@@ -40,6 +40,7 @@ export interface StatelessExchangeOptions extends Omit<InvocationOptions, 'tasks
 export class StatelessExchange {
   private readonly abort = new AbortController();
   private task: TaskExecution | undefined;
+  private abandonedHere = false;
   readonly stream: StreamId;
 
   constructor(private readonly options: StatelessExchangeOptions) {
@@ -50,6 +51,26 @@ export class StatelessExchange {
   cancel(): void {
     if (this.task !== undefined) this.task.stop('cancelled');
     else this.abort.abort(new Error('the client closed the response stream'));
+  }
+
+  /**
+   * This worker no longer serves the request's partition: the tool is stopped and nothing more is
+   * written (no answer, no terminal record) — the partition's next owner runs the request again.
+   */
+  abandon(): void {
+    this.abandonedHere = true;
+    if (this.task !== undefined) this.task.abandon();
+    else this.abort.abort(new Error('the partition was revoked'));
+  }
+
+  get abandoned(): boolean {
+    return this.abandonedHere;
+  }
+
+  private taskExecution(): TaskExecution {
+    this.task = new TaskExecution(this.options, this.stream);
+    if (this.abandonedHere) this.task.abandon();
+    return this.task;
   }
 
   /** A client's `tasks/update` for this request's task. */
@@ -65,10 +86,7 @@ export class StatelessExchange {
     if (tasks) {
       // A task already created under this key (its worker stopped): run it on, never twice.
       const existing = await sessions.get(key);
-      if (existing?.task !== undefined) {
-        this.task = new TaskExecution(this.options, this.stream);
-        return this.task.resume(existing, head);
-      }
+      if (existing?.task !== undefined) return this.taskExecution().resume(existing, head);
     }
     if (head?.terminal !== undefined) return false;
     const tool = (message.params as { name?: unknown } | undefined)?.name;
@@ -76,10 +94,7 @@ export class StatelessExchange {
       message.method === 'tools/call' && typeof tool === 'string'
         ? taskDecision(mode, taskSupportOf(modules, tool), declaresTasks(message.params))
         : 'direct';
-    if (decision === 'task') {
-      this.task = new TaskExecution(this.options, this.stream);
-      return this.task.create(head);
-    }
+    if (decision === 'task') return this.taskExecution().create(head);
     const run = await StreamRun.begin(
       this.options,
       key,
@@ -110,8 +125,8 @@ export class StatelessExchange {
       answer = { jsonrpc: '2.0', id: message.id, error: INTERNAL_ERROR };
       throw error;
     } finally {
-      await run.generation.finish(answer);
+      if (!this.abandonedHere) await run.generation.finish(answer);
     }
-    return true;
+    return !this.abandonedHere;
   }
 }

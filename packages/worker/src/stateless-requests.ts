@@ -41,6 +41,10 @@ export class StatelessRequests {
     }
     const { options, stores, slots } = this.lane;
     await slots.acquire();
+    if (reader.signal.aborted) {
+      slots.release(); // revoked while it waited: the next owner runs it
+      return;
+    }
     const exchange = new StatelessExchange({
       key,
       subject,
@@ -66,11 +70,13 @@ export class StatelessRequests {
     void exchange
       .run()
       .catch(async (error: unknown) => {
+        if (exchange.abandoned) return; // the partition's next owner runs it
         options.onProblem(`stateless request ${reader.partition}@${offset} failed`, error);
         await answerFailure(this.lane, key, message as unknown as JSONRPCMessage);
       })
       .finally(() => {
-        this.exchanges.delete(key);
+        // A later exchange of the same key (the partition came back) is not this one's to drop.
+        if (this.exchanges.get(key) === exchange) this.exchanges.delete(key);
         // Nothing resumes a stateless request: its head only guards against running it twice
         // until its offset is committed.
         // (A task's own stream is kept: its head holds the outcome `tasks/get` reads.)
@@ -78,6 +84,13 @@ export class StatelessRequests {
         reader.done(offset);
         slots.release();
       });
+  }
+
+  /** The partitions went elsewhere: their requests stop here, unanswered, for the next owner. */
+  dropPartitions(partitions: readonly number[]): void {
+    const dropped = new Set(partitions);
+    for (const [key, exchange] of this.exchanges)
+      if (dropped.has(this.lane.stores.heads.partitionOf(key))) exchange.abandon();
   }
 
   /**

@@ -1,5 +1,12 @@
 import type { GenerationWriter, StreamWriter } from '@tidemark/log';
-import type { GenerationCause, SessionId, StreamHead, StreamId } from '@tidemark/protocol';
+import {
+  ErrorCodes,
+  TidemarkError,
+  type GenerationCause,
+  type SessionId,
+  type StreamHead,
+  type StreamId,
+} from '@tidemark/protocol';
 import { whileUnavailable } from './backoff.js';
 import { continueProgress, progressOf } from './progress-continuity.js';
 
@@ -47,7 +54,13 @@ export class StreamRun {
   ): Promise<StreamRun> {
     const cause: GenerationCause = previous === undefined ? 'first' : 'takeover';
     const generation = await whileUnavailable(
-      () => host.writer.begin(session, stream, { previous, cause }),
+      () => {
+        // A worker whose partition was revoked while it got here must not start anything: the
+        // next owner may already run the stream, and a generation begun now would supersede the
+        // owner's — then die with this worker, leaving a stream nobody finishes.
+        if (stopped()) throw notOwned(stream);
+        return host.writer.begin(session, stream, { previous, cause });
+      },
       { stopped, onRetry: (error) => host.onWriteFailure?.(stream, error) },
     );
     const run = new StreamRun(host, session, stream, generation, cause);
@@ -91,4 +104,12 @@ export class StreamRun {
     this.cause = 'retry';
     this.reportStart();
   }
+}
+
+/** Why a stream was not started: this worker stopped serving its partition. */
+export function notOwned(stream: StreamId): TidemarkError {
+  return new TidemarkError(
+    ErrorCodes.closed,
+    `${stream} not started: this worker no longer serves its partition`,
+  );
 }

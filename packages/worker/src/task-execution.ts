@@ -13,7 +13,7 @@ import {
 } from '@tidemark/protocol';
 import type { StatelessExchangeOptions } from './stateless-exchange.js';
 import { invokeStateless } from './stateless-invocation.js';
-import { StreamRun } from './stream-run.js';
+import { notOwned, StreamRun } from './stream-run.js';
 
 type TaskRecord = SessionRecord & { task: NonNullable<SessionRecord['task']> };
 
@@ -42,6 +42,7 @@ export class TaskExecution {
   private run: StreamRun | undefined;
   private waiting: Waiting | undefined;
   private finished = false;
+  private abandoned = false;
 
   constructor(
     private readonly options: StatelessExchangeOptions,
@@ -94,6 +95,13 @@ export class TaskExecution {
     this.waiting?.resolve(undefined);
   }
 
+  /** This worker lost the task's partition: stop the tool, write nothing more (see StatelessExchange.abandon). */
+  abandon(): void {
+    this.abandoned = true;
+    this.abort.abort(new Error('the partition was revoked'));
+    this.waiting?.resolve(undefined);
+  }
+
   /** Answers from `tasks/update`: keys not outstanding (unknown, answered, superseded) are ignored. */
   async answer(inputResponses: Readonly<Record<string, unknown>>): Promise<void> {
     const waiting = this.waiting;
@@ -132,6 +140,7 @@ export class TaskExecution {
   /** Ends the `tools/call` stream with the CreateTaskResult (once: a takeover may find it done). */
   private async answerCall(record: TaskRecord, callHead: StreamHead | undefined): Promise<void> {
     if (callHead?.terminal !== undefined) return;
+    if (this.abandoned) throw notOwned(this.callStream);
     const { key, writer, message } = this.options;
     const created = foldTask(key, undefined, {
       kind: 'created',
@@ -235,7 +244,7 @@ export class TaskExecution {
   }
 
   private async finish(outcome: unknown): Promise<void> {
-    if (this.finished) return;
+    if (this.finished || this.abandoned) return;
     this.finished = true;
     this.waiting = undefined;
     await this.run!.generation.finish(outcome);

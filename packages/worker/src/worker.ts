@@ -207,6 +207,8 @@ export class Worker {
 
   private async revoke(partitions: readonly number[]): Promise<void> {
     const readers = partitions.flatMap((p) => this.readers.get(p) ?? []);
+    // Stopped first, at once: the partition's next owner may already run them.
+    this.started?.stateless.dropPartitions(partitions);
     await Promise.all(readers.map((reader) => reader.stop()));
     await this.started?.sessionCalls.dropPartitions(partitions);
     for (const reader of readers) {
