@@ -8,6 +8,7 @@ import {
   type ReadableSpan,
 } from '@opentelemetry/sdk-trace';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { setSpansPerEvent } from '@tidemark/otel';
 import { encodeEventId, verifyEventId, type SessionId } from '@tidemark/protocol';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { embeddedStack, type EmbeddedStack } from '../support/embedded-stack.js';
@@ -68,7 +69,44 @@ async function twoGateways(): Promise<EmbeddedStack> {
 }
 
 describe('traces across gateway, log and worker', () => {
-  it('one tools/call is one trace: request → produce → process → tool → produce → receive → sse write', async () => {
+  it('by default a call’s trace holds its milestones: the terminal record’s hops, and no span per event — which carries its trace context all the same', async () => {
+    const stack = await twoGateways();
+    const client = new Client({ name: 'traced', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(stack.gateways[0]!.url)));
+    onTestFinished(() => client.close());
+    exporter.reset();
+    const progress: number[] = [];
+    await client.callTool(
+      { name: 'count', arguments: { to: 3, delayMs: 0 } },
+      { onprogress: (p) => progress.push(p.progress) },
+    );
+    expect(progress).toEqual([1, 2, 3]);
+    await settle();
+    const spans = exporter.getFinishedSpans();
+    const request = spans.find((s) => s.name === 'tools/call count')!;
+    const traceId = request.spanContext().traceId;
+    const inTrace = spans.filter((s) => s.spanContext().traceId === traceId);
+    expect(inTrace.filter((s) => s.name === 'sse write')).toHaveLength(1);
+    expect(inTrace.filter((s) => s.name === `receive ${stack.topics.events}`)).toHaveLength(1);
+    // One produce of `events`: the terminal record's, none for the three progress events.
+    expect(inTrace.filter((s) => s.name === `send ${stack.topics.events}`)).toHaveLength(1);
+    const tool = inTrace.find((s) => s.name === 'execute_tool count')!;
+    const progressRecords = (await stack.log.fetch(stack.topics.events, 0, 0n)).records
+      .concat((await stack.log.fetch(stack.topics.events, 1, 0n)).records)
+      .filter(
+        (r) =>
+          r.value !== null && Buffer.from(r.value).toString().includes('notifications/progress'),
+      );
+    expect(progressRecords).toHaveLength(3);
+    for (const record of progressRecords)
+      expect(record.headers.find(([name]) => name === 'traceparent')?.[1]).toContain(
+        `${traceId}-${tool.spanContext().spanId}`,
+      );
+  });
+
+  it('with --trace-events, one tools/call is one trace: request → produce → process → tool → produce → receive → sse write, for every event', async () => {
+    setSpansPerEvent(true);
+    onTestFinished(() => setSpansPerEvent(false));
     const stack = await twoGateways();
     const client = new Client({ name: 'traced', version: '1' });
     await client.connect(new StreamableHTTPClientTransport(new URL(stack.gateways[0]!.url)));

@@ -125,6 +125,10 @@ app.kubernetes.io/component: {{ .component }}
 - name: OTEL_RESOURCE_ATTRIBUTES
   value: {{ .Values.otel.resourceAttributes | quote }}
 {{- end }}
+{{- if .Values.otel.traceEvents }}
+- name: TIDEMARK_TRACE_EVENTS
+  value: "true"
+{{- end }}
 {{- end }}
 {{- end -}}
 

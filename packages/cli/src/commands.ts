@@ -23,7 +23,7 @@ import { KAFKA_FLAGS, kafkaOptions } from './kafka-options.js';
 import { LIMIT_FLAGS, limitsOf } from './limits.js';
 import type { Logger } from './logger.js';
 import { list, parseFlags, port, positiveInt, str, UsageError } from './options.js';
-import { METRICS_FLAG, metricsLine } from './metrics-flag.js';
+import { applyTelemetryFlags, TELEMETRY_FLAGS } from './telemetry-flags.js';
 import { TASKS_FLAG, tasksOf } from './tasks.js';
 import { duration, TTL_FLAGS, ttlsOf } from './ttl.js';
 
@@ -50,14 +50,14 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     data: { type: 'string' },
     'resume-window': { type: 'string' },
     'allow-remote': { type: 'boolean' },
-    ...METRICS_FLAG,
+    ...TELEMETRY_FLAGS,
     ...AUTH_FLAGS,
     ...LIMIT_FLAGS,
     ...TTL_FLAGS,
     ...TASKS_FLAG,
   });
   const listenPort = port(str(values['port']), '--port', 3000);
-  const metrics = metricsLine(values);
+  const metrics = applyTelemetryFlags(values);
   const host = str(values['host']) ?? '127.0.0.1';
   if (!LOOPBACK.has(host) && values['allow-remote'] !== true) {
     throw new UsageError(
@@ -119,7 +119,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     port: { type: 'string' },
     host: { type: 'string' },
     'secret-file': { type: 'string' },
-    ...METRICS_FLAG,
+    ...TELEMETRY_FLAGS,
     'allowed-origin': { type: 'string', multiple: true },
     'allowed-host': { type: 'string', multiple: true },
     ...AUTH_FLAGS,
@@ -133,7 +133,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
   const limits = limitsOf(values);
   const { sessionTtlMs } = ttlsOf(values);
   const listenPort = port(str(values['port']), '--port', 0);
-  const metrics = metricsLine(values);
+  const metrics = applyTelemetryFlags(values);
   const kafka = kafkaOptions(values, io.env, io.cwd);
   const secret = secretOf(str(values['secret-file']), io);
   const topics = topicNames(prefixOf(values));
@@ -170,10 +170,10 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     ...SERVER_IDENTITY_FLAGS,
     group: { type: 'string' },
     'health-port': { type: 'string' },
-    ...METRICS_FLAG,
+    ...TELEMETRY_FLAGS,
     ...TTL_FLAGS,
   });
-  const metrics = metricsLine(values);
+  const metrics = applyTelemetryFlags(values);
   const tools = list(values['tools']);
   if (tools.length === 0)
     throw new UsageError('--tools: required (a tool module path or package, repeatable)');

@@ -61,7 +61,9 @@ unfinished calls run again as a new generation, resuming clients are reset, neve
                      the serverInfo clients see in initialize. Default tidemark 0.1.0
   --instructions <text>
                      the server's instructions to clients (each module's own are added after)
-  --metrics-port <n> serve Prometheus metrics at :<n>/metrics (beside OTLP, when configured)`,
+  --metrics-port <n> serve Prometheus metrics at :<n>/metrics (beside OTLP, when configured)
+  --trace-events     a span for every event (default: a stream's milestones — request, log hops,
+                     terminal record, resets — with each event carrying its trace context)`,
   gateway: `Usage: tidemark gateway --port <n> (--auth-tokens <file> | --auth-jwks <url|file> ... | --auth none)
                         [--host 127.0.0.1] [--brokers <list>] [--secret-file <path>]
 
@@ -104,7 +106,8 @@ Kafka and the rest:
                          --sasl-token-file <file> (read again for every connection, so it may rotate)
 
 Metrics: --metrics-port <n> serves Prometheus metrics at :<n>/metrics (beside OTLP traces and
-metrics, when OTEL_EXPORTER_OTLP_ENDPOINT is set).
+metrics, when OTEL_EXPORTER_OTLP_ENDPOINT is set). --trace-events: a span for every event, not only
+a stream's milestones (or TIDEMARK_TRACE_EVENTS=true).
 
 Health: GET /healthz (alive), GET /readyz (broker reachable, topics valid).`,
   worker: `Usage: tidemark worker --tools <module>... [--brokers <list>] [--health-port <n>]
@@ -116,6 +119,7 @@ Health: GET /healthz (alive), GET /readyz (broker reachable, topics valid).`,
   --health-port <n>      serve /healthz (503 when a partition's read loop has not come back for a
                          minute while call slots are free: wedged) and /readyz on this port
   --metrics-port <n>     serve Prometheus metrics at :<n>/metrics
+  --trace-events         a span for every event written (default: a stream's start and terminal)
   --session-ttl <d>      a session with no request and no open stream this long expires: its
                          record and results are tombstoned, its next request gets "session not
                          found" (clients re-initialize). 90s, 30m, 1h, 7d. Default 1h

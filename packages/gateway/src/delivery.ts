@@ -22,6 +22,7 @@ import {
   recordReplayLength,
   recordSupersededDropped,
   recordTailReaders,
+  spansPerEvent,
   startMessagingSpan,
   tidemarkTracer,
 } from '@tidemark/otel';
@@ -197,10 +198,16 @@ class StreamDelivery {
       this.caughtUp();
       if (step.kind === 'deliver') recordDeliveryLag(Date.now() - record.timestampMs);
     }
-    const parent = contextFromHeaders(record.headers);
     const superseded = step.kind === 'skip' && step.why === 'superseded';
-    if (trace.getSpanContext(parent) === undefined || (step.kind === 'skip' && !superseded))
-      return this.apply(step);
+    // By default an event's spans are its stream's milestones only — the terminal record, a
+    // reset, a zombie's dropped record — not every event (spansPerEvent).
+    const milestone =
+      superseded ||
+      step.kind === 'reset-only' ||
+      (step.kind === 'deliver' && (step.final || step.resetBefore !== undefined));
+    if (!milestone && (step.kind === 'skip' || !spansPerEvent())) return this.apply(step);
+    const parent = contextFromHeaders(record.headers);
+    if (trace.getSpanContext(parent) === undefined) return this.apply(step);
     const { tails, partition, session } = this.options;
     const receive = startMessagingSpan(
       {

@@ -17,7 +17,12 @@ import {
   type WorkerEpoch,
 } from '@tidemark/protocol';
 import { context, SpanStatusCode, trace } from '@opentelemetry/api';
-import { ATTR_MESSAGING_KAFKA_OFFSET, startMessagingSpan, traceHeaders } from '@tidemark/otel';
+import {
+  ATTR_MESSAGING_KAFKA_OFFSET,
+  spansPerEvent,
+  startMessagingSpan,
+  traceHeaders,
+} from '@tidemark/otel';
 import { AppendQueue } from './append-queue.js';
 
 export interface StreamWriterOptions {
@@ -90,11 +95,20 @@ export class StreamWriter {
     session: SessionId,
     headers: Array<[string, string]>,
     message: unknown,
+    terminal: boolean,
   ): Promise<bigint> {
     const value = message === undefined ? null : Buffer.from(JSON.stringify(message));
     const parent = context.active();
     if (trace.getSpanContext(parent) === undefined)
       return this.events.append({ partition, key: session, value, headers });
+    // By default only the terminal record gets a span; every event carries the trace's context.
+    if (!terminal && !spansPerEvent())
+      return this.events.append({
+        partition,
+        key: session,
+        value,
+        headers: [...headers, ...traceHeaders(parent)],
+      });
     // A produce span under the active one (the tool's, the worker's); its context travels with
     // the event to the gateway, which continues the trace from there.
     const topic = this.options.topics.events;
@@ -234,6 +248,7 @@ export class GenerationWriter {
         this.session,
         encodeStamp({ stream: this.head.stream, generation: this.head.generation, seq, kind }),
         message,
+        kind === 'terminal',
       );
       return this.last;
     } catch (error) {

@@ -1,0 +1,24 @@
+import { setSpansPerEvent } from '@tidemark/otel';
+import { port, str } from './options.js';
+
+/**
+ * The telemetry flags of gateway, worker and dev. `--metrics-port <n>`: Prometheus scrapes
+ * `/metrics` there (the OpenTelemetry SDK, started before the command in telemetry.ts, already
+ * listens; the command validates the flag and says where). `--trace-events`: every event gets its
+ * own spans, not only a stream's milestones (as TIDEMARK_TRACE_EVENTS=true does).
+ */
+export const TELEMETRY_FLAGS = {
+  'metrics-port': { type: 'string' },
+  'trace-events': { type: 'boolean' },
+} as const;
+
+/** Validates and applies the flags (a usage error when bad); the line to print, if any. */
+export function applyTelemetryFlags(
+  values: Record<string, string | boolean | string[] | undefined>,
+): string | undefined {
+  if (values['trace-events'] === true) setSpansPerEvent(true);
+  const raw = str(values['metrics-port']);
+  if (raw === undefined) return undefined;
+  const metricsPort = port(raw, '--metrics-port', 0);
+  return `Prometheus metrics: http://0.0.0.0:${metricsPort}/metrics`;
+}

@@ -1,0 +1,16 @@
+/**
+ * Whether every event of a stream gets its own spans (the worker's produce, the gateway's receive
+ * and SSE write). Off by default: a call's trace holds the request, the hops of its records into
+ * and out of the log, and its terminal record's way to the client, while every event still carries
+ * its trace context in its headers — per-event spans cost most of a traced process's throughput.
+ * On with `TIDEMARK_TRACE_EVENTS=true` (the CLI's `--trace-events`), to follow single events.
+ */
+let everyEvent = process.env['TIDEMARK_TRACE_EVENTS'] === 'true';
+
+export function spansPerEvent(): boolean {
+  return everyEvent;
+}
+
+export function setSpansPerEvent(on: boolean): void {
+  everyEvent = on;
+}
