@@ -140,6 +140,8 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'recordTailReaders',
     'recordToolDuration',
     'recordToolRetry',
+    'setSpansPerEvent',
+    'spansPerEvent',
     'startMessagingSpan',
     'tidemarkTracer',
     'traceHeaders',

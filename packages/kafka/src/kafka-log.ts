@@ -157,9 +157,9 @@ export class KafkaLog implements LogPort, GroupPort {
           partition: record.partition,
           ...(record.key === null ? {} : { key: Buffer.from(record.key) }),
           // A null value is a tombstone on a compacted topic; the client passes it through.
-          value: (record.value === null ? null : Buffer.from(record.value)) as Buffer,
+          value: (record.value === null ? null : asBuffer(record.value)) as Buffer,
           headers: new Map(
-            (record.headers ?? []).map(([name, value]) => [Buffer.from(name), Buffer.from(value)]),
+            (record.headers ?? []).map(([name, value]) => [headerName(name), Buffer.from(value)]),
           ),
         })),
       });
@@ -345,4 +345,23 @@ export class KafkaLog implements LogPort, GroupPort {
   private assertOpen(): void {
     if (this.closed) throw new TidemarkError(ErrorCodes.closed, 'the Kafka log is closed');
   }
+}
+
+/** A record's bytes as the client takes them, without a copy when they already are a Buffer. */
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes)
+    ? bytes
+    : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** Header names are few and repeat on every record: each encoded once. */
+const headerNames = new Map<string, Buffer>();
+
+function headerName(name: string): Buffer {
+  let bytes = headerNames.get(name);
+  if (bytes === undefined) {
+    bytes = Buffer.from(name);
+    if (headerNames.size < 256) headerNames.set(name, bytes);
+  }
+  return bytes;
 }

@@ -39,6 +39,12 @@ export interface BeginOptions {
   previous: StreamHead | undefined;
   /** Why this execution starts; default `first` without a previous head, else `takeover`. */
   cause?: GenerationCause;
+  /**
+   * The progress this generation continues from, worked out once its start record is in the log
+   * (at `startOffset`): nothing of an earlier generation can land before it after that. Kept in
+   * the head, so a generation that dies before writing any progress still passes it on.
+   */
+  progressBase?: (startOffset: bigint) => Promise<number>;
 }
 
 /**
@@ -72,7 +78,7 @@ export class StreamWriter {
       value: null,
       headers: encodeStamp({ stream, generation, seq: 0, kind: 'generation-start', cause }),
     });
-    const head: StreamHead = {
+    let head: StreamHead = {
       stream,
       generation,
       cause,
@@ -84,6 +90,8 @@ export class StreamWriter {
       terminal: undefined,
       position: offset + 1n,
     };
+    const progressBase = (await begin.progressBase?.(offset)) ?? 0;
+    if (progressBase > 0) head = { ...head, progressBase };
     // Events first, then the head: a head never names a generation whose start is not in the log.
     await this.writeHead(session, partition, head);
     return new GenerationWriter(this, session, partition, head);

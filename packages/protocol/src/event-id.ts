@@ -1,4 +1,4 @@
-import { createHash, createHmac, hash, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { ByteReader, ByteWriter } from './bytes.js';
 import { invalidOption } from './errors.js';
 import { isValidAttempt, type Generation } from './generation.js';
@@ -17,10 +17,10 @@ import { parseStreamId, parseWorkerEpoch, type SessionId, type StreamId } from '
  */
 export const EVENT_ID_VERSION = 1;
 
-const MAC_BYTES = 16;
+export const MAC_BYTES = 16;
 const LOG_ID_BYTES = 8;
 const SESSION_TAG_BYTES = 4;
-const EPOCH_BYTES = 10;
+export const EPOCH_BYTES = 10;
 /** Far above any real id (~90 characters); a bound keeps hostile headers cheap to refuse. */
 export const MAX_EVENT_ID_LENGTH = 256;
 
@@ -137,101 +137,6 @@ export interface StreamIdentity {
   readonly stream: StreamId;
   readonly session: SessionId;
   readonly keyring: Keyring;
-}
-
-/**
- * The one way the gateway mints event ids: bound once to a stream (its log, partition, session
- * and key), then called per event with where it is. It runs once per delivered event, so all
- * that does not change per event is done here once — the header (log id, session tag,
- * partition), the stream's bytes, HMAC's padded key blocks — and an event costs its varints, two
- * one-shot SHA-256 passes over buffers reused across calls, and the base64url. The ids are byte
- * for byte those of `encodeEventId` (a test holds them equal); `verifyEventId` checks them with
- * the standard HMAC.
- */
-export function eventIdMinter(
-  identity: StreamIdentity,
-): (offset: bigint, generation: Generation | undefined, seq: number) => string {
-  const { logIdentity, partition, stream, session, keyring } = identity;
-  const key = keyring.current;
-  const head = new ByteWriter()
-    .byte(EVENT_ID_VERSION)
-    .byte(key.id)
-    .bytes(Buffer.from(logIdOf(logIdentity), 'hex'))
-    .bytes(sessionTag(key, session))
-    .varint(partition)
-    .toBuffer();
-  const streamBytes = Buffer.from(stream, 'utf8');
-  const suffix = Buffer.from(`\u0000${session}`, 'utf8');
-  const { inner, outer } = hmacPads(key);
-  // The id's bytes (body, then MAC) and HMAC's inner input (pad, body, suffix), reused per call:
-  // varints are at most 10 bytes each, a generation 1 + 10 + 5.
-  const maxBody = head.length + 10 + 16 + 5 + 1 + streamBytes.length;
-  const id = Buffer.alloc(maxBody + MAC_BYTES);
-  const innerInput = Buffer.alloc(BLOCK + maxBody + suffix.length);
-  inner.copy(innerInput);
-  const outerInput = Buffer.alloc(BLOCK + 32);
-  outer.copy(outerInput);
-  head.copy(id);
-  let epochFor: string | undefined;
-  const epoch = Buffer.alloc(EPOCH_BYTES);
-  return (offset, generation, seq) => {
-    let at = writeVarint(id, head.length, offset);
-    if (generation === undefined) id[at++] = 0;
-    else {
-      id[at++] = 1;
-      if (generation.epoch !== epochFor) {
-        epochFor = generation.epoch;
-        epoch.write(generation.epoch, 'hex');
-      }
-      at += epoch.copy(id, at);
-      at = writeVarint(id, at, generation.attempt);
-    }
-    at = writeVarint(id, at, seq);
-    id[at++] = streamBytes.length;
-    at += streamBytes.copy(id, at);
-    id.copy(innerInput, BLOCK, 0, at);
-    suffix.copy(innerInput, BLOCK + at);
-    hash('sha256', innerInput.subarray(0, BLOCK + at + suffix.length), 'buffer').copy(
-      outerInput,
-      BLOCK,
-    );
-    hash('sha256', outerInput, 'buffer').copy(id, at, 0, MAC_BYTES);
-    return id.toString('base64url', 0, at + MAC_BYTES);
-  };
-}
-
-/** SHA-256's block size: HMAC's key pads are one block. */
-const BLOCK = 64;
-
-/** HMAC-SHA256's inner and outer padded keys (RFC 2104). */
-function hmacPads(key: SigningKey): { inner: Buffer; outer: Buffer } {
-  const block = Buffer.alloc(BLOCK);
-  if (key.secret.length > BLOCK) hash('sha256', key.secret, 'buffer').copy(block);
-  else block.set(key.secret);
-  return {
-    inner: Buffer.from(block.map((b) => b ^ 0x36)),
-    outer: Buffer.from(block.map((b) => b ^ 0x5c)),
-  };
-}
-
-/** Writes `value` (a non-negative integer) as an unsigned LEB128 varint at `at`; returns the end. */
-function writeVarint(into: Buffer, at: number, value: bigint | number): number {
-  if (typeof value === 'number' || value <= BigInt(Number.MAX_SAFE_INTEGER)) {
-    let rest = Number(value);
-    while (rest >= 0x80) {
-      into[at++] = (rest % 0x80) | 0x80;
-      rest = Math.floor(rest / 0x80);
-    }
-    into[at++] = rest;
-    return at;
-  }
-  let rest = value;
-  while (rest >= 0x80n) {
-    into[at++] = Number(rest & 0x7fn) | 0x80;
-    rest >>= 7n;
-  }
-  into[at++] = Number(rest);
-  return at;
 }
 
 /** Why an event id was refused. */
@@ -361,7 +266,7 @@ function mac(key: SigningKey, body: Buffer, session: SessionId): Buffer {
     .subarray(0, MAC_BYTES);
 }
 
-function sessionTag(key: SigningKey, session: SessionId): Buffer {
+export function sessionTag(key: SigningKey, session: SessionId): Buffer {
   return createHmac('sha256', key.secret)
     .update('session-tag\u0000')
     .update(session)

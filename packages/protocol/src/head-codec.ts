@@ -34,6 +34,7 @@ interface StoredHead {
   contiguousFromOffset: string;
   terminal: { seq: number; offset: string; payload?: unknown } | null;
   position: string;
+  progressBase?: number;
 }
 
 /** JSON of a head for the `streams` topic; the final payload must be JSON-serialisable. */
@@ -57,6 +58,7 @@ export function encodeStreamHead(head: StreamHead): string {
             ...(head.terminal.payload === undefined ? {} : { payload: head.terminal.payload }),
           },
     position: String(head.position),
+    ...(head.progressBase ? { progressBase: head.progressBase } : {}),
   };
   return JSON.stringify(stored);
 }
@@ -108,5 +110,13 @@ export function decodeStreamHead(text: string): StreamHead | undefined {
         ? undefined
         : { seq: stored.terminal.seq, offset: terminalOffset, payload: stored.terminal.payload },
     position,
+    ...progressBaseOf(stored.progressBase),
   };
+}
+
+/** A stored head's progress base, when it has a valid one. */
+function progressBaseOf(value: unknown): { progressBase?: number } {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0
+    ? { progressBase: value }
+    : {};
 }

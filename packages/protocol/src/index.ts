@@ -24,10 +24,10 @@ export {
   MAX_EVENT_ID_LENGTH,
   createKeyring,
   encodeEventId,
-  eventIdMinter,
   logIdOf,
   verifyEventId,
 } from './event-id.js';
+export { eventIdMinter } from './event-id-minter.js';
 export type {
   EventClaim,
   EventIdProblem,

@@ -34,6 +34,12 @@ export interface StreamHead<Payload = unknown> {
   readonly terminal: TerminalRecord<Payload> | undefined;
   /** The head reflects every record of this stream below this offset. */
   readonly position: bigint;
+  /**
+   * The highest progress the stream's earlier generations wrote before this one started: its own
+   * progress continues from there (the worker's progress continuity). Stored heads only; 0 or
+   * absent for a first generation and for heads written before it existed.
+   */
+  readonly progressBase?: number;
 }
 
 /** What folding one record did, for callers that count drops and for the delivery rules. */

@@ -53,25 +53,34 @@ export class StreamRun {
     stopped: () => boolean,
   ): Promise<StreamRun> {
     const cause: GenerationCause = previous === undefined ? 'first' : 'takeover';
+    const { lastProgress } = host;
+    // The generations before continued each other's numbering; the one before this may have died
+    // before writing any progress, so its head's base counts too.
+    const progressBase =
+      previous === undefined || lastProgress === undefined
+        ? undefined
+        : async (startOffset: bigint) =>
+            Math.max(
+              previous.progressBase ?? 0,
+              await lastProgress(session, previous, startOffset),
+            );
     const generation = await whileUnavailable(
       () => {
         // A worker whose partition was revoked while it got here must not start anything: the
         // next owner may already run the stream, and a generation begun now would supersede the
         // owner's — then die with this worker, leaving a stream nobody finishes.
         if (stopped()) throw notOwned(stream);
-        return host.writer.begin(session, stream, { previous, cause });
+        return host.writer.begin(session, stream, {
+          previous,
+          cause,
+          ...(progressBase === undefined ? {} : { progressBase }),
+        });
       },
       { stopped, onRetry: (error) => host.onWriteFailure?.(stream, error) },
     );
     const run = new StreamRun(host, session, stream, generation, cause);
-    if (previous !== undefined && host.lastProgress !== undefined) {
-      run.lastProgress = await host.lastProgress(
-        session,
-        previous,
-        generation.currentHead.startOffset,
-      );
-      run.progressBase = run.lastProgress;
-    }
+    run.lastProgress = generation.currentHead.progressBase ?? 0;
+    run.progressBase = run.lastProgress;
     return run;
   }
 
@@ -96,9 +105,11 @@ export class StreamRun {
 
   /** Runs the call again: the next generation (cause `retry`), reported. */
   async retry(): Promise<void> {
+    const progressBase = this.lastProgress;
     this.generation = await this.host.writer.begin(this.session, this.stream, {
       previous: this.generation.currentHead,
       cause: 'retry',
+      progressBase: () => Promise.resolve(progressBase),
     });
     this.progressBase = this.lastProgress;
     this.cause = 'retry';
