@@ -71,6 +71,7 @@ try {
       replays: smoke ? [10, 100] : [10, 1_000, 100_000],
       repeats: smoke ? 3 : 20,
       stormSessions: Number(values.storm ?? (smoke ? 20 : 1_000)),
+      ...(smoke || values.storm !== undefined ? {} : { twoGatewayStorm: 10_000 }),
     });
   if (only.has('memory'))
     result['memory'] = await runMemory({

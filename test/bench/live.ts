@@ -29,6 +29,8 @@ export interface LiveRow {
   /** CPU used during the throughput run, in cores: the servers', and the load generator's. */
   serverCores: number;
   loadCores: number;
+  /** Of the server cores, the gateways' (Kafka targets). */
+  gatewayCores?: number;
 }
 
 async function sessions(target: Target, count: number): Promise<Session[]> {
@@ -51,13 +53,16 @@ async function measure(target: Target, clients: number, options: LiveOptions): P
   await Promise.all(all.map((s) => s.ticker(5, 0))); // warm-up
   const perClient = Math.max(1, Math.floor(options.events / clients));
   const pids = target.processes.map((p) => p.child.pid!);
+  const gatewayPids = (target.gateways ?? []).map((p) => p.child.pid!);
   const cpuBefore = pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
+  const gatewayBefore = gatewayPids.reduce((sum, pid) => sum + cpuMs(pid), 0);
   const loadBefore = process.cpuUsage();
   const started = performance.now();
   const counts = await Promise.all(all.map((s) => s.ticker(perClient, 0)));
   const elapsed = performance.now() - started;
   const load = process.cpuUsage(loadBefore);
   const cpu = pids.reduce((sum, pid) => sum + cpuMs(pid), 0) - cpuBefore;
+  const gatewayCpu = gatewayPids.reduce((sum, pid) => sum + cpuMs(pid), 0) - gatewayBefore;
   const received = counts.reduce((sum, c) => sum + c.ticks, 0);
   // Paced: latency when the server is not saturated.
   const latencies: number[] = [];
@@ -80,6 +85,7 @@ async function measure(target: Target, clients: number, options: LiveOptions): P
     },
     serverCores: round(cpu / elapsed),
     loadCores: round((load.user + load.system) / 1000 / elapsed),
+    ...(gatewayPids.length === 0 ? {} : { gatewayCores: round(gatewayCpu / elapsed) }),
   };
 }
 

@@ -11,6 +11,8 @@ export interface ResumeOptions {
   /** Resumes measured per replay length (fewer for long ones: at most 3 beyond 10,000). */
   repeats: number;
   stormSessions: number;
+  /** The storm's size for Tidemark with two gateways, when larger (the 10,000-resume target). */
+  twoGatewayStorm?: number;
   brokers?: readonly string[];
 }
 
@@ -103,10 +105,14 @@ export async function runResume(
       }
       // The storm: every session has a finished stream of 10 events; all resume at once.
       const sessions: Array<{ session: Session; id: string }> = [];
-      for (let i = 0; i < options.stormSessions; i += 50)
+      const stormSessions =
+        name === 'tidemark-kafka-2' && options.twoGatewayStorm !== undefined
+          ? Math.max(options.twoGatewayStorm, options.stormSessions)
+          : options.stormSessions;
+      for (let i = 0; i < stormSessions; i += 50)
         sessions.push(
           ...(await Promise.all(
-            Array.from({ length: Math.min(50, options.stormSessions - i) }, async (_, j) => {
+            Array.from({ length: Math.min(50, stormSessions - i) }, async (_, j) => {
               const s = new Session(target.urls[(i + j) % target.urls.length]!);
               await s.initialize();
               let from: string | undefined;

@@ -2,6 +2,7 @@
 //   node test/bench/summary.ts [test/bench/results/bench.json]
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { renderGoals } from './goals.ts';
 import type { LiveRow } from './live.ts';
 import type { MemoryRow } from './memory.ts';
 import type { RestartRow } from './restart.ts';
@@ -34,6 +35,7 @@ export function renderMarkdown(result: Result): string {
   const parts = [
     `Measured ${String(m['date']).slice(0, 10)} on ${String(m['cores'])} cores (${String(m['cpu'])}), Node ${String(m['node'])}; load generator and servers share the cores (columns "server cores" / "load cores").`,
   ];
+  parts.push(renderGoals(result));
   if (result.live !== undefined) {
     const base = (clients: number) =>
       result.live!.find((r) => r.target === 'sdk-memory' && r.clients === clients);

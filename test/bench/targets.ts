@@ -26,6 +26,8 @@ export interface Target {
   readonly urls: string[];
   /** The server processes (for CPU and memory readings). */
   readonly processes: Child[];
+  /** Of those, the gateways (Kafka targets), for CPU per gateway core. */
+  readonly gateways?: Child[];
   stop(): Promise<void>;
 }
 
@@ -83,6 +85,7 @@ export async function startTarget(name: TargetName, context: TargetContext): Pro
     );
     processes.push(worker.process);
     const urls: string[] = [];
+    const gateways: Child[] = [];
     for (let i = 0; i < (name === 'tidemark-kafka-2' ? 2 : 1); i++) {
       const gateway = await startChild(
         [BIN, 'gateway', '--auth', 'none', '--port', '0', '--host', '127.0.0.1', ...kafka],
@@ -90,9 +93,10 @@ export async function startTarget(name: TargetName, context: TargetContext): Pro
         env,
       );
       processes.push(gateway.process);
+      gateways.push(gateway.process);
       urls.push(`http://127.0.0.1:${gateway.match[1]}/mcp`);
     }
-    return { name, urls, processes, stop };
+    return { name, urls, processes, gateways, stop };
   } catch (error) {
     await stop();
     throw error;
