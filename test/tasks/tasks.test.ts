@@ -1,7 +1,7 @@
 import counting from '@tidemark/examples/counting';
 import interactive from '@tidemark/examples/interactive';
 import { tokenFileAuthenticator } from '@tidemark/gateway';
-import { defineToolModule } from '@tidemark/worker';
+import { defineToolModule, Worker } from '@tidemark/worker';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import * as z from 'zod';
 import { embeddedStack, type EmbeddedStackOptions } from '../support/embedded-stack.js';
@@ -171,6 +171,36 @@ describe('Tasks extension (io.modelcontextprotocol/tasks) on the stateless lane'
     expect((await pollTask(urls, taskId, ['completed']))['result']).toMatchObject({
       content: [{ type: 'text', text: 'not deployed to staging' }],
     });
+  });
+
+  it('a worker that stops (drains) mid-task leaves it to the next: its offset is not committed, the next worker runs it to the end', async () => {
+    const { stack, urls } = await setup();
+    const created = await rpc(urls[0]!, 'tools/call', {
+      name: 'count',
+      arguments: { to: 20, delayMs: 50 },
+    });
+    const taskId = String(created.body.result?.['taskId']);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // mid-task
+    await stack.worker.stop();
+    const executions: Array<{ session: string; cause: string }> = [];
+    const next = new Worker({
+      log: stack.log,
+      topics: stack.topics,
+      modules: [counting, interactive, reports],
+      pollMs: 20,
+      onProblem: () => {},
+      onExecution: (e) => void executions.push(e),
+    });
+    await next.start();
+    onTestFinished(() => next.stop());
+    const done = await pollTask(urls, taskId, ['completed', 'failed', 'cancelled']);
+    expect(done).toMatchObject({
+      status: 'completed',
+      result: { content: [{ type: 'text', text: countText(20) }] },
+    });
+    expect(executions).toContainEqual(
+      expect.objectContaining({ session: taskId, cause: 'takeover' }),
+    );
   });
 
   it('tasks/cancel stops the tool; the task ends cancelled and stays so', async () => {

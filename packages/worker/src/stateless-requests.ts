@@ -77,12 +77,15 @@ export class StatelessRequests {
       .finally(() => {
         // A later exchange of the same key (the partition came back) is not this one's to drop.
         if (this.exchanges.get(key) === exchange) this.exchanges.delete(key);
+        slots.release();
+        // Abandoned (the partition went elsewhere): not done — the revocation's commit must stay
+        // below it, so the next owner runs it.
+        if (exchange.abandoned) return;
         // Nothing resumes a stateless request: its head only guards against running it twice
         // until its offset is committed.
         // (A task's own stream is kept: its head holds the outcome `tasks/get` reads.)
         reader.forgetOnCommit(offset, streamHeadKey(key, exchange.stream));
         reader.done(offset);
-        slots.release();
       });
   }
 
