@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +22,7 @@ describe('benchmarks (smoke sizes)', () => {
       maxBuffer: 16 * 1024 * 1024,
     });
     expect(stdout).toContain('**Live delivery**');
+    expect(stdout).toContain('**Targets**');
     const result = JSON.parse(readFileSync(join(out, 'bench-smoke.json'), 'utf8')) as {
       live: Array<{ target: string; eventsPerSec: number }>;
       resume: { rows: Array<{ target: string; seamMs: { p50: number } }>; storms: unknown[] };
@@ -38,6 +39,9 @@ describe('benchmarks (smoke sizes)', () => {
       ]),
     );
     for (const row of result.live) expect(row.eventsPerSec).toBeGreaterThan(0);
+    // The gateways' own CPU, for events/s per gateway core.
+    for (const row of result.live.filter((r) => r.target.startsWith('tidemark-kafka')))
+      expect(row).toHaveProperty('gatewayCores');
     for (const row of result.resume.rows) expect(row.seamMs.p50).toBeGreaterThan(0);
     expect(result.resume.storms).toHaveLength(5);
     expect(new Set(result.memory.map((r) => r.target))).toEqual(
@@ -52,6 +56,34 @@ describe('benchmarks (smoke sizes)', () => {
       'tidemark-kafka-1',
     ]);
     for (const row of restart) expect(row.rssRatio).toBeGreaterThan(0);
+  }, 300_000);
+
+  it('npm run profile: a CPU profile, a flame graph and a table per server process', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'tidemark-profile-'));
+    const { stdout } = await run(
+      process.execPath,
+      [
+        script('profile.ts'),
+        '--target',
+        'tidemark-kafka-1',
+        '--events',
+        '400',
+        '--clients',
+        '2',
+        '--out',
+        out,
+      ],
+      { env, maxBuffer: 16 * 1024 * 1024 },
+    );
+    expect(stdout).toMatch(/tidemark-kafka-1: 400 events, 2 clients: \d+ events\/s/);
+    const files = readdirSync(out).sort();
+    for (const role of ['gateway', 'worker'])
+      for (const ext of ['cpuprofile', 'md', 'svg'])
+        expect(files).toContain(`tidemark-kafka-1-${role}.${ext}`);
+    expect(readFileSync(join(out, 'tidemark-kafka-1-gateway.svg'), 'utf8')).toMatch(/^<svg/);
+    expect(readFileSync(join(out, 'tidemark-kafka-1-gateway.md'), 'utf8')).toContain(
+      '**Self time**',
+    );
   }, 300_000);
 
   it('npm run soak: samples every process of both targets under churn and prints slopes and a chart', async () => {

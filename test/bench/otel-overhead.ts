@@ -1,6 +1,7 @@
 // What tracing costs: the same load on `tidemark dev` without an OpenTelemetry SDK (the API is a
-// no-op) and with the SDK on, exporting every span and metric over OTLP/HTTP to a sink in this
-// process. Prints a table and writes JSON.
+// no-op), with the SDK on (default sampling; spans for a call's milestones, each event carrying
+// its trace context), and with a span for every event too (--trace-events), exporting every span
+// and metric over OTLP/HTTP to a sink in this process. Prints a table and writes JSON.
 //
 //   npm run bench:otel                       # sizes for a real measurement
 //   npm run bench:otel -- --calls 20         # a smoke run
@@ -40,16 +41,19 @@ interface Row {
   serverCpuMs: number;
 }
 
-async function run(sdk: 'off' | 'on'): Promise<Row> {
+type Setting = 'off' | 'on' | 'on, every event';
+
+async function run(sdk: Setting): Promise<Row> {
   const env: NodeJS.ProcessEnv =
-    sdk === 'on'
-      ? {
+    sdk === 'off'
+      ? { OTEL_SDK_DISABLED: 'true' }
+      : {
           OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl,
           OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
           OTEL_METRICS_EXPORTER: 'otlp',
           OTEL_METRIC_EXPORT_INTERVAL: '1000',
-        }
-      : { OTEL_SDK_DISABLED: 'true' };
+          ...(sdk === 'on, every event' ? { TIDEMARK_TRACE_EVENTS: 'true' } : {}),
+        };
   const dev = await startDev({ ...env, TIDEMARK_LOG_LEVEL: 'warn' });
   try {
     const sessions = await Promise.all(
@@ -98,9 +102,9 @@ async function cpuMs(pid: number): Promise<number> {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // USER_HZ = 100
 }
 
-const rows = [await run('off'), await run('on')];
+const rows = [await run('off'), await run('on'), await run('on, every event')];
 sink.close();
-const [off, on] = rows as [Row, Row];
+const [off, on, everyEvent] = rows as [Row, Row, Row];
 console.log(
   `OpenTelemetry overhead — ${clients} clients × count(${events}), ${calls} calls, tidemark dev (server and load share ${String(machine()['cores'])} cores)`,
 );
@@ -117,9 +121,10 @@ console.table(
 const overhead = {
   throughputLossPct: round((1 - on.callsPerSec / off.callsPerSec) * 100, 1),
   cpuPerCallIncreasePct: round((on.serverCpuMs / off.serverCpuMs - 1) * 100, 1),
+  everyEventThroughputLossPct: round((1 - everyEvent.callsPerSec / off.callsPerSec) * 100, 1),
   exportedKiB: round(exportedBytes / 1024, 0),
 };
 console.log(
-  `SDK on: ${overhead.throughputLossPct}% fewer calls/s, ${overhead.cpuPerCallIncreasePct}% more server CPU per call, ${overhead.exportedKiB} KiB exported`,
+  `SDK on: ${overhead.throughputLossPct}% fewer calls/s, ${overhead.cpuPerCallIncreasePct}% more server CPU per call; with a span per event: ${overhead.everyEventThroughputLossPct}% fewer calls/s; ${overhead.exportedKiB} KiB exported`,
 );
 writeResult(values.out, { machine: machine(), clients, events, rows, overhead });
