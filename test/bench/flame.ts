@@ -121,7 +121,7 @@ export function flameGraphSvg(profile: CpuProfile, title: string): string {
   const scale = WIDTH / Math.max(1, root.total);
   const draw = (frame: Frame, x: number, level: number) => {
     const width = frame.total * scale;
-    if (width < 0.3) return;
+    if (width < 1) return; // narrower than a pixel: left out (the .cpuprofile has it)
     depth = Math.max(depth, level);
     const share = ((frame.total / Math.max(1, root.total)) * 100).toFixed(1);
     const label = width > 40 ? escape(frame.name.slice(0, Math.floor(width / 6.5))) : '';
