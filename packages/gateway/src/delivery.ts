@@ -123,17 +123,24 @@ class StreamDelivery {
   start(): Subscription {
     const { options } = this;
     recordTailReaders(options.partition, 1);
-    this.subscription = options.tails.tail(options.partition).subscribe(options.fromOffset, {
-      // A long catch-up is written in chunks: one syscall per chunk, and the first events of a
-      // replay reach the client before the whole batch is processed.
-      onRecords: (records) => {
-        for (let i = 0; i < records.length; i += WRITE_CHUNK)
-          options.sse.batch(() => this.onRecords(records.slice(i, i + WRITE_CHUNK)));
+    // Catching up, the delivery reads at the client's pace; live, it cannot wait.
+    options.sse.paced = options.fromOffset < options.caughtUpAt;
+    this.subscription = options.tails.tail(options.partition).subscribe(
+      options.fromOffset,
+      {
+        // A long catch-up is written in chunks: one syscall per chunk, and the first events of a
+        // replay reach the client before the whole batch is processed.
+        onRecords: (records) => {
+          for (let i = 0; i < records.length; i += WRITE_CHUNK)
+            options.sse.batch(() => this.onRecords(records.slice(i, i + WRITE_CHUNK)));
+        },
+        onError: () => this.finish('error'),
+        ready: () => options.sse.whenWritable(),
       },
-      onError: () => this.finish('error'),
-    });
+      options.caughtUpAt,
+    );
     if (options.fromOffset >= options.caughtUpAt) this.completeIfCaughtUp(options.fromOffset - 1n);
-    void options.sse.closed.then(() => this.finish('closed'));
+    options.sse.onClose(() => this.finish('closed'));
     return { close: () => this.finish('closed') };
   }
 
@@ -148,6 +155,7 @@ class StreamDelivery {
   }
 
   private caughtUp(): void {
+    this.options.sse.paced = false;
     if (this.replayed === undefined) return;
     recordReplayLength(this.replayed);
     this.replayed = undefined;

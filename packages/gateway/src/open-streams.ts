@@ -10,7 +10,10 @@ import { SseStream, type SseOptions } from './sse.js';
  */
 export class OpenStreams {
   private readonly all = new Set<SseStream>();
-  private readonly bySession = new Map<SessionId, Set<SseStream>>();
+  /** A session's streams: one (most sessions), or a set. */
+  private readonly bySession = new Map<SessionId, SseStream | Set<SseStream>>();
+  /** One timer for every stream's keep-alive, running while any is open. */
+  private keepAlive: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly sse: SseOptions,
@@ -28,17 +31,36 @@ export class OpenStreams {
     const sse = new SseStream(res, this.sse, headers);
     this.all.add(sse);
     if (session !== undefined) {
-      const streams = this.bySession.get(session) ?? new Set<SseStream>();
-      this.bySession.set(session, streams.add(sse));
+      const streams = this.bySession.get(session);
+      this.bySession.set(
+        session,
+        streams === undefined
+          ? sse
+          : streams instanceof Set
+            ? streams.add(sse)
+            : new Set([streams, sse]),
+      );
     }
     recordLiveStreams(1);
-    void sse.closed.then(() => this.forget(sse, session));
+    sse.onClose(() => this.forget(sse, session));
+    this.keepAlive ??= setInterval(() => this.sendKeepAlives(), this.sse.keepAliveMs / 2).unref();
     return sse;
+  }
+
+  /** A comment to every stream nothing was written to for half the keep-alive interval or more. */
+  private sendKeepAlives(): void {
+    const idleSince = performance.now() - this.sse.keepAliveMs / 2;
+    for (const sse of this.all) if (sse.lastWriteMs <= idleSince) sse.keepAlive();
+  }
+
+  private streamsOf(session: SessionId): Iterable<SseStream> {
+    const streams = this.bySession.get(session);
+    return streams === undefined ? [] : streams instanceof Set ? streams : [streams];
   }
 
   /** 429 when the session already has as many open streams here as it may. */
   refusalIfFull(session: SessionId): HttpRefusal | undefined {
-    if ((this.bySession.get(session)?.size ?? 0) < this.maxPerSession) return undefined;
+    if ([...this.streamsOf(session)].length < this.maxPerSession) return undefined;
     return HttpRefusals.tooManyStreams(this.maxPerSession);
   }
 
@@ -48,7 +70,7 @@ export class OpenStreams {
   }
 
   endSession(session: SessionId): void {
-    for (const sse of this.bySession.get(session) ?? []) sse.end();
+    for (const sse of this.streamsOf(session)) sse.end();
   }
 
   /** Ends every stream with a `retry:` hint, so clients reconnect (to another replica). */
@@ -60,9 +82,16 @@ export class OpenStreams {
     this.all.delete(sse);
     if (session !== undefined) {
       const streams = this.bySession.get(session);
-      streams?.delete(sse);
-      if (streams?.size === 0) this.bySession.delete(session);
+      if (streams === sse) this.bySession.delete(session);
+      else if (streams instanceof Set) {
+        streams.delete(sse);
+        if (streams.size === 1) this.bySession.set(session, [...streams][0]!);
+      }
     }
     recordLiveStreams(-1);
+    if (this.all.size === 0) {
+      clearInterval(this.keepAlive);
+      this.keepAlive = undefined;
+    }
   }
 }

@@ -1,8 +1,10 @@
 import type { Request, Response } from 'express';
+import type { TracedStreamHead } from '@tidemark/log';
 import {
   decideResume,
   eventIdMinter,
   invalidResumeBody,
+  parseSessionId,
   partitionForSession,
   PRIMING_PROTOCOL_VERSION,
   resetNotification,
@@ -10,6 +12,7 @@ import {
   StreamCursor,
   verifyEventId,
   WireAnswers,
+  type EventIdVerification,
   type ResumeDecision,
   type SessionId,
 } from '@tidemark/protocol';
@@ -33,6 +36,11 @@ export async function handleGet(
   res: Response,
   auth: AuthResult | undefined,
 ): Promise<void> {
+  const lastEventId = req.headers['last-event-id'];
+  // A resume reads its claimed stream's head while the session is looked up — two reads of the
+  // log at once, not one after the other. Nothing of it is used unless the session checks pass.
+  const claimed =
+    lastEventId === undefined ? undefined : readClaim(ctx, req, headerValue(lastEventId));
   const found = await findSession(ctx, req, auth);
   if (!found.ok) return sendRefusal(res, found.refusal);
   const session = found.value.id;
@@ -40,15 +48,43 @@ export async function handleGet(
   if (full !== undefined) return sendRefusal(res, full);
   const version = negotiatedVersion(req, found.value.protocolVersion);
   if (!version.ok) return sendRefusal(res, version.refusal);
-  const lastEventId = req.headers['last-event-id'];
-  if (lastEventId === undefined) return openStandalone(ctx, res, session);
-  return resume(
-    ctx,
-    res,
-    session,
-    headerValue(lastEventId),
-    version.value >= PRIMING_PROTOCOL_VERSION,
-  );
+  if (claimed === undefined) return openStandalone(ctx, res, session);
+  const read = await claimed;
+  if ('failure' in read) throw read.failure;
+  return resume(ctx, res, session, read, version.value >= PRIMING_PROTOCOL_VERSION);
+}
+
+/** A `Last-Event-ID` verified for the session the request names, and the head it claims. */
+interface Claimed {
+  readonly lastEventId: string | undefined;
+  readonly claim: EventIdVerification;
+  readonly traced: TracedStreamHead | undefined;
+}
+
+/**
+ * Reads the claim. Never rejects (the request may be refused before the claim is looked at, and
+ * nothing may be left to reject unhandled): a failed head read is the `failure` its user throws.
+ */
+async function readClaim(
+  ctx: GatewayContext,
+  req: Request,
+  lastEventId: string | undefined,
+): Promise<Claimed | { failure: unknown }> {
+  const session = parseSessionId(headerValue(req.headers['mcp-session-id']) ?? '');
+  const claim = verifyEventId(lastEventId, {
+    session: session ?? ('' as SessionId),
+    keyring: ctx.keyring,
+    nowMs: ctx.now(),
+  });
+  try {
+    const traced =
+      claim.ok && session !== undefined
+        ? await ctx.heads.getTraced(session, claim.claim.stream)
+        : undefined;
+    return { lastEventId, claim, traced };
+  } catch (failure) {
+    return { failure };
+  }
 }
 
 /** The standalone stream: server messages not tied to a request, from now on. */
@@ -71,12 +107,10 @@ async function resume(
   ctx: GatewayContext,
   res: Response,
   session: SessionId,
-  lastEventId: string | undefined,
+  { lastEventId, claim, traced }: Claimed,
   primes: boolean,
 ): Promise<void> {
   const partition = partitionForSession(session, ctx.partitionCount);
-  const claim = verifyEventId(lastEventId, { session, keyring: ctx.keyring, nowMs: ctx.now() });
-  const traced = claim.ok ? await ctx.heads.getTraced(session, claim.claim.stream) : undefined;
   // Read after the head: the worker writes a record to `events` before the head naming it, so
   // this high watermark is past everything the head knows (a final record included).
   const offsets = await ctx.port.offsets(ctx.topics.events, partition);

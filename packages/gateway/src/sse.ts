@@ -13,12 +13,19 @@ export interface SseOptions {
 /**
  * One SSE response. Memory per stream is bounded: when a client reads slower than events arrive
  * and more than `maxBufferedBytes` wait in the socket buffer, the stream is closed — the client
- * resumes with `Last-Event-ID` and reads from the log at its own pace.
+ * resumes with `Last-Event-ID` and reads from the log at its own pace. A gateway holds thousands
+ * of these: no timer or promise of its own (`OpenStreams` sends the keep-alives of all of them).
  */
 export class SseStream {
-  private keepAlive: NodeJS.Timeout | undefined;
   private ended = false;
-  readonly closed: Promise<void>;
+  private closedAt: Promise<void> | undefined;
+  /** When something was last written (ms, monotonic): a keep-alive goes to idle streams only. */
+  lastWriteMs = performance.now();
+  /**
+   * Set while a replay is written at the client's pace (`whenWritable` between reads): the
+   * slow-client cut is for live events, which cannot wait; a paced replay is bounded by one read.
+   */
+  paced = false;
 
   constructor(
     private readonly res: Response,
@@ -33,10 +40,41 @@ export class SseStream {
       ...headers,
     });
     res.flushHeaders();
-    this.closed = new Promise((resolve) => res.once('close', () => resolve()));
-    void this.closed.then(() => this.stopKeepAlive());
-    this.keepAlive = setInterval(() => this.write(': keep-alive\n\n'), options.keepAliveMs);
-    this.keepAlive.unref();
+  }
+
+  /** Calls `listener` once the response is closed (by either side). */
+  onClose(listener: () => void): void {
+    if (this.res.closed) queueMicrotask(listener);
+    else this.res.once('close', listener);
+  }
+
+  /** Resolves once the response is closed. */
+  get closed(): Promise<void> {
+    this.closedAt ??= new Promise((resolve) => this.onClose(resolve));
+    return this.closedAt;
+  }
+
+  /**
+   * Undefined when the client keeps up; else (the response asked to wait: its buffer is past the
+   * high-water mark) resolves when it drained or closed. A reader that can wait (a replay) waits,
+   * instead of being cut as a slow client.
+   */
+  whenWritable(): Promise<void> | undefined {
+    if (!this.isOpen || !this.res.writableNeedDrain) return undefined;
+    return new Promise((resolve) => {
+      const done = () => {
+        this.res.off('drain', done);
+        this.res.off('close', done);
+        resolve();
+      };
+      this.res.once('drain', done);
+      this.res.once('close', done);
+    });
+  }
+
+  /** A comment, so proxies keep a connection nothing was written to for a while. */
+  keepAlive(): void {
+    this.write(': keep-alive\n\n');
   }
 
   get isOpen(): boolean {
@@ -70,7 +108,6 @@ export class SseStream {
   end(retryMs?: number): void {
     if (this.ended) return;
     this.ended = true;
-    this.stopKeepAlive();
     if (!this.res.writableEnded && !this.res.destroyed) {
       if (retryMs !== undefined) this.res.write(`retry: ${retryMs}\n\n`);
       this.res.end();
@@ -79,12 +116,9 @@ export class SseStream {
 
   private write(chunk: string): void {
     if (!this.isOpen) return;
+    this.lastWriteMs = performance.now();
     this.res.write(chunk);
-    if (this.res.writableLength > this.options.maxBufferedBytes) this.end(this.options.retryMs);
-  }
-
-  private stopKeepAlive(): void {
-    if (this.keepAlive !== undefined) clearInterval(this.keepAlive);
-    this.keepAlive = undefined;
+    if (!this.paced && this.res.writableLength > this.options.maxBufferedBytes)
+      this.end(this.options.retryMs);
   }
 }

@@ -192,7 +192,8 @@ export class KafkaLog implements LogPort, GroupPort {
     options: FetchOptions = {},
   ): Promise<FetchResult> {
     this.assertOpen();
-    const maxBytes = options.maxBytes ?? this.fetchMaxBytes;
+    // fetchMaxBytes is the ceiling: a reader may ask for less.
+    const maxBytes = Math.min(options.maxBytes ?? this.fetchMaxBytes, this.fetchMaxBytes);
     let response;
     // A killed leader stays named by metadata until the cluster fences it (seconds): a fetch that
     // finds no broker there asks for fresh metadata and tries again for up to FAILOVER_MS, so

@@ -12,6 +12,11 @@ export interface TailListener {
   onRecords(records: readonly LogRecord[]): void;
   /** The subscription ended: the records it needed are gone (`TIDEMARK_OFFSET_OUT_OF_RANGE`) or the tail closed. */
   onError(error: TidemarkError): void;
+  /**
+   * Asked before each read while the subscriber catches up on its own: a promise to wait for
+   * when it cannot take more yet (its client reads slower than the log), or undefined.
+   */
+  ready?(): Promise<void> | undefined;
 }
 
 export interface Subscription {
@@ -30,6 +35,12 @@ export interface PartitionTailOptions {
 
 export const PARTITION_TAIL_DEFAULTS = { maxWaitMs: 500, retryBackoffMs: 200 } as const;
 const MAX_BACKOFF_MS = 5_000;
+/**
+ * A catch-up read's size: the first small, doubling up to a size a slow reader's buffer can take
+ * in one go (a subscriber waits with `ready` between reads).
+ */
+const CATCH_UP_FIRST_BYTES = 32 * 1024;
+const CATCH_UP_MAX_BYTES = 256 * 1024;
 
 interface Subscriber {
   readonly listener: TailListener;
@@ -89,8 +100,13 @@ export class PartitionTail {
     return this.subscribers.size;
   }
 
-  /** Delivers every record from `fromOffset` on, then live records as they arrive. */
-  subscribe(fromOffset: bigint, listener: TailListener): Subscription {
+  /**
+   * Delivers every record from `fromOffset` on, then live records as they arrive. `liveFrom`, when
+   * the caller knows the partition's end (a resume read its high watermark): a tail not running
+   * yet starts there, and the records before it are read by the subscriber's own catch-up reader,
+   * at its pace (`TailListener.ready`).
+   */
+  subscribe(fromOffset: bigint, listener: TailListener, liveFrom?: bigint): Subscription {
     if (this.stopped)
       throw new TidemarkError(
         ErrorCodes.closed,
@@ -99,9 +115,10 @@ export class PartitionTail {
     const subscriber: Subscriber = { listener, from: fromOffset, live: false, closed: false };
     this.subscribers.add(subscriber);
     if (!this.running) {
-      this.next = fromOffset;
-      subscriber.live = true;
+      this.next = liveFrom !== undefined && liveFrom > fromOffset ? liveFrom : fromOffset;
+      subscriber.live = fromOffset >= this.next;
       this.start();
+      if (!subscriber.live) void this.catchUp(subscriber);
     } else if (fromOffset >= this.next) {
       subscriber.live = true;
     } else {
@@ -161,10 +178,19 @@ export class PartitionTail {
   private async catchUp(subscriber: Subscriber): Promise<void> {
     let cursor = subscriber.from;
     let backoff = this.retryBackoffMs;
+    // Small reads first, doubling: a resume of a few events (thousands of clients reconnecting at
+    // once) decodes kilobytes, not a megabyte each, and a long replay's first events go out sooner.
+    let maxBytes = CATCH_UP_FIRST_BYTES;
     while (!subscriber.closed) {
+      await subscriber.listener.ready?.();
+      if (subscriber.closed) return;
       let result;
       try {
-        result = await this.port.fetch(this.topic, this.partition, cursor, { maxWaitMs: 0 });
+        result = await this.port.fetch(this.topic, this.partition, cursor, {
+          maxWaitMs: 0,
+          maxBytes,
+        });
+        maxBytes = Math.min(maxBytes * 2, CATCH_UP_MAX_BYTES);
       } catch (error) {
         const failure = asTidemarkError(error);
         if (failure.code === ErrorCodes.offsetOutOfRange || !failure.retryable)
