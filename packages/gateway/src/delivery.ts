@@ -1,4 +1,4 @@
-import { PartitionTail, type Subscription } from '@tidemark/log';
+import { PartitionTail, type Subscription, type TailListener } from '@tidemark/log';
 import type { LogRecord } from '@tidemark/protocol';
 import {
   eventIdMinter,
@@ -103,21 +103,20 @@ export function startDelivery(options: DeliveryOptions): Subscription {
   return new StreamDelivery(options).start();
 }
 
-class StreamDelivery {
+/**
+ * The delivery is its own tail listener and subscription (no closures per stream: a gateway
+ * holds thousands of these), and mints its event ids from the first event on.
+ */
+class StreamDelivery implements TailListener, Subscription {
   private subscription: Subscription | undefined;
   private finished = false;
   /** Events replayed so far, while a resume catches up; undefined once live (or not a resume). */
   private replayed: number | undefined;
-  private readonly mint:
+  private minter:
     ((offset: bigint, generation: Generation | undefined, seq: number) => string) | undefined;
 
   constructor(private readonly options: DeliveryOptions) {
     this.replayed = options.replay === true ? 0 : undefined;
-    const { logIdentity, keyring, partition, stream, session } = options;
-    this.mint =
-      options.eventIds === false
-        ? undefined
-        : eventIdMinter({ logIdentity, keyring, partition, stream, session });
   }
 
   start(): Subscription {
@@ -125,23 +124,45 @@ class StreamDelivery {
     recordTailReaders(options.partition, 1);
     // Catching up, the delivery reads at the client's pace; live, it cannot wait.
     options.sse.paced = options.fromOffset < options.caughtUpAt;
-    this.subscription = options.tails.tail(options.partition).subscribe(
-      options.fromOffset,
-      {
-        // A long catch-up is written in chunks: one syscall per chunk, and the first events of a
-        // replay reach the client before the whole batch is processed.
-        onRecords: (records) => {
-          for (let i = 0; i < records.length; i += WRITE_CHUNK)
-            options.sse.batch(() => this.onRecords(records.slice(i, i + WRITE_CHUNK)));
-        },
-        onError: () => this.finish('error'),
-        ready: () => options.sse.whenWritable(),
-      },
-      options.caughtUpAt,
-    );
+    this.subscription = options.tails
+      .tail(options.partition)
+      .subscribe(options.fromOffset, this, options.caughtUpAt);
     if (options.fromOffset >= options.caughtUpAt) this.completeIfCaughtUp(options.fromOffset - 1n);
     options.sse.onClose(() => this.finish('closed'));
-    return { close: () => this.finish('closed') };
+    return this;
+  }
+
+  /**
+   * A batch from the tail. A long catch-up is written in chunks: one syscall per chunk, and the
+   * first events of a replay reach the client before the whole batch is processed.
+   */
+  onRecords(records: readonly LogRecord[]): void {
+    for (let i = 0; i < records.length; i += WRITE_CHUNK)
+      this.options.sse.batch(() => this.deliver(records.slice(i, i + WRITE_CHUNK)));
+  }
+
+  onError(): void {
+    this.finish('error');
+  }
+
+  ready(): Promise<void> | undefined {
+    return this.options.sse.whenWritable();
+  }
+
+  close(): void {
+    this.finish('closed');
+  }
+
+  /** The event id of a record (session lane); undefined on the stateless lane. */
+  private mint(
+    offset: bigint,
+    generation: Generation | undefined,
+    seq: number,
+  ): string | undefined {
+    const { options } = this;
+    if (options.eventIds === false) return undefined;
+    this.minter ??= eventIdMinter(options);
+    return this.minter(offset, generation, seq);
   }
 
   private finish(reason: Finish): void {
@@ -161,7 +182,7 @@ class StreamDelivery {
     this.replayed = undefined;
   }
 
-  private onRecords(records: readonly LogRecord[]): void {
+  private deliver(records: readonly LogRecord[]): void {
     const { session, stream, cursor } = this.options;
     for (const record of records) {
       if (this.finished) return;
@@ -182,7 +203,7 @@ class StreamDelivery {
       return;
     }
     if (step.kind === 'reset-only') {
-      const id = this.mint?.(step.record.offset, step.generation, 0);
+      const id = this.mint(step.record.offset, step.generation, 0);
       sse.event(id, resetNotification(step.reason, step.generation));
       return;
     }
@@ -190,7 +211,7 @@ class StreamDelivery {
       sse.event(undefined, resetNotification(step.resetBefore.reason, step.resetBefore.generation));
     const { stamp, offset, payload } = step.record;
     if (payload !== undefined) {
-      sse.event(this.mint?.(offset, stamp.generation, stamp.seq), payload);
+      sse.event(this.mint(offset, stamp.generation, stamp.seq), payload);
       if (this.replayed !== undefined) this.replayed++;
     }
     if (step.final) this.finish('final');

@@ -3,6 +3,7 @@ import type { Keyring, LogIdentity, LogPort, TopicNames } from '@tidemark/protoc
 import { Access } from './access.js';
 import { EventTails } from './delivery.js';
 import type { CompiledGatewayOptions, GatewayOptions } from './gateway-options.js';
+import { OffsetsReader } from './offsets-reader.js';
 import { OpenStreams } from './open-streams.js';
 import { RequestProducer } from './request-producer.js';
 
@@ -21,6 +22,8 @@ export interface GatewayContext {
   readonly sessions: SessionStore;
   readonly heads: StreamHeadStore;
   readonly tails: EventTails;
+  /** Offsets of `events` partitions, one request shared by the callers of a turn. */
+  readonly eventOffsets: OffsetsReader;
   readonly streams: OpenStreams;
   readonly producer: RequestProducer;
   readonly access: Access;
@@ -46,6 +49,7 @@ export async function createGatewayContext(
     sessions: new SessionStore({ ...stores, withInitialize: false }),
     heads: new StreamHeadStore(stores),
     tails: new EventTails(port, topics.events, options.tailWaitMs),
+    eventOffsets: new OffsetsReader(port, topics.events),
     streams: new OpenStreams(
       {
         keepAliveMs: options.keepAliveMs,

@@ -113,7 +113,7 @@ async function resume(
   const partition = partitionForSession(session, ctx.partitionCount);
   // Read after the head: the worker writes a record to `events` before the head naming it, so
   // this high watermark is past everything the head knows (a final record included).
-  const offsets = await ctx.port.offsets(ctx.topics.events, partition);
+  const offsets = await ctx.eventOffsets.read(partition);
   const decision = decideResume({
     claim,
     logIdentity: ctx.logIdentity,

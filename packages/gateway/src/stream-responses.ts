@@ -43,7 +43,7 @@ export async function streamFromNow(
   nextSeq: number | undefined,
 ): Promise<NewStream> {
   const partition = partitionForSession(key, ctx.partitionCount);
-  const { highWatermark } = await ctx.port.offsets(ctx.topics.events, partition);
+  const { highWatermark } = await ctx.eventOffsets.read(partition);
   const cursor = new StreamCursor<unknown>({
     generation: undefined,
     nextSeq,

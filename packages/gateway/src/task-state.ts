@@ -86,7 +86,7 @@ async function currentGeneration(
   let folded: StreamHead | undefined;
   let offset = head.startOffset;
   try {
-    const { highWatermark } = await ctx.port.offsets(ctx.topics.events, partition);
+    const { highWatermark } = await ctx.eventOffsets.read(partition);
     while (offset < highWatermark) {
       const fetched = await ctx.port.fetch(ctx.topics.events, partition, offset, { maxWaitMs: 0 });
       for (const raw of fetched.records) {
