@@ -5,6 +5,7 @@
 //
 //   npm run profile -- --target tidemark-kafka-1 --events 40000 --clients 10
 //   npm run profile -- --target tidemark-embedded --label before
+//   npm run profile -- --target tidemark-kafka-2 --load storm --clients 5000   # all resume at once
 import {
   mkdirSync,
   mkdtempSync,
@@ -28,8 +29,13 @@ const { values } = parseArgs({
     clients: { type: 'string', default: '10' },
     out: { type: 'string', default: 'test/bench/results/profiles' },
     label: { type: 'string', default: '' },
+    load: { type: 'string', default: 'live' },
   },
 });
+if (values.load !== 'live' && values.load !== 'storm') {
+  console.error(`profile: --load is live or storm; got ${values.load}`);
+  process.exit(2);
+}
 const target = values.target as TargetName;
 if (!(TARGETS as readonly string[]).includes(target)) {
   console.error(`profile: --target is one of ${TARGETS.join(', ')}; got ${target}`);
@@ -51,35 +57,52 @@ try {
     ...(kafka === undefined ? {} : { brokers: kafka.brokers }),
     nodeOptions: `--cpu-prof --cpu-prof-dir=${dir}`,
   });
-  const sessions = await Promise.all(
-    Array.from({ length: clients }, async (_, i) => {
-      const session = new Session(server.urls[i % server.urls.length]!);
-      await session.initialize();
-      return session;
-    }),
-  );
-  // A short warm-up, so the profile is about the steady state, not JIT and first connections.
-  await Promise.all(sessions.map((s) => s.ticker(200, 0)));
-  const cpuBefore = server.processes.map((p) => cpuMs(p.child.pid!));
-  const started = performance.now();
-  await Promise.all(sessions.map((s) => s.ticker(Math.ceil(events / clients), 0)));
+  const cpuOf = () => server.processes.map((p) => cpuMs(p.child.pid!));
+  let cpuBefore: number[];
+  let started: number;
+  let what: string;
+  if (values.load === 'storm') {
+    // Every session has a finished stream of 10 events; all resume at once (as in npm run bench).
+    const resumes = await prepareStorm(server.urls, clients);
+    cpuBefore = cpuOf();
+    started = performance.now();
+    await Promise.all(resumes.map(({ session, id }) => session.resumeToEnd(id, () => undefined)));
+    what = `${clients} sessions resuming at once`;
+  } else {
+    const sessions = await Promise.all(
+      Array.from({ length: clients }, async (_, i) => {
+        const session = new Session(server.urls[i % server.urls.length]!);
+        await session.initialize();
+        return session;
+      }),
+    );
+    // A short warm-up, so the profile is about the steady state, not JIT and first connections.
+    await Promise.all(sessions.map((s) => s.ticker(200, 0)));
+    cpuBefore = cpuOf();
+    started = performance.now();
+    await Promise.all(sessions.map((s) => s.ticker(Math.ceil(events / clients), 0)));
+    what = `${events} events, ${clients} clients`;
+  }
   const seconds = (performance.now() - started) / 1000;
-  const cores = server.processes.map(
-    (p, i) => (cpuMs(p.child.pid!) - cpuBefore[i]!) / 1000 / seconds,
-  );
+  const cores = cpuOf().map((cpu, i) => (cpu - cpuBefore[i]!) / 1000 / seconds);
   await server.stop();
-  const rate = Math.round(events / seconds);
+  const rate =
+    values.load === 'storm'
+      ? `all done in ${Math.round(seconds * 1000)} ms`
+      : `${Math.round(events / seconds)} events/s`;
   console.log(
-    `${target}: ${events} events, ${clients} clients: ${rate} events/s; server cores ${cores.map((c) => c.toFixed(2)).join(' + ')}`,
+    `${target}: ${what}: ${rate}; server cores ${cores.map((c) => c.toFixed(2)).join(' + ')}`,
   );
   mkdirSync(values.out, { recursive: true });
   const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
   for (const file of files) {
     const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
     const role = roleOf(profile);
-    const name = [target, role, values.label].filter((s) => s !== '').join('-');
+    const name = [target, role, values.load === 'storm' ? 'storm' : '', values.label]
+      .filter((s) => s !== '')
+      .join('-');
     copyFileSync(join(dir, file), join(values.out, `${name}.cpuprofile`));
-    const title = `${name}: ${events} events, ${clients} clients, ${rate} events/s`;
+    const title = `${name}: ${what}, ${rate}`;
     writeFileSync(join(values.out, `${name}.svg`), flameGraphSvg(profile, title));
     const table = hotFunctions(profile, 25);
     writeFileSync(join(values.out, `${name}.md`), `# ${title}\n\n${table}\n`);
@@ -101,4 +124,25 @@ function roleOf(profile: CpuProfile): string {
   const gateway = hits('/gateway/dist/');
   if (worker === 0 && gateway === 0) return 'server';
   return worker > gateway ? 'worker' : 'gateway';
+}
+
+/** Sessions with a finished stream of 10 events each, spread over the endpoints, 50 at a time. */
+async function prepareStorm(
+  urls: readonly string[],
+  count: number,
+): Promise<Array<{ session: Session; id: string }>> {
+  const prepared: Array<{ session: Session; id: string }> = [];
+  for (let i = 0; i < count; i += 50)
+    prepared.push(
+      ...(await Promise.all(
+        Array.from({ length: Math.min(50, count - i) }, async (_, j) => {
+          const session = new Session(urls[(i + j) % urls.length]!);
+          await session.initialize();
+          let from: string | undefined;
+          await session.ticker(10, 0, (t) => (from ??= t.id));
+          return { session, id: from! };
+        }),
+      )),
+    );
+  return prepared;
 }
