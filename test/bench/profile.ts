@@ -95,12 +95,17 @@ try {
   );
   mkdirSync(values.out, { recursive: true });
   const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
+  const used = new Set<string>();
   for (const file of files) {
     const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
     const role = roleOf(profile);
-    const name = [target, role, values.load === 'storm' ? 'storm' : '', values.label]
+    const base = [target, role, values.load === 'storm' ? 'storm' : '', values.label]
       .filter((s) => s !== '')
       .join('-');
+    // Two gateways: the second is -2.
+    let name = base;
+    for (let n = 2; used.has(name); n++) name = `${base}-${n}`;
+    used.add(name);
     copyFileSync(join(dir, file), join(values.out, `${name}.cpuprofile`));
     const title = `${name}: ${what}, ${rate}`;
     writeFileSync(join(values.out, `${name}.svg`), flameGraphSvg(profile, title));
