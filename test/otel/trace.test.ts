@@ -68,21 +68,27 @@ async function twoGateways(): Promise<EmbeddedStack> {
   return stack;
 }
 
+/** An official client's `count(3)` through the first gateway; the spans it left. */
+async function tracedCount(stack: EmbeddedStack): Promise<ReadableSpan[]> {
+  const client = new Client({ name: 'traced', version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(stack.gateways[0]!.url)));
+  onTestFinished(() => client.close());
+  exporter.reset();
+  const progress: number[] = [];
+  const result = await client.callTool(
+    { name: 'count', arguments: { to: 3, delayMs: 0 } },
+    { onprogress: (p) => progress.push(p.progress) },
+  );
+  expect(result.content).toEqual([{ type: 'text', text: '1,2,3' }]);
+  expect(progress).toEqual([1, 2, 3]);
+  await settle();
+  return exporter.getFinishedSpans();
+}
+
 describe('traces across gateway, log and worker', () => {
   it('by default a call’s trace holds its milestones: the terminal record’s hops, and no span per event — which carries its trace context all the same', async () => {
     const stack = await twoGateways();
-    const client = new Client({ name: 'traced', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(stack.gateways[0]!.url)));
-    onTestFinished(() => client.close());
-    exporter.reset();
-    const progress: number[] = [];
-    await client.callTool(
-      { name: 'count', arguments: { to: 3, delayMs: 0 } },
-      { onprogress: (p) => progress.push(p.progress) },
-    );
-    expect(progress).toEqual([1, 2, 3]);
-    await settle();
-    const spans = exporter.getFinishedSpans();
+    const spans = await tracedCount(stack);
     const request = spans.find((s) => s.name === 'tools/call count')!;
     const traceId = request.spanContext().traceId;
     const inTrace = spans.filter((s) => s.spanContext().traceId === traceId);
@@ -108,19 +114,7 @@ describe('traces across gateway, log and worker', () => {
     setSpansPerEvent(true);
     onTestFinished(() => setSpansPerEvent(false));
     const stack = await twoGateways();
-    const client = new Client({ name: 'traced', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(stack.gateways[0]!.url)));
-    onTestFinished(() => client.close());
-    exporter.reset();
-    const progress: number[] = [];
-    const result = await client.callTool(
-      { name: 'count', arguments: { to: 3, delayMs: 0 } },
-      { onprogress: (p) => progress.push(p.progress) },
-    );
-    expect(result.content).toEqual([{ type: 'text', text: '1,2,3' }]);
-    expect(progress).toEqual([1, 2, 3]);
-    await settle();
-    const spans = exporter.getFinishedSpans();
+    const spans = await tracedCount(stack);
     const request = spans.find((s) => s.name === 'tools/call count')!;
     expect(request.kind).toBe(SpanKind.SERVER);
     expect(request.attributes).toMatchObject({

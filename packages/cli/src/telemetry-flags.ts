@@ -16,7 +16,8 @@ export const TELEMETRY_FLAGS = {
 export function applyTelemetryFlags(
   values: Record<string, string | boolean | string[] | undefined>,
 ): string | undefined {
-  if (values['trace-events'] === true) setSpansPerEvent(true);
+  if (values['trace-events'] === true || process.env['TIDEMARK_TRACE_EVENTS'] === 'true')
+    setSpansPerEvent(true);
   const raw = str(values['metrics-port']);
   if (raw === undefined) return undefined;
   const metricsPort = port(raw, '--metrics-port', 0);

@@ -3,9 +3,10 @@
  * and SSE write). Off by default: a call's trace holds the request, the hops of its records into
  * and out of the log, and its terminal record's way to the client, while every event still carries
  * its trace context in its headers — per-event spans cost most of a traced process's throughput.
- * On with `TIDEMARK_TRACE_EVENTS=true` (the CLI's `--trace-events`), to follow single events.
+ * On with `setSpansPerEvent(true)` (the CLI's `--trace-events` or `TIDEMARK_TRACE_EVENTS=true`), to
+ * follow single events.
  */
-let everyEvent = process.env['TIDEMARK_TRACE_EVENTS'] === 'true';
+let everyEvent = false;
 
 export function spansPerEvent(): boolean {
   return everyEvent;
