@@ -159,7 +159,8 @@ export class KafkaLog implements LogPort, GroupPort {
           // A null value is a tombstone on a compacted topic; the client passes it through.
           value: (record.value === null ? null : asBuffer(record.value)) as Buffer,
           headers: new Map(
-            (record.headers ?? []).map(([name, value]) => [headerName(name), Buffer.from(value)]),
+            // A Map keyed by Buffer objects: a fresh key per header, so repeated names all stay.
+            (record.headers ?? []).map(([name, value]) => [Buffer.from(name), Buffer.from(value)]),
           ),
         })),
       });
@@ -353,16 +354,4 @@ function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes)
     ? bytes
     : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
-/** Header names are few and repeat on every record: each encoded once. */
-const headerNames = new Map<string, Buffer>();
-
-function headerName(name: string): Buffer {
-  let bytes = headerNames.get(name);
-  if (bytes === undefined) {
-    bytes = Buffer.from(name);
-    if (headerNames.size < 256) headerNames.set(name, bytes);
-  }
-  return bytes;
 }
