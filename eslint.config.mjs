@@ -22,7 +22,12 @@ export default tseslint.config(
       globals: globals.node,
       parserOptions: {
         projectService: {
-          allowDefaultProject: ['*.mjs', 'infra/*.mjs', 'packages/cli/bin/*.js'],
+          allowDefaultProject: [
+            '*.mjs',
+            'infra/*.mjs',
+            'packages/cli/bin/*.js',
+            'packages/console/assets/*.js',
+          ],
         },
         tsconfigRootDir: import.meta.dirname,
       },
@@ -68,5 +73,11 @@ export default tseslint.config(
     // Plain JavaScript that must run on any Node (the test prerequisites, the CLI's launcher).
     files: ['**/*.mjs', 'packages/cli/bin/*.js'],
     ...tseslint.configs.disableTypeChecked,
+  },
+  {
+    // The console's page script: plain browser JavaScript, served as is (no build step).
+    files: ['packages/console/assets/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { globals: globals.browser },
   },
 );

@@ -45,6 +45,7 @@ export default defineConfig({
             'test/otel/**/*.test.ts',
             'test/e2e/**/*.test.ts',
             'test/chaos/**/*.test.ts',
+            'test/console/**/*.test.ts',
           ],
           exclude: ['**/*.kafka.test.ts', '**/node_modules/**'],
           // Several suites start real processes (the CLI, helm, the conformance runner): on a

@@ -8,6 +8,8 @@
 //   helm                built from the Go module proxy (TIDEMARK_HELM overrides)
 //   redis-server        Debian's package, for the benchmarks' SDK + Redis baseline
 //                       (TIDEMARK_REDIS_SERVER overrides)
+//   chromium            Debian's package, the headless browser of the console test
+//                       (TIDEMARK_CHROMIUM overrides)
 //   k8s-validate        infra/k8s-validate built with Go (strict decoding against the Kubernetes API
 //                       types, for the chart tests; TIDEMARK_K8S_VALIDATE overrides)
 //   rmcp client         the official Rust SDK (rmcp 3.11.0, Tasks extension), built with cargo
@@ -131,26 +133,49 @@ async function helm() {
   return bin;
 }
 
-async function redis() {
-  if (process.env.TIDEMARK_REDIS_SERVER) return process.env.TIDEMARK_REDIS_SERVER;
-  if (await onPath('redis-server')) return 'redis-server';
+/**
+ * Debian packages, installed with one apt-get (two at once would fight over dpkg's lock): each
+ * tells how to do without it when apt cannot be used.
+ */
+const DEBIAN = {
+  redis: {
+    env: 'TIDEMARK_REDIS_SERVER',
+    command: 'redis-server',
+    package: 'redis-server',
+    why:
+      'redis-server: the benchmarks smoke run compares against the SDK with a Redis event store. ' +
+      'Install it (Debian/Ubuntu: sudo apt-get install redis-server; macOS: brew install redis), ' +
+      'or set TIDEMARK_REDIS_SERVER to a redis-server binary.',
+  },
+  chromium: {
+    env: 'TIDEMARK_CHROMIUM',
+    command: 'chromium',
+    package: 'chromium',
+    why:
+      'chromium: the console test drives a real headless Chromium (playwright-core). Install it ' +
+      '(Debian: sudo apt-get install chromium; elsewhere Chrome or Chromium), or set ' +
+      'TIDEMARK_CHROMIUM to its executable.',
+  },
+};
+
+async function debianPackages() {
+  const missing = [];
+  for (const tool of Object.values(DEBIAN))
+    if (!process.env[tool.env] && !(await onPath(tool.command))) missing.push(tool);
+  if (missing.length === 0) return 'present';
   const isRoot = process.getuid?.() === 0;
   const sudo = !isRoot && (await succeeds('sudo', ['-n', 'true']));
-  if (!(await onPath('apt-get')) || (!isRoot && !sudo)) {
-    throw new Error(
-      'redis-server: the benchmarks smoke run compares against the SDK with a Redis event store. ' +
-        'Install it (Debian/Ubuntu: sudo apt-get install redis-server; macOS: brew install redis), ' +
-        'or set TIDEMARK_REDIS_SERVER to a redis-server binary.',
-    );
-  }
-  log('installing redis-server (Debian package)');
+  if (!(await onPath('apt-get')) || (!isRoot && !sudo))
+    throw new Error(missing.map((tool) => tool.why).join('\n'));
+  const packages = missing.map((tool) => tool.package);
+  log(`installing ${packages.join(', ')} (Debian packages)`);
   const apt = (args) =>
     sh(sudo ? 'sudo' : 'apt-get', [...(sudo ? ['-n', 'apt-get'] : []), ...args], {
       env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
     });
-  const install = ['install', '-y', '--no-install-recommends', 'redis-server'];
+  const install = ['install', '-y', '--no-install-recommends', ...packages];
   await apt(install).catch(() => apt(['update']).then(() => apt(install)));
-  return 'redis-server';
+  return packages.join(', ');
 }
 
 async function k8sValidate() {
@@ -201,7 +226,7 @@ async function main() {
     log(error.message);
     process.exit(1);
   }
-  const steps = { kafka, python, helm, redis, rmcp, k8sValidate };
+  const steps = { kafka, python, helm, debianPackages, rmcp, k8sValidate };
   const results = await Promise.allSettled(Object.values(steps).map((step) => step()));
   const failures = [];
   for (const [i, name] of Object.keys(steps).entries()) {

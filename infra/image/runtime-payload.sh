@@ -13,7 +13,7 @@ for dir in "$src"/packages/* "$src/examples"; do
   [ "$(basename "$dir")" = kafka-fixtures ] && continue # tests only
   mkdir -p "$dest/$rel"
   cp "$dir/package.json" "$dest/$rel/"
-  for part in dist bin; do
+  for part in dist bin assets; do
     if [ -d "$dir/$part" ]; then cp -r "$dir/$part" "$dest/$rel/"; fi
   done
 done

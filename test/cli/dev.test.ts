@@ -33,7 +33,11 @@ describe('npm start: the embedded single-process server', () => {
       '--data',
       data,
     ]);
-    await server.url;
+    const endpoint = await server.url;
+    // `npm start` also tells where the console is (test/console drives it in a browser).
+    await expect
+      .poll(() => server.output())
+      .toContain(`Console: ${endpoint.replace(/\/mcp$/, '/console')}`);
     // The log holds every request and result, the secret signs event ids: the user's only.
     const mode = (path: string) => statSync(path).mode & 0o777;
     expect([mode(data), mode(join(data, 'log.sqlite')), mode(join(data, 'secret'))]).toEqual([

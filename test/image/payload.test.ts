@@ -74,4 +74,8 @@ it('the image payload: production dependencies only, and the CLI runs from it (h
   expect(call.messages.at(-1)).toMatchObject({
     result: { content: [{ type: 'text', text: '1,2,3' }] },
   });
+  // The console's page and its assets are in the payload (assets are files, not dist).
+  const console = /Console: (\S+)/.exec(output)![1]!;
+  expect(await (await fetch(console)).text()).toContain(client.session.slice(0, 12));
+  expect((await fetch(`${console}/assets/console.js`)).status).toBe(200);
 }, 180_000);

@@ -170,6 +170,7 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'toTidemarkError',
   ],
   '@tidemark/embedded-log': ['EmbeddedLog'],
+  '@tidemark/console': ['CONSOLE_DEFAULTS', 'ResumeJournal', 'createConsole'],
   '@tidemark/client': [
     'FileTaskStore',
     'McpRequestError',

@@ -10,7 +10,13 @@ export function startDevServer(
   command: string,
   args: string[],
   options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
-): { child: ChildProcess; url: Promise<string>; kill: (signal: NodeJS.Signals) => void } {
+): {
+  child: ChildProcess;
+  url: Promise<string>;
+  /** Everything it printed so far. */
+  output: () => string;
+  kill: (signal: NodeJS.Signals) => void;
+} {
   const child = spawn(command, args, {
     cwd: options.cwd ?? root,
     env: options.env ?? process.env,
@@ -48,5 +54,5 @@ export function startDevServer(
     }
   };
   onTestFinished(() => kill('SIGKILL'));
-  return { child, url, kill };
+  return { child, url, output: () => output, kill };
 }

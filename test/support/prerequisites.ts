@@ -1,6 +1,7 @@
 // Where the tests find what `npm test` installs before them (infra/test-prerequisites.mjs): the
 // same environment overrides and the same cache, so a suite run alone (`npx vitest run …`) after
 // one `npm test` finds them too.
+import { execFileSync } from 'node:child_process';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -24,3 +25,10 @@ export const rmcpTasksClient = (): string =>
 /** infra/k8s-validate: strict decoding of manifests against the Kubernetes API types. */
 export const k8sValidate = (): string =>
   process.env['TIDEMARK_K8S_VALIDATE'] ?? join(cache, 'go', 'bin', 'k8s-validate');
+
+/** Chromium's executable for the console test (Debian's `chromium`, or TIDEMARK_CHROMIUM). */
+export const chromiumBinary = (): string =>
+  process.env['TIDEMARK_CHROMIUM'] ??
+  execFileSync('sh', ['-c', 'command -v chromium || command -v chromium-browser'], {
+    encoding: 'utf8',
+  }).trim();

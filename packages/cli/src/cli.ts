@@ -1,4 +1,5 @@
 import { check } from './check.js';
+import { consoleCommand } from './console.js';
 import * as commands from './commands.js';
 import { HELP } from './help.js';
 import { EXIT, UsageError } from './options.js';
@@ -20,11 +21,12 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     gateway: commands.gateway,
     worker: commands.worker,
     topics: commands.topics,
+    console: consoleCommand,
     check,
   }[command];
   if (run === undefined) {
     io.err(
-      `tidemark: unknown command "${command}" (expected dev, gateway, worker, topics or check; see tidemark --help)`,
+      `tidemark: unknown command "${command}" (expected dev, gateway, worker, topics, console or check; see tidemark --help)`,
     );
     return EXIT.usage;
   }

@@ -13,13 +13,14 @@ import {
   type KafkaLogOptions,
   type TopicsProbe,
 } from '@tidemark/kafka';
-import { createKeyring, DEFAULT_TOPIC_PREFIX, topicNames, type Keyring } from '@tidemark/protocol';
+import { createKeyring, topicNames, type Keyring } from '@tidemark/protocol';
 import { loadToolModules, Worker, WORKER_DEFAULTS } from '@tidemark/worker';
+import { CONSOLE_FLAGS, devConsoleOf } from './console.js';
 import { SERVER_IDENTITY_FLAGS, serverIdentityOf } from './server-identity.js';
 import { watchToolModules } from './watch.js';
 import { observe } from './worker-log.js';
 import { AUTH_FLAGS, authOf } from './auth.js';
-import { KAFKA_FLAGS, kafkaOptions } from './kafka-options.js';
+import { KAFKA_FLAGS, kafkaOptions, prefixOf } from './kafka-options.js';
 import { LIMIT_FLAGS, limitsOf } from './limits.js';
 import type { Logger } from './logger.js';
 import { list, parseFlags, port, positiveInt, str, UsageError } from './options.js';
@@ -55,6 +56,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     ...LIMIT_FLAGS,
     ...TTL_FLAGS,
     ...TASKS_FLAG,
+    ...CONSOLE_FLAGS,
   });
   const listenPort = port(str(values['port']), '--port', 3000);
   const metrics = applyTelemetryFlags(values);
@@ -67,6 +69,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
   const auth = authOf(values, io.cwd, false);
   const limits = limitsOf(values);
   const ttls = ttlsOf(values);
+  const devConsole = devConsoleOf(values, ttls.sessionTtlMs);
   const resumeWindowMs = duration(str(values['resume-window']), '--resume-window') ?? 3_600_000;
   const data = resolve(io.cwd, str(values['data']) ?? '.tidemark');
   const specifiers = toolSpecifiers(list(values['tools']), io.cwd, DEFAULT_EXAMPLES);
@@ -97,17 +100,20 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     ...tasksOf(values),
     ...auth,
     ...limits,
+    ...devConsole.gatewayOptions,
   });
+  const console = await devConsole.mount(gateway, { log, topics, auth, io });
   const server = await gateway.listen(listenPort, host);
   addHealth(gateway, () => Promise.resolve(true));
   io.out(`Tidemark dev server (single process, embedded log in ${data})`);
-  io.out(`MCP endpoint: http://${host.includes(':') ? `[${host}]` : host}:${portOf(server)}/mcp`);
+  announceEndpoints(io, host, portOf(server), console?.basePath);
   io.out(`tools: ${modules.map((m) => m.name).join(', ')}`);
   announce(io, metrics);
   const watching =
     values['watch'] === true ? watchToolModules(specifiers, worker, io.log) : undefined;
   await io.stopSignal;
   watching?.close();
+  console?.close();
   await gateway.drain();
   await worker.stop();
   await log.close();
@@ -265,16 +271,6 @@ function tooFewBrokers(error: unknown, wanted: number): UsageError | undefined {
   );
 }
 
-function prefixOf(values: Record<string, string | boolean | string[] | undefined>): string {
-  const prefix = str(values['prefix']) ?? DEFAULT_TOPIC_PREFIX;
-  try {
-    topicNames(prefix);
-  } catch (error) {
-    throw new UsageError(`--prefix: ${(error as Error).message}`);
-  }
-  return prefix;
-}
-
 /** The event-id secret outside dev: a file or TIDEMARK_SECRET, at least 32 bytes. */
 function secretOf(file: string | undefined, io: Io): Uint8Array {
   const raw =
@@ -342,6 +338,13 @@ function topicsProbe(kafka: KafkaLogOptions, names: ReturnType<typeof topicNames
     },
     { prefix },
   );
+}
+
+/** The URLs dev serves; test helpers and users read `MCP endpoint:` and `Console:`. */
+function announceEndpoints(io: Io, host: string, port: number, consolePath?: string): void {
+  const origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  io.out(`MCP endpoint: ${origin}/mcp`);
+  if (consolePath !== undefined) io.out(`Console: ${origin}${consolePath} (this machine only)`);
 }
 
 function announce(io: Io, line: string | undefined): void {

@@ -1,4 +1,19 @@
 export const HELP: Record<string, string> = {
+  console: `Usage: tidemark console [--brokers <list>] [--port 3100] [--host 127.0.0.1] [--prefix tidemark.]
+
+The web console over a Kafka deployment, read-only: it reads the topics (sessions, stream heads,
+events, requests) and never writes. Sessions, calls and their generations, resets, tasks and a live
+tail. Resume decisions are not in the log: each gateway exports them (mcp.resume spans,
+tidemark.resume metric), and tidemark dev's console lists them. Answers this machine only (loopback
+peers and Host); reach it from elsewhere with an SSH tunnel or kubectl port-forward.
+
+  --port <n>            port to listen on (0: any free port). Default 3100
+  --host <addr>         a loopback address to bind. Default 127.0.0.1
+  --trace-url <url>     link trace ids to a viewer: a URL with {traceId} in it
+  --session-ttl <d>     the gateways' session TTL, to show when sessions expire. Default 1h
+  --auth-tokens <file>, --auth-jwks <url|file> --auth-issuer <iss> --auth-audience <aud>
+                        ask for a token as the gateways do; a subject sees its own sessions
+  --brokers, --prefix, --tls, --tls-*, --sasl-* as for the gateway`,
   check: `Usage: tidemark check <mcp-url> [--token-file <file>]
 
 Checks that a deployment serves: the gateway's /readyz (broker reachable, topics valid), then a
@@ -16,6 +31,7 @@ Commands:
   gateway   the stateless HTTP gateway (MCP Streamable HTTP), against Kafka
   worker    the tool worker, against Kafka
   topics    create or check the Kafka topics: tidemark topics create|check
+  console   the web console over a Kafka deployment's topics, read-only (dev serves it at /console)
   check     is a deployment serving? tidemark check <mcp-url> (readiness, then a call to a worker)
 
 Run 'tidemark <command> --help' for its flags.
@@ -63,7 +79,12 @@ unfinished calls run again as a new generation, resuming clients are reset, neve
                      the server's instructions to clients (each module's own are added after)
   --metrics-port <n> serve Prometheus metrics at :<n>/metrics (beside OTLP, when configured)
   --trace-events     a span for every event (default: a stream's milestones — request, log hops,
-                     terminal record, resets — with each event carrying its trace context)`,
+                     terminal record, resets — with each event carrying its trace context)
+  --console on|off   the web console at /console: sessions, calls and their generations, resets,
+                     resume decisions, tasks, a live tail. This machine only; with --auth-* it asks
+                     for a token and shows that subject's sessions. Default on
+  --trace-url <url>  link each call's trace id to a trace viewer: a URL with {traceId} in it, e.g.
+                     http://localhost:16686/trace/{traceId}`,
   gateway: `Usage: tidemark gateway --port <n> (--auth-tokens <file> | --auth-jwks <url|file> ... | --auth none)
                         [--host 127.0.0.1] [--brokers <list>] [--secret-file <path>]
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { KafkaLogOptions } from '@tidemark/kafka';
+import { DEFAULT_TOPIC_PREFIX, topicNames } from '@tidemark/protocol';
 import { brokers, str, UsageError } from './options.js';
 
 /** How the gateway, the worker and `topics` reach Kafka: brokers, TLS, SASL. */
@@ -89,4 +90,15 @@ function readFlagFile(path: string, cwd: string, flag: string): Buffer {
   } catch (error) {
     throw new UsageError(`${flag}: cannot read ${path}: ${(error as Error).message}`);
   }
+}
+
+/** `--prefix`: the topic-name prefix, checked. */
+export function prefixOf(values: Record<string, string | boolean | string[] | undefined>): string {
+  const prefix = str(values['prefix']) ?? DEFAULT_TOPIC_PREFIX;
+  try {
+    topicNames(prefix);
+  } catch (error) {
+    throw new UsageError(`--prefix: ${(error as Error).message}`);
+  }
+  return prefix;
 }

@@ -1,4 +1,11 @@
-import type { LogPort, Keyring, TaskMode, TopicNames } from '@tidemark/protocol';
+import type {
+  Keyring,
+  LogPort,
+  SessionId,
+  StreamId,
+  TaskMode,
+  TopicNames,
+} from '@tidemark/protocol';
 import { invalidOption, TASK_MODES } from '@tidemark/protocol';
 import type { Authenticate } from './auth/authenticators.js';
 
@@ -125,7 +132,28 @@ export interface GatewayOptions {
    * @default stderr
    */
   onError?: (error: unknown) => void;
+  /**
+   * Each resume decision this replica makes, after it is made (the `mcp.resume` span's data): for
+   * a console or an audit. Called synchronously on the request's path, so keep it cheap.
+   */
+  onResume?: (observation: ResumeObservation) => void;
   now?: () => number;
+}
+
+/** One resume decision as an observer sees it. Generations are formatted (`epoch.attempt`). */
+export interface ResumeObservation {
+  readonly atMs: number;
+  readonly session: SessionId;
+  readonly outcome: 'resume' | 'reset' | 'invalid';
+  readonly reason: string;
+  /** The stream the client's `Last-Event-ID` named, when it verified. */
+  readonly stream?: StreamId;
+  /** The generation the client had seen, from its `Last-Event-ID`. */
+  readonly claimedGeneration?: string;
+  /** The stream's current generation, when it has one. */
+  readonly generation?: string;
+  /** Why, in words, for a reset or a refusal (never sent to the client). */
+  readonly detail?: string;
 }
 
 export const GATEWAY_DEFAULTS = {

@@ -3,6 +3,7 @@ import type { TracedStreamHead } from '@tidemark/log';
 import {
   decideResume,
   eventIdMinter,
+  formatGeneration,
   invalidResumeBody,
   parseSessionId,
   partitionForSession,
@@ -124,6 +125,7 @@ async function resume(
   });
   recordResumeSpan(session, claim, traced, decision);
   recordResume(decision.outcome, decision.reason);
+  observeResume(ctx, session, claim, traced, decision);
   if (decision.outcome === 'invalid') {
     res.status(WireAnswers.invalid.httpStatus).json(invalidResumeBody(decision.reason));
     return;
@@ -200,5 +202,30 @@ function replay(
     caughtUpAt: highWatermark,
     terminal: plan.terminal,
     replay: true,
+  });
+}
+
+/** Hands the decision to the gateway's observer (a console), with generations as text. */
+function observeResume(
+  ctx: GatewayContext,
+  session: SessionId,
+  claim: EventIdVerification,
+  traced: TracedStreamHead | undefined,
+  decision: ResumeDecision,
+): void {
+  const observe = ctx.options.onResume;
+  if (observe === undefined) return;
+  const claimed = claim.ok ? claim.claim : undefined;
+  observe({
+    atMs: Date.now(),
+    session,
+    outcome: decision.outcome,
+    reason: decision.reason,
+    ...(claimed === undefined ? {} : { stream: claimed.stream }),
+    ...(claimed?.generation === undefined
+      ? {}
+      : { claimedGeneration: formatGeneration(claimed.generation) }),
+    ...(traced === undefined ? {} : { generation: formatGeneration(traced.head.generation) }),
+    ...(decision.outcome === 'resume' ? {} : { detail: decision.detail }),
   });
 }

@@ -1,0 +1,332 @@
+import { fileURLToPath } from 'node:url';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import {
+  parseSessionId,
+  parseStreamId,
+  type LogPort,
+  type SessionId,
+  type TopicNames,
+} from '@tidemark/protocol';
+import { LiveTail, type TailItem } from './live-tail.js';
+import { LogView, type Visibility } from './log-view.js';
+import {
+  callPage,
+  loginPage,
+  notFoundPage,
+  overviewPage,
+  sessionPage,
+  type PageContext,
+} from './pages.js';
+import type { ResumeEntry, ResumeJournal } from './resume-journal.js';
+import type { Html } from './html.js';
+
+export interface ConsoleOptions {
+  readonly log: LogPort;
+  readonly topics: TopicNames;
+  /** Where the router is mounted. Default `/console`. */
+  readonly basePath?: string;
+  /**
+   * The MCP endpoint's authentication, when it has one: the console asks for the same bearer
+   * token (a header, or a sign-in form that keeps it in an HttpOnly cookie) and shows only the
+   * sessions of its subject.
+   */
+  readonly authenticate?: (req: Request) => Promise<{ readonly subject: string } | undefined>;
+  /** The resume decisions of this process's gateway; without one, the page says where they are. */
+  readonly journal?: ResumeJournal;
+  /** A trace viewer's URL with `{traceId}` in it, e.g. `http://localhost:16686/trace/{traceId}`. */
+  readonly traceUrl?: string;
+  /** What the header says the console reads. Default `the log`. */
+  readonly source?: string;
+  /** Shown as each session's expiry. Default 1 h (the gateway's default). */
+  readonly sessionTtlMs?: number;
+  /** How many of a partition's latest records a call's timeline reads at most. Default 100,000. */
+  readonly scanRecords?: number;
+  /** Sessions listed at most. Default 200. */
+  readonly maxSessions?: number;
+  /** Unexpected failures (answered 500). Default stderr. */
+  readonly onError?: (error: unknown) => void;
+}
+
+export const CONSOLE_DEFAULTS = {
+  basePath: '/console',
+  sessionTtlMs: 60 * 60 * 1000,
+  scanRecords: 100_000,
+  maxSessions: 200,
+} as const;
+
+export interface Console {
+  /** Mount at `basePath`: `app.use(console.basePath, console.router)`. */
+  readonly router: express.Router;
+  readonly basePath: string;
+  /** Ends live tails and their readers. */
+  close(): void;
+}
+
+const ASSETS = fileURLToPath(new URL('../assets/', import.meta.url));
+const COOKIE = 'tidemark_console_token';
+const LOOPBACK_ADDRESSES = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+const LOOPBACK_HOST = /^(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$/i;
+const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$/i;
+
+/**
+ * A read-only web console over a Tidemark log. It answers only this machine (loopback peers, a
+ * loopback `Host` — a page that rebinds its domain to 127.0.0.1 is refused) and, with
+ * authentication on, only a bearer token the endpoint would accept. It never writes to the log.
+ */
+export function createConsole(options: ConsoleOptions): Promise<Console> {
+  return buildConsole(options);
+}
+
+async function buildConsole(options: ConsoleOptions): Promise<Console> {
+  const basePath = options.basePath ?? CONSOLE_DEFAULTS.basePath;
+  if (!/^\/[A-Za-z0-9/_-]*[A-Za-z0-9_-]$/.test(basePath))
+    throw new TypeError(
+      `basePath: expected a path such as /console, got ${JSON.stringify(basePath)}`,
+    );
+  if (options.traceUrl !== undefined && !/^https?:\/\/\S+\{traceId\}/.test(options.traceUrl))
+    throw new TypeError(
+      `traceUrl: expected an http(s) URL containing {traceId}, got ${JSON.stringify(options.traceUrl)}`,
+    );
+  const onError =
+    options.onError ?? ((error: unknown) => process.stderr.write(`console: ${String(error)}\n`));
+  const partitionCount = await options.log.partitionCount(options.topics.events);
+  const view = new LogView({
+    log: options.log,
+    topics: options.topics,
+    partitionCount,
+    sessionTtlMs: positive(options.sessionTtlMs ?? CONSOLE_DEFAULTS.sessionTtlMs, 'sessionTtlMs'),
+    scanRecords: positive(options.scanRecords ?? CONSOLE_DEFAULTS.scanRecords, 'scanRecords'),
+    maxSessions: positive(options.maxSessions ?? CONSOLE_DEFAULTS.maxSessions, 'maxSessions'),
+  });
+  const tail = new LiveTail({
+    log: options.log,
+    topic: options.topics.events,
+    partitionCount,
+    onError,
+  });
+  const router = express.Router();
+  const page = (): PageContext => ({
+    base: basePath,
+    source: options.source ?? 'the log',
+    traceUrl: options.traceUrl,
+    now: Date.now(),
+  });
+  const send = (res: Response, status: number, body: Html) =>
+    void res.status(status).type('html').send(body.text);
+  const guarded =
+    (handler: (req: Request, res: Response, visibility: Visibility) => Promise<void>) =>
+    (req: Request, res: Response, next: NextFunction) =>
+      void (async () => {
+        const visibility = await whoIs(options, req);
+        if (visibility === undefined)
+          return send(res, 401, loginPage(page(), req.method === 'POST'));
+        await handler(req, res, visibility);
+      })().catch(next);
+
+  router.use(thisMachineOnly, securityHeaders);
+  router.use('/assets', express.static(ASSETS, { index: false, fallthrough: false, maxAge: 0 }));
+  loginRoute(router, { options, basePath, page, send });
+  pageRoutes(router, { options, view, tail, page, send, guarded });
+  router.use((_req: Request, res: Response) =>
+    send(res, 404, notFoundPage(page(), 'There is no such page.')),
+  );
+  router.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    onError(error);
+    if (res.headersSent) return void res.end();
+    res.status(500).type('text').send('The console could not read the log; see the server log.');
+  });
+  return { router, basePath, close: () => tail.close() };
+}
+
+/** The live tail as SSE: records (`event: record`) and resume decisions (`event: resume`). */
+async function liveEvents(
+  req: Request,
+  res: Response,
+  visibility: Visibility,
+  tail: LiveTail,
+  view: LogView,
+  journal: ResumeJournal | undefined,
+): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
+  res.write(': live\n\n');
+  const owners = new Map<string, Promise<boolean>>();
+  const maySee = (session: string): Promise<boolean> => {
+    if (visibility.all) return Promise.resolve(true);
+    let known = owners.get(session);
+    if (known === undefined) {
+      known = view.ownerOf(session as SessionId).then(
+        (owner) => owner?.subject === visibility.subject,
+        () => false,
+      );
+      owners.set(session, known);
+    }
+    return known;
+  };
+  const write = (event: string, data: TailItem | ResumeEntry) =>
+    void maySee(data.session).then((ok) => {
+      if (ok && !res.writableEnded) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    });
+  const stopTail = await tail.listen((item) => write('record', item));
+  const stopJournal = journal?.listen((entry) => write('resume', entry));
+  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
+  req.on('close', () => {
+    clearInterval(keepAlive);
+    stopTail();
+    stopJournal?.();
+  });
+}
+
+/** Who is asking: everyone when the endpoint has no authentication, else the token's subject. */
+async function whoIs(options: ConsoleOptions, req: Request): Promise<Visibility | undefined> {
+  if (options.authenticate === undefined) return { all: true };
+  if (req.headers.authorization === undefined) {
+    const token = cookieOf(req.headers.cookie, COOKIE);
+    if (token !== undefined) req.headers.authorization = `Bearer ${token}`;
+  }
+  const auth = await options.authenticate(req);
+  return auth === undefined ? undefined : { all: false, subject: auth.subject };
+}
+
+function cookieOf(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const [key, ...value] = part.trim().split('=');
+    if (key === name) return decodeURIComponent(value.join('='));
+  }
+  return undefined;
+}
+
+/** Loopback peers only, and a loopback `Host` (DNS rebinding): the console is for this machine. */
+function thisMachineOnly(req: Request, res: Response, next: NextFunction): void {
+  if (
+    !LOOPBACK_ADDRESSES.has(req.socket.remoteAddress ?? '') ||
+    !LOOPBACK_HOST.test(req.headers.host ?? '')
+  )
+    return void res
+      .status(403)
+      .type('text')
+      .send(
+        'The console answers this machine only (a loopback address and Host). Use an SSH tunnel or kubectl port-forward.',
+      );
+  next();
+}
+
+/** A form post from another origin is refused: the sign-in cannot be driven by another site. */
+function sameOrigin(req: Request, res: Response, next: NextFunction): void {
+  const origin = req.headers.origin;
+  if (origin !== undefined && !LOOPBACK_ORIGIN.test(origin))
+    return void res.status(403).type('text').send('Cross-origin form posts are refused.');
+  next();
+}
+
+function securityHeaders(_req: Request, res: Response, next: NextFunction): void {
+  res.set({
+    'content-security-policy':
+      "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    'x-content-type-options': 'nosniff',
+    // same-origin, not no-referrer: with no-referrer a form post's Origin is "null".
+    'referrer-policy': 'same-origin',
+    'cache-control': 'no-store',
+  });
+  next();
+}
+
+function positive(value: number, name: string): number {
+  if (!Number.isInteger(value) || value < 1)
+    throw new TypeError(`${name}: expected a positive integer, got ${String(value)}`);
+  return value;
+}
+
+interface RouteDeps {
+  readonly options: ConsoleOptions;
+  readonly page: () => PageContext;
+  readonly send: (res: Response, status: number, body: Html) => void;
+}
+
+/** The sign-in form's post: a token the endpoint accepts becomes an HttpOnly, SameSite cookie. */
+function loginRoute(
+  router: express.Router,
+  { options, basePath, page, send }: RouteDeps & { basePath: string },
+): void {
+  router.post(
+    '/login',
+    sameOrigin,
+    express.urlencoded({ extended: false, limit: '8kb' }),
+    (req, res, next) => {
+      const token = (req.body as { token?: unknown } | undefined)?.token;
+      if (typeof token !== 'string' || options.authenticate === undefined)
+        return void res.redirect(303, basePath);
+      req.headers.authorization = `Bearer ${token}`;
+      void whoIs(options, req)
+        .then((visibility) => {
+          if (visibility === undefined) return send(res, 401, loginPage(page(), true));
+          res.cookie(COOKIE, token, { httpOnly: true, sameSite: 'strict', path: basePath });
+          res.redirect(303, basePath);
+        })
+        .catch(next);
+    },
+  );
+}
+
+/** The overview, a session, a call, and the live tail's event stream. */
+function pageRoutes(
+  router: express.Router,
+  {
+    options,
+    view,
+    tail,
+    page,
+    send,
+    guarded,
+  }: RouteDeps & {
+    view: LogView;
+    tail: LiveTail;
+    guarded: (
+      handler: (req: Request, res: Response, visibility: Visibility) => Promise<void>,
+    ) => (req: Request, res: Response, next: NextFunction) => void;
+  },
+): void {
+  router.get(
+    '/',
+    guarded(async (_req, res, visibility) => {
+      const sessions = await view.listSessions(visibility);
+      const resumes = options.journal
+        ?.recent()
+        .filter((entry) => sessions.some((s) => s.id === entry.session) || visibility.all);
+      send(res, 200, overviewPage(page(), sessions, resumes));
+    }),
+  );
+  router.get(
+    '/sessions/:id',
+    guarded(async (req, res, visibility) => {
+      const id = parseSessionId(String(req.params['id']));
+      const found = id === undefined ? undefined : await view.session(id, visibility);
+      if (found === undefined)
+        return send(
+          res,
+          404,
+          notFoundPage(page(), 'No such session or task (it may have expired).'),
+        );
+      send(res, 200, sessionPage(page(), found.session, found.calls));
+    }),
+  );
+  router.get(
+    '/sessions/:id/calls/:stream',
+    guarded(async (req, res, visibility) => {
+      const id = parseSessionId(String(req.params['id']));
+      const stream = parseStreamId(String(req.params['stream']));
+      const call =
+        id === undefined || stream === undefined
+          ? undefined
+          : await view.call(id, stream, visibility);
+      if (call === undefined)
+        return send(res, 404, notFoundPage(page(), 'No such call in this session.'));
+      send(res, 200, callPage(page(), call));
+    }),
+  );
+  router.get(
+    '/events',
+    guarded((req, res, visibility) =>
+      liveEvents(req, res, visibility, tail, view, options.journal),
+    ),
+  );
+}

@@ -1,0 +1,316 @@
+import { SessionStore, StreamHeadStore, type SessionRecord } from '@tidemark/log';
+import {
+  decodeRequestRecord,
+  foldStreamHead,
+  formatGeneration,
+  readStampedRecord,
+  requestStreamId,
+  sessionOfHeadKey,
+  STANDALONE_STREAM,
+  TASK_STREAM,
+  type FoldEffect,
+  type GenerationCause,
+  type LogPort,
+  type LogRecord,
+  type SessionId,
+  type StreamHead,
+  type StreamId,
+  type TaskStreamRecord,
+  type TopicNames,
+} from '@tidemark/protocol';
+import { describeMessage, taskHistoryOf, traceIdOf, type TaskHistory } from './describe.js';
+
+// What the console shows, read from the log and nothing else: sessions from the compacted
+// `sessions` topic, calls from the stream heads in `streams`, and a call's timeline from the
+// records of `events` (and its request from `requests`). Every read goes to the log's end of now,
+// so a page shows what any replica would see; nothing is cached between pages.
+
+export interface LogViewOptions {
+  readonly log: LogPort;
+  readonly topics: TopicNames;
+  readonly partitionCount: number;
+  /** How many of a partition's latest records a timeline reads at most. */
+  readonly scanRecords: number;
+  /** Idle sessions expire this long after their last activity (shown as their expiry). */
+  readonly sessionTtlMs: number;
+  /** Sessions listed at most, the most recently active first. */
+  readonly maxSessions: number;
+}
+
+export interface SessionSummary {
+  readonly id: SessionId;
+  readonly kind: 'session' | 'task';
+  readonly subject: string | undefined;
+  readonly protocolVersion: string;
+  readonly createdAtMs: number;
+  /** When its record or one of its stream heads was last written. */
+  readonly lastActivityMs: number;
+  /** Sessions only: when it expires if nothing happens (tasks keep their own TTL). */
+  readonly expiresAtMs: number | undefined;
+  readonly streams: number;
+}
+
+export interface CallSummary {
+  readonly stream: StreamId;
+  /** `tools/call count`, `standalone stream`, `task` … */
+  readonly label: string;
+  readonly generation: string;
+  readonly attempt: number;
+  readonly cause: GenerationCause;
+  readonly lastSeq: number;
+  readonly finished: boolean;
+  readonly traceId: string | undefined;
+  readonly updatedAtMs: number;
+}
+
+/** One record of a call's stream as the log has it, and what folding it did. */
+export interface TimelineEntry {
+  readonly offset: bigint;
+  readonly atMs: number;
+  readonly generation: string;
+  readonly attempt: number;
+  readonly seq: number;
+  readonly kind: 'generation-start' | 'message' | 'terminal';
+  readonly cause: GenerationCause | undefined;
+  readonly effect: FoldEffect;
+  readonly summary: string;
+}
+
+export interface CallDetail extends CallSummary {
+  readonly session: SessionSummary;
+  readonly request: string | undefined;
+  readonly timeline: readonly TimelineEntry[];
+  /** The timeline starts after the partition's oldest records (retention or the scan bound). */
+  readonly truncated: boolean;
+  readonly task: TaskHistory | undefined;
+}
+
+/** Who may see what: with authentication on, a subject sees its own sessions only. */
+export type Visibility = { readonly all: true } | { readonly all: false; readonly subject: string };
+
+export class LogView {
+  private readonly sessions: SessionStore;
+  private readonly heads: StreamHeadStore;
+
+  constructor(private readonly options: LogViewOptions) {
+    const stores = {
+      port: options.log,
+      topics: options.topics,
+      partitionCount: options.partitionCount,
+      cacheEntries: 1_024,
+    };
+    this.sessions = new SessionStore({ ...stores, withInitialize: false });
+    this.heads = new StreamHeadStore(stores);
+  }
+
+  /** Sessions and tasks, the most recently active first. */
+  async listSessions(visibility: Visibility): Promise<SessionSummary[]> {
+    const found: SessionSummary[] = [];
+    for (let partition = 0; partition < this.options.partitionCount; partition++) {
+      await Promise.all([this.sessions.catchUp(partition), this.heads.catchUp(partition)]);
+      const activity = new Map<string, { at: number; streams: number }>();
+      for (const [key, entry] of this.heads.entries(partition)) {
+        const session = sessionOfHeadKey(key);
+        const seen = activity.get(session) ?? { at: 0, streams: 0 };
+        activity.set(session, {
+          at: Math.max(seen.at, entry.timestampMs),
+          streams: seen.streams + 1,
+        });
+      }
+      for (const [id, entry] of this.sessions.entries(partition)) {
+        const record = await this.sessions.get(id as SessionId);
+        if (record === undefined || !visible(record, visibility)) continue;
+        const seen = activity.get(id);
+        found.push(
+          this.summarize(record, Math.max(entry.timestampMs, seen?.at ?? 0), seen?.streams ?? 0),
+        );
+      }
+    }
+    return found
+      .sort((a, b) => b.lastActivityMs - a.lastActivityMs)
+      .slice(0, this.options.maxSessions);
+  }
+
+  /** One session (or task) and its calls, or undefined when it is unknown or not visible. */
+  async session(
+    id: SessionId,
+    visibility: Visibility,
+  ): Promise<{ session: SessionSummary; calls: CallSummary[] } | undefined> {
+    const record = await this.sessions.get(id);
+    if (record === undefined || !visible(record, visibility)) return undefined;
+    const partition = this.sessions.partitionOf(id);
+    await this.heads.catchUp(partition);
+    const keys = [...this.heads.entries(partition)].filter(([key]) => sessionOfHeadKey(key) === id);
+    const labels = await this.requestLabels(id, partition);
+    const calls: CallSummary[] = [];
+    for (const [key, entry] of keys) {
+      const stream = key.slice(id.length + 1) as StreamId;
+      const traced = await this.heads.getTraced(id, stream);
+      if (traced === undefined) continue;
+      calls.push(
+        callSummary(
+          traced.head,
+          labels.get(stream),
+          traceIdOf(traced.traceHeaders),
+          entry.timestampMs,
+        ),
+      );
+    }
+    calls.sort((a, b) => b.updatedAtMs - a.updatedAtMs);
+    const lastActivity = Math.max(record.createdAtMs, ...calls.map((call) => call.updatedAtMs));
+    return { session: this.summarize(record, lastActivity, calls.length), calls };
+  }
+
+  /** A call's stream: every record of it still in the log, folded as a reader would. */
+  async call(
+    id: SessionId,
+    stream: StreamId,
+    visibility: Visibility,
+  ): Promise<CallDetail | undefined> {
+    const found = await this.session(id, visibility);
+    const call = found?.calls.find((candidate) => candidate.stream === stream);
+    if (found === undefined || call === undefined) return undefined;
+    const partition = this.sessions.partitionOf(id);
+    const scan = await this.scan(
+      this.options.topics.events,
+      partition,
+      (record) => record.key === id,
+    );
+    const timeline: TimelineEntry[] = [];
+    const taskRecords: TaskStreamRecord[] = [];
+    let head: StreamHead | undefined;
+    for (const record of scan.records) {
+      const stamped = readStampedRecord(record);
+      if (stamped === undefined || stamped.stamp.stream !== stream) continue;
+      const folded = foldStreamHead(head, stamped);
+      head = folded.head;
+      const { stamp } = stamped;
+      timeline.push({
+        offset: record.offset,
+        atMs: record.timestampMs,
+        generation: formatGeneration(stamp.generation),
+        attempt: stamp.generation.attempt,
+        seq: stamp.seq,
+        kind: stamp.kind,
+        cause: stamp.cause,
+        effect: folded.effect,
+        summary: describeMessage(stamp.kind, stamped.payload),
+      });
+      if (!folded.effect.startsWith('dropped') && folded.effect !== 'duplicate')
+        taskRecords.push({
+          kind: stamp.kind,
+          attempt: stamp.generation.attempt,
+          payload: stamped.payload,
+          atMs: record.timestampMs,
+        });
+    }
+    const requests = await this.requestLabels(id, partition);
+    return {
+      ...call,
+      session: found.session,
+      request: requests.get(stream),
+      timeline,
+      truncated: scan.truncated,
+      task:
+        stream === TASK_STREAM ? taskHistoryOf(found.session.createdAtMs, taskRecords) : undefined,
+    };
+  }
+
+  /** The subject a session is bound to, for filtering the live tail (undefined: unknown). */
+  async ownerOf(id: SessionId): Promise<{ subject: string | undefined } | undefined> {
+    const record = await this.sessions.get(id);
+    return record === undefined ? undefined : { subject: record.subject };
+  }
+
+  private summarize(
+    record: SessionRecord,
+    lastActivityMs: number,
+    streams: number,
+  ): SessionSummary {
+    const isTask = record.task !== undefined;
+    return {
+      id: record.id,
+      kind: isTask ? 'task' : 'session',
+      subject: record.subject,
+      protocolVersion: record.protocolVersion,
+      createdAtMs: record.createdAtMs,
+      lastActivityMs,
+      expiresAtMs: isTask ? undefined : lastActivityMs + this.options.sessionTtlMs,
+      streams,
+    };
+  }
+
+  /** `tools/call count` by stream, from the session's requests still in `requests`. */
+  private async requestLabels(id: SessionId, partition: number): Promise<Map<StreamId, string>> {
+    const labels = new Map<StreamId, string>([
+      [STANDALONE_STREAM, 'standalone stream (GET)'],
+      [TASK_STREAM, 'task'],
+    ]);
+    const scan = await this.scan(
+      this.options.topics.requests,
+      partition,
+      (record) => record.key === id,
+    );
+    for (const record of scan.records) {
+      const decoded = decodeRequestRecord(record);
+      if (!decoded.ok || decoded.record.lane === 'control') continue;
+      const message = decoded.record.message as {
+        id?: unknown;
+        method?: unknown;
+        params?: { name?: unknown };
+      };
+      if (typeof message.method !== 'string') continue;
+      const tool = typeof message.params?.name === 'string' ? ` ${message.params.name}` : '';
+      const label = `${message.method}${message.method === 'tools/call' ? tool : ''}`;
+      if (decoded.record.lane === 'stateless' && message.method === 'tools/call')
+        labels.set(TASK_STREAM, label);
+      if (typeof message.id === 'string' || typeof message.id === 'number')
+        labels.set(requestStreamId(message.id), label);
+    }
+    return labels;
+  }
+
+  /** The records of a partition's last `scanRecords` offsets that pass `keep`. */
+  private async scan(
+    topic: string,
+    partition: number,
+    keep: (record: LogRecord) => boolean,
+  ): Promise<{ records: LogRecord[]; truncated: boolean }> {
+    const { logStartOffset, highWatermark } = await this.options.log.offsets(topic, partition);
+    const bound = highWatermark - BigInt(this.options.scanRecords);
+    const from = bound > logStartOffset ? bound : logStartOffset;
+    const records: LogRecord[] = [];
+    let next = from;
+    while (next < highWatermark) {
+      const fetched = await this.options.log.fetch(topic, partition, next, { maxWaitMs: 0 });
+      for (const record of fetched.records)
+        if (record.offset < highWatermark && keep(record)) records.push(record);
+      if (fetched.nextOffset <= next) break;
+      next = fetched.nextOffset;
+    }
+    return { records, truncated: from > 0n };
+  }
+}
+
+function visible(record: SessionRecord, visibility: Visibility): boolean {
+  return visibility.all || record.subject === visibility.subject;
+}
+
+function callSummary(
+  head: StreamHead,
+  label: string | undefined,
+  traceId: string | undefined,
+  updatedAtMs: number,
+): CallSummary {
+  return {
+    stream: head.stream,
+    label: label ?? `stream ${head.stream}`,
+    generation: formatGeneration(head.generation),
+    attempt: head.generation.attempt,
+    cause: head.cause,
+    lastSeq: head.lastSeq,
+    finished: head.terminal !== undefined,
+    traceId,
+    updatedAtMs,
+  };
+}
