@@ -149,6 +149,27 @@ it('tidemark topics create, two gateways and two workers on the real broker, dri
   expect(moved).toBe(true);
   expect(progress).toEqual(numbers);
   expect(result.content).toEqual([{ type: 'text', text: numbers.join(',') }]);
+
+  // tidemark console over the same topics, read-only: the session, its call, the call's records.
+  const consolePort = await reservePorts();
+  await tidemark(['console', '--port', String(consolePort), ...common], /Console: /);
+  const consoleUrl = `http://127.0.0.1:${consolePort}/console`;
+  const overview = await (await fetch(consoleUrl)).text();
+  expect(overview).toContain('read-only');
+  const sessionLink = /href="(\/console\/sessions\/[^"]+)"/.exec(overview)?.[1];
+  expect(sessionLink).toBeDefined();
+  const session = await (await fetch(`http://127.0.0.1:${consolePort}${sessionLink}`)).text();
+  const callLink =
+    /href="(\/console\/sessions\/[^"]+\/calls\/[^"]+)"\s*>\s*tools\/call count\s*</.exec(
+      session,
+    )?.[1];
+  expect(callLink).toBeDefined();
+  const call = await (await fetch(`http://127.0.0.1:${consolePort}${callLink}`)).text();
+  expect(call.match(/progress \d+\/30/g)).toHaveLength(30);
+  expect(call).toContain(`result: ${numbers.join(',')}`);
+  const live = await fetch(`${consoleUrl}/events`, { signal: AbortSignal.timeout(2_000) });
+  expect(live.headers.get('content-type')).toBe('text/event-stream');
+  await live.body?.cancel();
 }, 180_000);
 
 it('tidemark topics create with more replicas than brokers: exit 2 and the flag that fixes it', async () => {

@@ -24,7 +24,7 @@ describe('the tidemark command line', () => {
       code: EXIT.ok,
       out: expect.stringContaining('Commands:') as unknown,
     });
-    for (const command of ['dev', 'gateway', 'worker', 'topics']) {
+    for (const command of ['dev', 'gateway', 'worker', 'topics', 'console']) {
       expect(await run([command, '--help'])).toMatchObject({
         code: EXIT.ok,
         out: expect.stringContaining(`tidemark ${command}`) as unknown,
@@ -114,6 +114,16 @@ describe('the tidemark command line', () => {
       ['topics', 'create', '--brokers', 'k:9092', '--prefix', 'bad prefix'],
       /--prefix: topic prefix/,
     ],
+    [['dev', '--console', 'maybe'], /--console: expected "on" or "off", got "maybe"/],
+    [
+      ['dev', '--trace-url', 'http://jaeger/'],
+      /--trace-url: expected an http\(s\) URL containing \{traceId\}/,
+    ],
+    [
+      ['console', '--brokers', 'k:9092', '--host', '0.0.0.0'],
+      /--host: 0.0.0.0 is not a loopback address; the console answers this machine only/,
+    ],
+    [['console', '--brokers', 'k:9092', '--port', 'x'], /--port/],
   ])('%j → exit 2 and one line naming the problem', async (argv, message) => {
     const { code, err } = await run(argv);
     expect(code).toBe(EXIT.usage);

@@ -131,6 +131,17 @@ async function buildConsole(options: ConsoleOptions): Promise<Console> {
     send(res, 404, notFoundPage(page(), 'There is no such page.')),
   );
   router.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    // A client's mistake (an unknown asset, a malformed form) keeps its 4xx and is not logged.
+    const status = (error as { status?: unknown } | null)?.status;
+    if (typeof status === 'number' && status >= 400 && status < 500 && !res.headersSent)
+      return send(
+        res,
+        status,
+        notFoundPage(
+          page(),
+          status === 404 ? 'There is no such page.' : 'The request was refused.',
+        ),
+      );
     onError(error);
     if (res.headersSent) return void res.end();
     res.status(500).type('text').send('The console could not read the log; see the server log.');
