@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reservePorts } from '@tidemark/kafka-fixtures';
 import { startDevServer } from '../support/dev-server.js';
 import { chromiumBinary } from '../support/prerequisites.js';
-import { readSse, RawMcpClient } from '../support/sse.js';
+import { initializeRequest, MCP_HEADERS, readSse, RawMcpClient } from '../support/sse.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const bin = join(root, 'packages/cli/dist/bin.js');
@@ -174,21 +174,8 @@ describe('the console, in a real browser', () => {
     const asAlice = { Authorization: 'Bearer alice-token-0123456789abcdef' };
     const init = await fetch(endpoint, {
       method: 'POST',
-      headers: {
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-        ...asAlice,
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-11-25',
-          capabilities: {},
-          clientInfo: { name: 'a', version: '1' },
-        },
-      }),
+      headers: { ...MCP_HEADERS, ...asAlice },
+      body: JSON.stringify(initializeRequest()),
     });
     expect(init.status).toBe(200);
     alice.session = init.headers.get('mcp-session-id')!;
