@@ -4,7 +4,9 @@ import { createConsole, ResumeJournal } from '@tidemark/console';
 import { defineToolModule } from '@tidemark/worker';
 import * as z from 'zod';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import counting from '@tidemark/examples/counting';
 import { embeddedStack } from '../support/embedded-stack.js';
+import { pollTask, rpc } from '../support/task-client.js';
 import { RawMcpClient } from '../support/sse.js';
 
 const HOSTILE = '<img src=x onerror=alert(1)>';
@@ -30,9 +32,9 @@ const hostile = defineToolModule({
   },
 });
 
-async function stackWithConsole() {
+async function stackWithConsole(modules = [hostile]) {
   const journal = new ResumeJournal();
-  const stack = await embeddedStack({ modules: [hostile], gateway: { onResume: journal.record } });
+  const stack = await embeddedStack({ modules, gateway: { onResume: journal.record } });
   onTestFinished(() => stack.stop());
   const console = await createConsole({ log: stack.log, topics: stack.topics, journal });
   onTestFinished(() => console.close());
@@ -63,6 +65,31 @@ describe('console pages', () => {
     expect(text).toContain('&lt;script&gt;alert(2)&lt;/script&gt;');
   });
 
+  it('shows a task: its kind, its call, two executions and its status history to completed', async () => {
+    const { url, origin } = await stackWithConsole([counting]);
+    const created = await rpc(url, 'tools/call', {
+      name: 'flaky_count',
+      arguments: { to: 3, failAt: 2 },
+    });
+    const taskId = String(created.body.result?.['taskId']);
+    await pollTask([url], taskId, ['completed']);
+    expect(await (await fetch(`${origin}/console`)).text()).toMatch(
+      new RegExp(`${taskId.slice(0, 12)}[^]*?<td>task</td>`),
+    );
+    const task = await (await fetch(`${origin}/console/sessions/${taskId}`)).text();
+    expect(task).toMatch(/tools\/call flaky_count/);
+    const page = await (await fetch(`${origin}/console/sessions/${taskId}/calls/t`)).text();
+    expect(page).toMatch(/data-testid="task-status"\s*>completed</);
+    const history = /<ol class="history">([^]*?)<\/ol>/.exec(page)?.[1] ?? '';
+    expect([...history.matchAll(/status-(\w+)/g)].map((m) => m[1])).toEqual([
+      'working',
+      'working',
+      'completed',
+    ]);
+    expect(page).toContain('The task runs again (a new execution).');
+    expect(page.match(/class="gen gen-\d"\s*>generation \d/g)).toHaveLength(2);
+  });
+
   it('answers unknown sessions, calls and pages with 404, and malformed ids too', async () => {
     const { origin } = await stackWithConsole();
     for (const path of [
@@ -84,11 +111,12 @@ describe('console pages', () => {
       /traceUrl: .*\{traceId\}/,
     );
     await expect(createConsole({ log, topics, scanRecords: 0 })).rejects.toThrow(/scanRecords/);
-    expect(() => new ResumeJournal(0)).toThrow(/capacity/);
+    expect(() => new ResumeJournal({ capacity: 0 })).toThrow(/capacity/);
+    expect(() => new ResumeJournal({ replica: '' })).toThrow(/replica/);
   });
 
-  it('keeps the newest resume decisions only, newest first', () => {
-    const journal = new ResumeJournal(2);
+  it('keeps the newest resume decisions only, newest first, each with its replica', () => {
+    const journal = new ResumeJournal({ capacity: 2, replica: 'gateway-a' });
     const heard: string[] = [];
     const stop = journal.listen((entry) => heard.push(entry.reason));
     for (const reason of ['a', 'b', 'c'])
@@ -96,6 +124,7 @@ describe('console pages', () => {
     stop();
     journal.record({ atMs: 0, session: 's', outcome: 'resume', reason: 'd' });
     expect(journal.recent().map((entry) => entry.reason)).toEqual(['d', 'c']);
+    expect(journal.recent()[0]).toMatchObject({ replica: 'gateway-a', session: 's' });
     expect(heard).toEqual(['a', 'b', 'c']);
   });
 });

@@ -4,7 +4,8 @@
 // in docs/console/) and checked structurally: the elements that carry the story are there.
 import { mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
-import { tmpdir } from 'node:os';
+import { createRequire } from 'node:module';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -15,6 +16,7 @@ import { chromiumBinary } from '../support/prerequisites.js';
 import { initializeRequest, MCP_HEADERS, readSse, RawMcpClient } from '../support/sse.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
+const require = createRequire(import.meta.url);
 const bin = join(root, 'packages/cli/dist/bin.js');
 const shots =
   process.env['TIDEMARK_UPDATE_SCREENSHOTS'] === '1'
@@ -35,18 +37,14 @@ afterAll(async () => {
   await browser?.close();
 });
 
-async function startDev(extra: string[] = []) {
+async function startDev(extra: string[] = [], env: NodeJS.ProcessEnv = {}) {
   const port = await reservePorts();
   const data = mkdtempSync(join(tmpdir(), 'tidemark-console-'));
-  const server = startDevServer(process.execPath, [
-    bin,
-    'dev',
-    '--port',
-    String(port),
-    '--data',
-    data,
-    ...extra,
-  ]);
+  const server = startDevServer(
+    process.execPath,
+    [bin, 'dev', '--port', String(port), '--data', data, ...extra],
+    { env: { ...process.env, ...env } },
+  );
   const endpoint = await server.url;
   for (let i = 0; i < 100 && !/Console: |tools: /.test(server.output()); i++) await sleep(20);
   return { endpoint, server, origin: endpoint.replace(/\/mcp$/, '') };
@@ -61,6 +59,22 @@ async function drain(response: Response): Promise<Array<Record<string, unknown>>
   return messages;
 }
 
+/** WCAG 2 A and AA violations axe-core finds on a page (contrast, names, labels, structure). */
+async function accessibilityViolations(url: string): Promise<string[]> {
+  // axe is injected as a script: this page only relaxes the console's CSP for it.
+  const page = await browser.newPage({ bypassCSP: true });
+  try {
+    await page.goto(url);
+    await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
+    return await page.evaluate<string[]>(
+      `axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa'] } })
+        .then((r) => r.violations.map((v) => v.id + ': ' + v.nodes.map((n) => n.target).join(' ')))`,
+    );
+  } finally {
+    await page.close();
+  }
+}
+
 async function shoot(page: Page, name: string): Promise<void> {
   mkdirSync(shots, { recursive: true });
   const path = join(shots, `${name}.png`);
@@ -70,7 +84,11 @@ async function shoot(page: Page, name: string): Promise<void> {
 
 describe('the console, in a real browser', () => {
   it('shows the session, the retried call’s two generations with the reset reason, the resume decisions, and a new call’s progress live', async () => {
-    const { endpoint, server, origin } = await startDev();
+    // Traced (spans printed), so each call has a trace id, linked to a viewer by --trace-url.
+    const { endpoint, server, origin } = await startDev(
+      ['--trace-url', 'http://127.0.0.1:16686/trace/{traceId}'],
+      { OTEL_TRACES_EXPORTER: 'console' },
+    );
     // `npm start` / `tidemark dev` tells where the console is.
     expect(server.output()).toContain(`Console: ${origin}/console`);
     const client = new RawMcpClient(endpoint);
@@ -126,6 +144,7 @@ describe('the console, in a real browser', () => {
     await expect.poll(() => decisions.locator('.outcome-resume').count()).toBe(1);
     await expect.poll(() => decisions.locator('.outcome-reset').count()).toBe(1);
     expect(await decisions.innerText()).toContain('generation-superseded');
+    expect(await decisions.innerText()).toContain(hostname()); // the replica that decided
     await shoot(page, 'overview');
 
     // The session, its calls, and the retried one's timeline: two generations, the reset marked.
@@ -145,7 +164,12 @@ describe('the console, in a real browser', () => {
     expect(await timeline.locator('.gen-border-0').count()).toBeGreaterThanOrEqual(3); // start, 1, 2
     expect(await timeline.locator('.gen-border-1').count()).toBe(6); // start, 1..4, result
     expect(await timeline.innerText()).toContain('result: 1,2,3,4');
+    expect(await page.locator('a.trace').getAttribute('href')).toMatch(
+      /^http:\/\/127\.0\.0\.1:16686\/trace\/[0-9a-f]{32}$/,
+    );
     await shoot(page, 'call');
+    for (const url of [`${origin}/console`, page.url()])
+      expect(await accessibilityViolations(url), url).toEqual([]);
 
     // Keyboard: the skip link is the first stop and lands on the content.
     await page.keyboard.press('Tab');

@@ -17,7 +17,7 @@ import {
   sessionPage,
   type PageContext,
 } from './pages.js';
-import type { ResumeEntry, ResumeJournal } from './resume-journal.js';
+import type { JournalEntry, ResumeJournal } from './resume-journal.js';
 import type { Html } from './html.js';
 
 export interface ConsoleOptions {
@@ -173,7 +173,7 @@ async function liveEvents(
     }
     return known;
   };
-  const write = (event: string, data: TailItem | ResumeEntry) =>
+  const write = (event: string, data: TailItem | JournalEntry) =>
     void maySee(data.session).then((ok) => {
       if (ok && !res.writableEnded) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     });

@@ -105,7 +105,9 @@ export class LogView {
 
   /** Sessions and tasks, the most recently active first. */
   async listSessions(visibility: Visibility): Promise<SessionSummary[]> {
-    const found: SessionSummary[] = [];
+    // Ranked from the tables' indexes (no value decoded), then only the most recent are read:
+    // a log with a million sessions costs this page an index walk and `maxSessions` reads.
+    const candidates: Array<{ id: SessionId; lastActivityMs: number; streams: number }> = [];
     for (let partition = 0; partition < this.options.partitionCount; partition++) {
       await Promise.all([this.sessions.catchUp(partition), this.heads.catchUp(partition)]);
       const activity = new Map<string, { at: number; streams: number }>();
@@ -118,17 +120,23 @@ export class LogView {
         });
       }
       for (const [id, entry] of this.sessions.entries(partition)) {
-        const record = await this.sessions.get(id as SessionId);
-        if (record === undefined || !visible(record, visibility)) continue;
         const seen = activity.get(id);
-        found.push(
-          this.summarize(record, Math.max(entry.timestampMs, seen?.at ?? 0), seen?.streams ?? 0),
-        );
+        candidates.push({
+          id: id as SessionId,
+          lastActivityMs: Math.max(entry.timestampMs, seen?.at ?? 0),
+          streams: seen?.streams ?? 0,
+        });
       }
     }
-    return found
-      .sort((a, b) => b.lastActivityMs - a.lastActivityMs)
-      .slice(0, this.options.maxSessions);
+    candidates.sort((a, b) => b.lastActivityMs - a.lastActivityMs);
+    const found: SessionSummary[] = [];
+    for (const candidate of candidates) {
+      if (found.length >= this.options.maxSessions) break;
+      const record = await this.sessions.get(candidate.id);
+      if (record === undefined || !visible(record, visibility)) continue;
+      found.push(this.summarize(record, candidate.lastActivityMs, candidate.streams));
+    }
+    return found;
   }
 
   /** One session (or task) and its calls, or undefined when it is unknown or not visible. */

@@ -1,6 +1,6 @@
 import type { CallDetail, CallSummary, SessionSummary, TimelineEntry } from './log-view.js';
 import { html, type Html } from './html.js';
-import type { ResumeEntry } from './resume-journal.js';
+import type { JournalEntry } from './resume-journal.js';
 
 // The console's pages: server-rendered, readable without script (the live tail needs it), one
 // stylesheet and one small script served by the console itself. Colour is never the only signal:
@@ -40,7 +40,7 @@ function layout(ctx: PageContext, title: string, body: Html): Html {
 export function overviewPage(
   ctx: PageContext,
   sessions: readonly SessionSummary[],
-  resumes: readonly ResumeEntry[] | undefined,
+  resumes: readonly JournalEntry[] | undefined,
 ): Html {
   return layout(
     ctx,
@@ -116,7 +116,7 @@ function sessionsTable(ctx: PageContext, sessions: readonly SessionSummary[]): H
   </table>`;
 }
 
-function resumesTable(ctx: PageContext, resumes: readonly ResumeEntry[]): Html {
+function resumesTable(ctx: PageContext, resumes: readonly JournalEntry[]): Html {
   if (resumes.length === 0)
     return html`<p class="empty">
       No resumes yet: a client that reconnects with <code>Last-Event-ID</code> shows up here.
@@ -130,6 +130,7 @@ function resumesTable(ctx: PageContext, resumes: readonly ResumeEntry[]): Html {
         <th scope="col">Outcome</th>
         <th scope="col">Reason</th>
         <th scope="col">Client had → now</th>
+        <th scope="col">Replica</th>
       </tr>
     </thead>
     <tbody>
@@ -150,6 +151,7 @@ function resumesTable(ctx: PageContext, resumes: readonly ResumeEntry[]): Html {
               ${r.reason}${r.detail === undefined ? '' : html`<div class="detail">${r.detail}</div>`}
             </td>
             <td class="mono">${r.claimedGeneration ?? '—'} → ${r.generation ?? '—'}</td>
+            <td>${r.replica}</td>
           </tr>`,
       )}
     </tbody>
