@@ -3,12 +3,14 @@
 import { createConsole, ResumeJournal } from '@tidemark/console';
 import { defineToolModule } from '@tidemark/worker';
 import * as z from 'zod';
+import { get as httpGet, type IncomingMessage } from 'node:http';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import counting from '@tidemark/examples/counting';
 import { embeddedStack } from '../support/embedded-stack.js';
 import { pollTask, rpc } from '../support/task-client.js';
 import { RawMcpClient } from '../support/sse.js';
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const HOSTILE = '<img src=x onerror=alert(1)>';
 
 const hostile = defineToolModule({
@@ -88,6 +90,49 @@ describe('console pages', () => {
     ]);
     expect(page).toContain('The task runs again (a new execution).');
     expect(page.match(/class="gen gen-\d"\s*>generation \d/g)).toHaveLength(2);
+  });
+
+  it('a live tail that cannot keep up skips records and says how many: every record is delivered or counted', async () => {
+    const { url, origin } = await stackWithConsole([counting]);
+    const events: string[] = [];
+    let paused!: IncomingMessage;
+    await new Promise<void>((resolve, reject) => {
+      httpGet(`${origin}/console/events`, (res) => {
+        paused = res;
+        res.pause(); // a tab that stopped reading
+        resolve();
+      }).once('error', reject);
+    });
+    await sleep(200); // the tail starts at the log's end of now
+    const client = new RawMcpClient(url);
+    await client.initialize();
+    const to = 20_000;
+    const call = await client.post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'count', arguments: { to }, _meta: { progressToken: 'p' } },
+    });
+    await call.text();
+    let text = '';
+    paused.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    paused.resume();
+    const expected = to + 2 + 2; // initialize: start + result; the call: start, 20,000 progress, result
+    const counted = () => {
+      events.length = 0;
+      let skipped = 0;
+      for (const block of text.split('\n\n')) {
+        if (block.startsWith('event: record')) events.push(block);
+        const match = /^event: skipped\ndata: (.*)$/.exec(block);
+        if (match !== null) skipped += (JSON.parse(match[1]!) as { count: number }).count;
+      }
+      return { delivered: events.length, skipped };
+    };
+    await expect
+      .poll(() => counted().delivered + counted().skipped, { timeout: 20_000 })
+      .toBe(expected);
+    expect(counted().skipped).toBeGreaterThan(0);
+    paused.destroy();
   });
 
   it('answers unknown sessions, calls and pages with 404, and malformed ids too', async () => {

@@ -52,6 +52,12 @@ if (list !== null) {
       `open call ${r.stream} of session ${short(r.session)}`,
     );
   });
+  source.addEventListener('skipped', (event) => {
+    const { count } = JSON.parse(event.data);
+    item('tail-item skipped', [
+      ['summary', `${count} records skipped: the page could not keep up`],
+    ]);
+  });
   source.addEventListener('resume', (event) => {
     const r = JSON.parse(event.data);
     item(`tail-item resume outcome-${r.outcome}`, [

@@ -165,6 +165,7 @@ async function liveEvents(
     if (visibility.all) return Promise.resolve(true);
     let known = owners.get(session);
     if (known === undefined) {
+      if (owners.size >= 10_000) owners.clear(); // a tab open for days meets many sessions
       known = view.ownerOf(session as SessionId).then(
         (owner) => owner?.subject === visibility.subject,
         () => false,
@@ -173,18 +174,33 @@ async function liveEvents(
     }
     return known;
   };
+  // A page that cannot keep up (a busy log, a slow tab) skips records rather than have them
+  // queue here without bound; it is told how many it skipped once its socket drains.
+  let skipped = 0;
+  res.on('drain', () => {
+    if (skipped === 0) return;
+    res.write(`event: skipped\ndata: ${JSON.stringify({ count: skipped })}\n\n`);
+    skipped = 0;
+  });
   const write = (event: string, data: TailItem | JournalEntry) =>
     void maySee(data.session).then((ok) => {
-      if (ok && !res.writableEnded) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+      if (!ok || res.writableEnded) return;
+      if (res.writableNeedDrain) return void skipped++;
+      res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     });
-  const stopTail = await tail.listen((item) => write('record', item));
-  const stopJournal = journal?.listen((entry) => write('resume', entry));
+  let closed = false;
+  const stops: Array<() => void> = [];
   const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
   req.on('close', () => {
+    closed = true;
     clearInterval(keepAlive);
-    stopTail();
-    stopJournal?.();
+    for (const stop of stops) stop();
   });
+  const stopTail = await tail.listen((item) => write('record', item));
+  stops.push(stopTail);
+  if (journal !== undefined) stops.push(journal.listen((entry) => write('resume', entry)));
+  // The page left while the tail was starting.
+  if (closed) for (const stop of stops) stop();
 }
 
 /** Who is asking: everyone when the endpoint has no authentication, else the token's subject. */
