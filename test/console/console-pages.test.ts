@@ -133,6 +133,14 @@ describe('console pages', () => {
       .toBe(expected);
     expect(counted().skipped).toBeGreaterThan(0);
     paused.destroy();
+
+    // That call's page shows its start, its first 500 and last 1,500 records, and what it left out.
+    const page = await (
+      await fetch(`${origin}/console/sessions/${client.session}/calls/n1`)
+    ).text();
+    expect(page.match(/<li\s+class="entry /g)).toHaveLength(2_000);
+    expect(page).toMatch(/… 18002 events not shown/);
+    expect(page).toContain('result: 1,2,3');
   });
 
   it('answers unknown sessions, calls and pages with 404, and malformed ids too', async () => {

@@ -265,9 +265,41 @@ export function callPage(ctx: PageContext, call: CallDetail): Html {
       <h2>Timeline</h2>
       ${call.truncated ? html`<p class="note">Older records of this partition are gone (retention) or past what the console reads; the timeline starts later.</p>` : ''}
       <ol class="timeline" data-testid="timeline">
-        ${call.timeline.map((entry) => timelineItem(ctx, entry, generations.indexOf(entry.generation) + 1, colour(entry.generation)))}
+        ${shownTimeline(call.timeline).map((entry) =>
+          typeof entry === 'number'
+            ? html`<li class="gap">
+                … ${entry} events not shown: the first ${TIMELINE_HEAD} and the last
+                ${TIMELINE_TAIL} are, and every generation start and end …
+              </li>`
+            : timelineItem(
+                ctx,
+                entry,
+                generations.indexOf(entry.generation) + 1,
+                colour(entry.generation),
+              ),
+        )}
       </ol>`,
   );
+}
+
+/** Events shown of a long call: the first and the last ones, every start and end in between. */
+const TIMELINE_HEAD = 500;
+const TIMELINE_TAIL = 1_500;
+
+/** The timeline to render: entries, and in place of each run of events left out, their count. */
+function shownTimeline(timeline: readonly TimelineEntry[]): Array<TimelineEntry | number> {
+  if (timeline.length <= TIMELINE_HEAD + TIMELINE_TAIL) return [...timeline];
+  const shown: Array<TimelineEntry | number> = [];
+  let left = 0;
+  timeline.forEach((entry, index) => {
+    const kept =
+      entry.kind !== 'message' || index < TIMELINE_HEAD || index >= timeline.length - TIMELINE_TAIL;
+    if (!kept) return void left++;
+    if (left > 0) shown.push(left);
+    left = 0;
+    shown.push(entry);
+  });
+  return shown;
 }
 
 function timelineItem(
