@@ -1,7 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -99,9 +99,11 @@ it('tidemark topics create, two gateways and two workers on the real broker, dri
           '127.0.0.1',
           '--secret-file',
           secretFile,
+          '--console',
+          'on',
           ...common,
         ],
-        /listening on port/,
+        /Console: /,
       ),
     ),
     ...[1, 2].map(() =>
@@ -149,6 +151,11 @@ it('tidemark topics create, two gateways and two workers on the real broker, dri
   expect(moved).toBe(true);
   expect(progress).toEqual(numbers);
   expect(result.content).toEqual([{ type: 'text', text: numbers.join(',') }]);
+
+  // The gateway the client resumed on shows that decision in its own console (this replica's).
+  const decisions = await (await fetch(`http://127.0.0.1:${ports[1]}/console`)).text();
+  expect(decisions).toMatch(/outcome-resume/);
+  expect(decisions).toContain(hostname());
 
   // tidemark console over the same topics, read-only: the session, its call, the call's records.
   const consolePort = await reservePorts();

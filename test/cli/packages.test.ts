@@ -70,6 +70,7 @@ describe('the published packages, outside this repository', () => {
       [
         'cli',
         'client',
+        'console',
         'embedded-log',
         'examples',
         'gateway',
@@ -113,5 +114,10 @@ describe('the published packages, outside this repository', () => {
     expect(result.content).toEqual([
       { type: 'text', text: 'TIDE! TIDE!! TIDE!!! TIDE!!!! TIDE!!!!!' },
     ]);
+    // The console comes with its page script and stylesheet (files outside dist).
+    const console = `http://127.0.0.1:${port}/console`;
+    expect((await fetch(console)).status).toBe(200);
+    expect((await fetch(`${console}/assets/console.js`)).status).toBe(200);
+    expect((await fetch(`${console}/assets/console.css`)).status).toBe(200);
   }, 240_000);
 });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { hostname } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { EmbeddedLog } from '@tidemark/embedded-log';
@@ -15,7 +16,7 @@ import {
 } from '@tidemark/kafka';
 import { createKeyring, topicNames, type Keyring } from '@tidemark/protocol';
 import { loadToolModules, Worker, WORKER_DEFAULTS } from '@tidemark/worker';
-import { CONSOLE_FLAGS, devConsoleOf } from './console.js';
+import { CONSOLE_FLAGS, mountedConsoleOf } from './console.js';
 import { SERVER_IDENTITY_FLAGS, serverIdentityOf } from './server-identity.js';
 import { watchToolModules } from './watch.js';
 import { observe } from './worker-log.js';
@@ -69,7 +70,11 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
   const auth = authOf(values, io.cwd, false);
   const limits = limitsOf(values);
   const ttls = ttlsOf(values);
-  const devConsole = devConsoleOf(values, ttls.sessionTtlMs);
+  const devConsole = mountedConsoleOf(values, {
+    byDefault: 'on',
+    source: 'tidemark dev · embedded log',
+    sessionTtlMs: ttls.sessionTtlMs,
+  });
   const resumeWindowMs = duration(str(values['resume-window']), '--resume-window') ?? 3_600_000;
   const data = resolve(io.cwd, str(values['data']) ?? '.tidemark');
   const specifiers = toolSpecifiers(list(values['tools']), io.cwd, DEFAULT_EXAMPLES);
@@ -132,6 +137,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     ...LIMIT_FLAGS,
     'session-ttl': TTL_FLAGS['session-ttl'],
     ...TASKS_FLAG,
+    ...CONSOLE_FLAGS,
   });
   if (values['port'] === undefined)
     throw new UsageError('--port: required (the port to listen on)');
@@ -139,6 +145,8 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
   const limits = limitsOf(values);
   const { sessionTtlMs } = ttlsOf(values);
   const listenPort = port(str(values['port']), '--port', 0);
+  const source = `gateway ${hostname()} · Kafka, read-only`;
+  const mounted = mountedConsoleOf(values, { byDefault: 'off', source, sessionTtlMs });
   const metrics = applyTelemetryFlags(values);
   const kafka = kafkaOptions(values, io.env, io.cwd);
   const secret = secretOf(str(values['secret-file']), io);
@@ -157,13 +165,17 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     ...tasksOf(values),
     ...auth,
     ...limits,
+    ...mounted.gatewayOptions,
   });
+  const console = await mounted.mount(gw, { log, topics, auth, io });
   const probe = topicsProbe(kafka, topics);
   addHealth(gw, () => probe.ready());
   const server = await gw.listen(listenPort, str(values['host']) ?? '127.0.0.1');
   io.out(`Tidemark gateway listening on port ${portOf(server)} (topics ${topics.requests} …)`);
+  if (console !== undefined) io.out(`Console: /console on port ${portOf(server)}, loopback only`);
   announce(io, metrics);
   await io.stopSignal;
+  console?.close();
   await gw.drain();
   await probe.close();
   await log.close();

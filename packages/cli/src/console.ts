@@ -23,17 +23,19 @@ type Values = Record<string, string | boolean | string[] | undefined>;
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 
 /**
- * dev's console from `--console on|off` (default on) and `--trace-url`, checked before anything
- * starts: the gateway options it needs (its resume decisions, kept in memory) and how to mount it.
+ * The console a gateway process serves beside its endpoint (dev: on by default; gateway: off),
+ * from `--console on|off` and `--trace-url`, checked before anything starts: the gateway options
+ * it needs (this replica's resume decisions, kept in memory) and how to mount it.
  */
-export function devConsoleOf(
+export function mountedConsoleOf(
   values: Values,
-  sessionTtlMs: number | undefined,
+  shown: { byDefault: 'on' | 'off'; source: string; sessionTtlMs: number | undefined },
 ): {
   gatewayOptions: Pick<GatewayOptions, 'onResume'>;
-  mount(gateway: Gateway, deps: DevConsoleDeps): Promise<Console | undefined>;
+  mount(gateway: Gateway, deps: MountDeps): Promise<Console | undefined>;
 } {
-  const choice = str(values['console']) ?? 'on';
+  const choice = str(values['console']) ?? shown.byDefault;
+  const { sessionTtlMs } = shown;
   if (choice !== 'on' && choice !== 'off')
     throw new UsageError(`--console: expected "on" or "off", got "${choice}"`);
   const traceUrl = traceUrlOf(values);
@@ -46,7 +48,7 @@ export function devConsoleOf(
         log,
         topics,
         journal,
-        source: 'tidemark dev · embedded log',
+        source: shown.source,
         onError: (error) => io.log.error({ err: error }, 'console error'),
         ...(traceUrl === undefined ? {} : { traceUrl }),
         ...(auth.authenticate === undefined ? {} : { authenticate: auth.authenticate }),
@@ -58,7 +60,7 @@ export function devConsoleOf(
   };
 }
 
-interface DevConsoleDeps {
+interface MountDeps {
   log: LogPort;
   topics: TopicNames;
   auth: Pick<GatewayOptions, 'authenticate'>;

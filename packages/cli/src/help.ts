@@ -130,7 +130,11 @@ Metrics: --metrics-port <n> serves Prometheus metrics at :<n>/metrics (beside OT
 metrics, when OTEL_EXPORTER_OTLP_ENDPOINT is set). --trace-events: a span for every event, not only
 a stream's milestones (or TIDEMARK_TRACE_EVENTS=true).
 
-Health: GET /healthz (alive), GET /readyz (broker reachable, topics valid).`,
+Health: GET /healthz (alive), GET /readyz (broker reachable, topics valid).
+
+Console: --console on serves the web console at /console on the same port, to this machine only
+(loopback peers and Host: kubectl port-forward to one pod), with the endpoint's authentication: this
+replica's resume decisions beside what the log holds. --trace-url <url> links trace ids. Default off.`,
   worker: `Usage: tidemark worker --tools <module>... [--brokers <list>] [--health-port <n>]
 
   --tools <module>       tool module to load (repeatable, or comma-separated; required)

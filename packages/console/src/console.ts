@@ -73,11 +73,7 @@ const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?
  * loopback `Host` — a page that rebinds its domain to 127.0.0.1 is refused) and, with
  * authentication on, only a bearer token the endpoint would accept. It never writes to the log.
  */
-export function createConsole(options: ConsoleOptions): Promise<Console> {
-  return buildConsole(options);
-}
-
-async function buildConsole(options: ConsoleOptions): Promise<Console> {
+export async function createConsole(options: ConsoleOptions): Promise<Console> {
   const basePath = options.basePath ?? CONSOLE_DEFAULTS.basePath;
   if (!/^\/[A-Za-z0-9/_-]*[A-Za-z0-9_-]$/.test(basePath))
     throw new TypeError(

@@ -78,7 +78,6 @@ export interface TimelineEntry {
 
 export interface CallDetail extends CallSummary {
   readonly session: SessionSummary;
-  readonly request: string | undefined;
   readonly timeline: readonly TimelineEntry[];
   /** The timeline starts after the partition's oldest records (retention or the scan bound). */
   readonly truncated: boolean;
@@ -212,11 +211,9 @@ export class LogView {
           atMs: record.timestampMs,
         });
     }
-    const requests = await this.requestLabels(id, partition);
     return {
       ...call,
       session: found.session,
-      request: requests.get(stream),
       timeline,
       truncated: scan.truncated,
       task:

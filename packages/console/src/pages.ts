@@ -250,12 +250,6 @@ export function callPage(ctx: PageContext, call: CallDetail): Html {
         <dd class="mono">${call.generation} (attempt ${call.attempt}, ${call.cause})</dd>
         <dt>Trace</dt>
         <dd>${traceLink(ctx, call.traceId)}</dd>
-        ${
-          call.request === undefined
-            ? ''
-            : html`<dt>Request</dt>
-                <dd>${call.request}</dd>`
-        }
       </dl>
       ${call.task === undefined ? '' : taskHistory(ctx, call)}
       <h2>Generations</h2>
