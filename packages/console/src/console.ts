@@ -9,14 +9,8 @@ import {
 } from '@tidemark/protocol';
 import { LiveTail, type TailItem } from './live-tail.js';
 import { LogView, type Visibility } from './log-view.js';
-import {
-  callPage,
-  loginPage,
-  notFoundPage,
-  overviewPage,
-  sessionPage,
-  type PageContext,
-} from './pages.js';
+import { callPage } from './call-page.js';
+import { loginPage, notFoundPage, overviewPage, sessionPage, type PageContext } from './pages.js';
 import type { JournalEntry, ResumeJournal } from './resume-journal.js';
 import type { Html } from './html.js';
 

@@ -1,4 +1,4 @@
-import type { CallDetail, CallSummary, SessionSummary, TimelineEntry } from './log-view.js';
+import type { CallSummary, SessionSummary } from './log-view.js';
 import { html, type Html } from './html.js';
 import type { JournalEntry } from './resume-journal.js';
 
@@ -16,7 +16,7 @@ export interface PageContext {
   readonly now: number;
 }
 
-function layout(ctx: PageContext, title: string, body: Html): Html {
+export function layout(ctx: PageContext, title: string, body: Html): Html {
   return html`<!doctype html>
     <html lang="en">
       <head>
@@ -228,112 +228,6 @@ export function sessionPage(
   );
 }
 
-export function callPage(ctx: PageContext, call: CallDetail): Html {
-  const generations = [...new Set(call.timeline.map((entry) => entry.generation))];
-  const colour = (generation: string) => generations.indexOf(generation) % 6;
-  const session = call.session;
-  return layout(
-    ctx,
-    call.label,
-    html`<nav aria-label="Breadcrumb">
-        <a href="${ctx.base}">Overview</a> ›
-        <a href="${ctx.base}/sessions/${encodeURIComponent(session.id)}"
-          >${session.kind} <span class="mono">${shortId(session.id)}</span></a
-        >
-        › call
-      </nav>
-      <h1>${call.label} <span class="mono">${call.stream}</span></h1>
-      <dl class="facts">
-        <dt>State</dt>
-        <dd>${call.finished ? 'finished' : 'running'}</dd>
-        <dt>Current generation</dt>
-        <dd class="mono">${call.generation} (attempt ${call.attempt}, ${call.cause})</dd>
-        <dt>Trace</dt>
-        <dd>${traceLink(ctx, call.traceId)}</dd>
-      </dl>
-      ${call.task === undefined ? '' : taskHistory(ctx, call)}
-      <h2>Generations</h2>
-      <ul class="legend" data-testid="generations">
-        ${generations.map((generation, index) => html`<li><span class="gen gen-${colour(generation)}">generation ${index + 1}</span> <span class="mono">${generation}</span></li>`)}
-      </ul>
-      <h2>Timeline</h2>
-      ${call.truncated ? html`<p class="note">Older records of this partition are gone (retention) or past what the console reads; the timeline starts later.</p>` : ''}
-      <ol class="timeline" data-testid="timeline">
-        ${shownTimeline(call.timeline).map((entry) =>
-          typeof entry === 'number'
-            ? html`<li class="gap">
-                … ${entry} events not shown: the first ${TIMELINE_HEAD} and the last
-                ${TIMELINE_TAIL} are, and every generation start and end …
-              </li>`
-            : timelineItem(
-                ctx,
-                entry,
-                generations.indexOf(entry.generation) + 1,
-                colour(entry.generation),
-              ),
-        )}
-      </ol>`,
-  );
-}
-
-/** Events shown of a long call: the first and the last ones, every start and end in between. */
-const TIMELINE_HEAD = 500;
-const TIMELINE_TAIL = 1_500;
-
-/** The timeline to render: entries, and in place of each run of events left out, their count. */
-function shownTimeline(timeline: readonly TimelineEntry[]): Array<TimelineEntry | number> {
-  if (timeline.length <= TIMELINE_HEAD + TIMELINE_TAIL) return [...timeline];
-  const shown: Array<TimelineEntry | number> = [];
-  let left = 0;
-  timeline.forEach((entry, index) => {
-    const kept =
-      entry.kind !== 'message' || index < TIMELINE_HEAD || index >= timeline.length - TIMELINE_TAIL;
-    if (!kept) return void left++;
-    if (left > 0) shown.push(left);
-    left = 0;
-    shown.push(entry);
-  });
-  return shown;
-}
-
-function timelineItem(
-  ctx: PageContext,
-  entry: TimelineEntry,
-  number: number,
-  colour: number,
-): Html {
-  const reset =
-    entry.kind === 'generation-start' && entry.effect === 'superseded'
-      ? html`<div class="reset" data-testid="reset">
-          Reset: <strong>generation-superseded</strong> — a new execution
-          (${entry.cause ?? 'retry'}) replaces generation ${number - 1}; clients are told to discard
-          what they had.
-        </div>`
-      : '';
-  return html`<li
-    class="entry kind-${entry.kind} gen-border-${colour}${entry.effect.startsWith('dropped') ? ' dropped' : ''}"
-  >
-    ${reset}<span class="gen gen-${colour}">gen ${number}</span>
-    <span class="seq">#${entry.seq}</span>
-    <span class="summary">${entry.summary}</span>
-    <span class="meta"
-      >${entry.effect} · offset ${entry.offset.toString()} · ${time(entry.atMs, ctx.now)}</span
-    >
-  </li>`;
-}
-
-function taskHistory(ctx: PageContext, call: CallDetail): Html {
-  const task = call.task!;
-  return html`<h2>Task status</h2>
-    <p>
-      Now:
-      <span class="status status-${task.status}" data-testid="task-status">${task.status}</span>
-    </p>
-    <ol class="history">
-      ${task.changes.map((change) => html`<li><span class="status status-${change.status}">${change.status}</span> ${time(change.atMs, ctx.now)} — ${change.note}</li>`)}
-    </ol>`;
-}
-
 export function loginPage(ctx: PageContext, failed: boolean): Html {
   return layout(
     ctx,
@@ -362,7 +256,7 @@ export function notFoundPage(ctx: PageContext, what: string): Html {
   );
 }
 
-function traceLink(ctx: PageContext, traceId: string | undefined): Html | string {
+export function traceLink(ctx: PageContext, traceId: string | undefined): Html | string {
   if (traceId === undefined) return '—';
   if (ctx.traceUrl === undefined) return html`<span class="mono trace">${traceId}</span>`;
   return html`<a class="mono trace" href="${ctx.traceUrl.replace('{traceId}', traceId)}"
@@ -370,12 +264,12 @@ function traceLink(ctx: PageContext, traceId: string | undefined): Html | string
   >`;
 }
 
-function shortId(id: string): string {
+export function shortId(id: string): string {
   return id.length > 14 ? `${id.slice(0, 12)}…` : id;
 }
 
 /** An ISO time, with how long ago (or ahead) in words, in a <time> element. */
-function time(atMs: number, now: number): Html {
+export function time(atMs: number, now: number): Html {
   const iso = new Date(atMs).toISOString();
   const seconds = Math.round((atMs - now) / 1000);
   const magnitude = Math.abs(seconds);
