@@ -193,7 +193,7 @@ describe('the console, in a real browser', () => {
   it('answers this machine only, asks for the endpoint’s token when auth is on, shows that subject’s sessions only, and is off with --console off', async () => {
     const tokens = join(mkdtempSync(join(tmpdir(), 'tidemark-console-auth-')), 'tokens');
     writeFileSync(tokens, 'alice-token-0123456789abcdef alice\nbob-token-0123456789abcdefgh bob\n');
-    const { endpoint, origin } = await startDev(['--auth-tokens', tokens]);
+    const { endpoint, origin, server } = await startDev(['--auth-tokens', tokens]);
     const alice = new RawMcpClient(endpoint);
     const asAlice = { Authorization: 'Bearer alice-token-0123456789abcdef' };
     const init = await fetch(endpoint, {
@@ -253,6 +253,15 @@ describe('the console, in a real browser', () => {
     );
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/console' });
     await page.close();
+
+    // A console tab left open does not hold the server up: SIGTERM ends its live tail and dev exits.
+    const tab = await fetch(`${origin}/console/events`, { headers: asAlice });
+    expect(tab.headers.get('content-type')).toBe('text/event-stream');
+    const ended = tab.text();
+    const exited = new Promise<number | null>((resolve) => server.child.once('exit', resolve));
+    server.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    await ended;
 
     const off = await startDev(['--console', 'off']);
     expect(off.server.output()).not.toContain('Console:');

@@ -116,7 +116,8 @@ export async function createConsole(options: ConsoleOptions): Promise<Console> {
   router.use(thisMachineOnly, securityHeaders);
   router.use('/assets', express.static(ASSETS, { index: false, fallthrough: false, maxAge: 0 }));
   loginRoute(router, { options, basePath, page, send });
-  pageRoutes(router, { options, view, tail, page, send, guarded });
+  const live = new Set<Response>();
+  pageRoutes(router, { options, view, tail, live, page, send, guarded });
   router.use((_req: Request, res: Response) =>
     send(res, 404, notFoundPage(page(), 'There is no such page.')),
   );
@@ -136,7 +137,16 @@ export async function createConsole(options: ConsoleOptions): Promise<Console> {
     if (res.headersSent) return void res.end();
     res.status(500).type('text').send('The console could not read the log; see the server log.');
   });
-  return { router, basePath, close: () => tail.close() };
+  return {
+    router,
+    basePath,
+    close: () => {
+      // Open live tails end, so the server they are on can close (a drain waits for them).
+      for (const res of live) res.end();
+      live.clear();
+      tail.close();
+    },
+  };
 }
 
 /** The live tail as SSE: records (`event: record`) and resume decisions (`event: resume`). */
@@ -144,12 +154,11 @@ async function liveEvents(
   req: Request,
   res: Response,
   visibility: Visibility,
-  tail: LiveTail,
-  view: LogView,
-  journal: ResumeJournal | undefined,
+  { tail, view, journal, live }: LiveDeps,
 ): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
   res.write(': live\n\n');
+  live.add(res);
   const owners = new Map<string, Promise<boolean>>();
   const maySee = (session: string): Promise<boolean> => {
     if (visibility.all) return Promise.resolve(true);
@@ -183,6 +192,7 @@ async function liveEvents(
   const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
   req.on('close', () => {
     closed = true;
+    live.delete(res);
     clearInterval(keepAlive);
     for (const stop of stops) stop();
   });
@@ -253,6 +263,14 @@ function positive(value: number, name: string): number {
   return value;
 }
 
+interface LiveDeps {
+  readonly tail: LiveTail;
+  readonly view: LogView;
+  readonly journal: ResumeJournal | undefined;
+  /** The open live-tail responses, ended by `close`. */
+  readonly live: Set<Response>;
+}
+
 interface RouteDeps {
   readonly options: ConsoleOptions;
   readonly page: () => PageContext;
@@ -291,16 +309,16 @@ function pageRoutes(
     options,
     view,
     tail,
+    live,
     page,
     send,
     guarded,
-  }: RouteDeps & {
-    view: LogView;
-    tail: LiveTail;
-    guarded: (
-      handler: (req: Request, res: Response, visibility: Visibility) => Promise<void>,
-    ) => (req: Request, res: Response, next: NextFunction) => void;
-  },
+  }: RouteDeps &
+    Omit<LiveDeps, 'journal'> & {
+      guarded: (
+        handler: (req: Request, res: Response, visibility: Visibility) => Promise<void>,
+      ) => (req: Request, res: Response, next: NextFunction) => void;
+    },
 ): void {
   router.get(
     '/',
@@ -343,7 +361,7 @@ function pageRoutes(
   router.get(
     '/events',
     guarded((req, res, visibility) =>
-      liveEvents(req, res, visibility, tail, view, options.journal),
+      liveEvents(req, res, visibility, { tail, view, journal: options.journal, live }),
     ),
   );
 }
