@@ -24,7 +24,15 @@ import { AUTH_FLAGS, authOf } from './auth.js';
 import { KAFKA_FLAGS, kafkaOptions, prefixOf } from './kafka-options.js';
 import { LIMIT_FLAGS, limitsOf } from './limits.js';
 import type { Logger } from './logger.js';
-import { list, parseFlags, port, positiveInt, str, UsageError } from './options.js';
+import {
+  list,
+  LOOPBACK_BIND_ADDRESSES,
+  parseFlags,
+  port,
+  positiveInt,
+  str,
+  UsageError,
+} from './options.js';
 import { applyTelemetryFlags, TELEMETRY_FLAGS } from './telemetry-flags.js';
 import { TASKS_FLAG, tasksOf } from './tasks.js';
 import { duration, TTL_FLAGS, ttlsOf } from './ttl.js';
@@ -40,7 +48,6 @@ export interface Io {
 }
 
 const DEFAULT_EXAMPLES = ['@tidemark/examples/counting', '@tidemark/examples/interactive'];
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 
 export async function dev(args: readonly string[], io: Io): Promise<void> {
   const { values } = parseFlags(args, {
@@ -62,7 +69,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
   const listenPort = port(str(values['port']), '--port', 3000);
   const metrics = applyTelemetryFlags(values);
   const host = str(values['host']) ?? '127.0.0.1';
-  if (!LOOPBACK.has(host) && values['allow-remote'] !== true) {
+  if (!LOOPBACK_BIND_ADDRESSES.has(host) && values['allow-remote'] !== true) {
     throw new UsageError(
       `--host: ${host} is not a loopback address; dev is for one machine, so pass --allow-remote (and an --auth-tokens file) to expose it`,
     );

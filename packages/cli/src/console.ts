@@ -7,7 +7,7 @@ import { topicNames, type LogPort, type TopicNames } from '@tidemark/protocol';
 import { AUTH_FLAGS, authOf } from './auth.js';
 import type { Io } from './commands.js';
 import { KAFKA_FLAGS, kafkaOptions, prefixOf } from './kafka-options.js';
-import { parseFlags, port, str, UsageError } from './options.js';
+import { LOOPBACK_BIND_ADDRESSES, parseFlags, port, str, UsageError } from './options.js';
 import { duration } from './ttl.js';
 
 // The console (`@tidemark/console`): served by `tidemark dev` at /console, and by `tidemark
@@ -19,8 +19,6 @@ export const CONSOLE_FLAGS = {
 } as const;
 
 type Values = Record<string, string | boolean | string[] | undefined>;
-
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 
 /**
  * The console a gateway process serves beside its endpoint (dev: on by default; gateway: off),
@@ -78,7 +76,7 @@ export async function consoleCommand(args: readonly string[], io: Io): Promise<v
     ...AUTH_FLAGS,
   });
   const host = str(values['host']) ?? '127.0.0.1';
-  if (!LOOPBACK.has(host))
+  if (!LOOPBACK_BIND_ADDRESSES.has(host))
     throw new UsageError(
       `--host: ${host} is not a loopback address; the console answers this machine only (use an SSH tunnel or kubectl port-forward)`,
     );

@@ -73,3 +73,10 @@ export function list(value: string | boolean | string[] | undefined): string[] {
 export function str(value: string | boolean | string[] | undefined): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
+
+/** Bind addresses that keep a server on this machine (dev and the console refuse others). */
+export const LOOPBACK_BIND_ADDRESSES: ReadonlySet<string> = new Set([
+  '127.0.0.1',
+  'localhost',
+  '::1',
+]);

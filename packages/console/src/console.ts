@@ -1,6 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import {
+  isLoopbackHost,
+  isLoopbackOrigin,
+  LOOPBACK_ADDRESSES,
   parseSessionId,
   parseStreamId,
   type LogPort,
@@ -58,9 +61,6 @@ export interface Console {
 
 const ASSETS = fileURLToPath(new URL('../assets/', import.meta.url));
 const COOKIE = 'tidemark_console_token';
-const LOOPBACK_ADDRESSES = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
-const LOOPBACK_HOST = /^(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$/i;
-const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$/i;
 
 /**
  * A read-only web console over a Tidemark log. It answers only this machine (loopback peers, a
@@ -226,7 +226,7 @@ function cookieOf(header: string | undefined, name: string): string | undefined 
 function thisMachineOnly(req: Request, res: Response, next: NextFunction): void {
   if (
     !LOOPBACK_ADDRESSES.has(req.socket.remoteAddress ?? '') ||
-    !LOOPBACK_HOST.test(req.headers.host ?? '')
+    !isLoopbackHost(req.headers.host ?? '')
   )
     return void res
       .status(403)
@@ -240,7 +240,7 @@ function thisMachineOnly(req: Request, res: Response, next: NextFunction): void 
 /** A form post from another origin is refused: the sign-in cannot be driven by another site. */
 function sameOrigin(req: Request, res: Response, next: NextFunction): void {
   const origin = req.headers.origin;
-  if (origin !== undefined && !LOOPBACK_ORIGIN.test(origin))
+  if (origin !== undefined && !isLoopbackOrigin(origin))
     return void res.status(403).type('text').send('Cross-origin form posts are refused.');
   next();
 }

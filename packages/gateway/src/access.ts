@@ -1,8 +1,7 @@
 import type { Request } from 'express';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import { HttpRefusals } from '@tidemark/protocol';
+import { HttpRefusals, LOOPBACK_ADDRESSES } from '@tidemark/protocol';
 import { pass, refuse, type Checked } from './http-answers.js';
-import { LOOPBACK_ADDRESSES } from './http-guards.js';
 import type { Authenticate, AuthResult } from './auth/authenticators.js';
 
 export interface AccessOptions {

@@ -1,22 +1,21 @@
 import cors from 'cors';
 import type express from 'express';
 import type { Request, Response } from 'express';
-import { HttpRefusals, type HttpRefusal } from '@tidemark/protocol';
+import {
+  HttpRefusals,
+  isLoopbackHost,
+  isLoopbackOrigin,
+  type HttpRefusal,
+} from '@tidemark/protocol';
 import { sendRefusal } from './http-answers.js';
 
 // The gateway's front door: the checks every request meets before a handler, and the one way a
 // refusal is written. Guards answer with a JSON-RPC error and stop; nothing here touches the log.
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-/** Client addresses of this machine: exempt from the per-address rate limit. */
-export const LOOPBACK_ADDRESSES = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
-
 /** `example.com:3000` → `example.com`; `[::1]:3000` → `[::1]`. */
 function hostnameOf(host: string): string {
   return host.replace(/:\d+$/, '').toLowerCase();
 }
-
-const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/;
 
 export interface FrontDoorOptions {
   path: string;
@@ -38,14 +37,14 @@ export function frontDoor(options: FrontDoorOptions): {
   const { allowedOrigins, allowedHosts } = options;
   const originAllowed = (origin: string): boolean =>
     allowedOrigins === 'any' ||
-    (allowedOrigins === undefined ? LOOPBACK_ORIGIN.test(origin) : allowedOrigins.includes(origin));
+    (allowedOrigins === undefined ? isLoopbackOrigin(origin) : allowedOrigins.includes(origin));
   const hostAllowed = (host: string | undefined): boolean => {
     if (allowedHosts !== undefined)
       return (
         host !== undefined &&
         (allowedHosts.includes(host) || allowedHosts.includes(hostnameOf(host)))
       );
-    return !loopbackOnly || (host !== undefined && LOOPBACK_HOSTS.has(hostnameOf(host)));
+    return !loopbackOnly || (host !== undefined && isLoopbackHost(host));
   };
   return {
     install(app) {
@@ -82,7 +81,7 @@ export function frontDoor(options: FrontDoorOptions): {
       );
     },
     listeningOn(host) {
-      if (LOOPBACK_HOSTS.has(host === '::1' ? '[::1]' : host)) loopbackOnly = true;
+      if (isLoopbackHost(host)) loopbackOnly = true;
     },
   };
 }

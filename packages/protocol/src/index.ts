@@ -73,6 +73,7 @@ export {
 } from './wire.js';
 export type { JsonRpcErrorBody, ResetNotification } from './wire.js';
 export { HttpRefusals } from './http-refusals.js';
+export { isLoopbackHost, isLoopbackOrigin, LOOPBACK_ADDRESSES } from './loopback.js';
 export type { HttpRefusal } from './http-refusals.js';
 export { TOPIC_CLEANUP, TOPIC_ROLES, partitionForSession, topicNames } from './log-port.js';
 export type {
