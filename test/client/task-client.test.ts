@@ -122,6 +122,118 @@ describe('@tidemark/client: a task awaited as a result', () => {
   });
 });
 
+/** A fetch that notes each request's `Mcp-Method`, and may change a listen's answer. */
+function recordingFetch(listenAnswer?: (response: Response, nth: number) => Response): {
+  fetch: typeof fetch;
+  methods: string[];
+} {
+  const methods: string[] = [];
+  let listens = 0;
+  const recording: typeof fetch = async (input, init) => {
+    const method = new Headers(init?.headers).get('mcp-method') ?? '?';
+    methods.push(method);
+    const response = await fetch(input, init);
+    return method === 'subscriptions/listen' && listenAnswer
+      ? listenAnswer(response, ++listens)
+      : response;
+  };
+  return { fetch: recording, methods };
+}
+
+/** The response with its body cut after its first chunk (a stream that drops mid-way). */
+function cutAfterFirstChunk(response: Response): Response {
+  const reader: ReadableStreamDefaultReader<Uint8Array> = response.body!.getReader();
+  let chunks = 0;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (chunks++ === 1) {
+        await reader.cancel();
+        controller.error(new TypeError('terminated'));
+        return;
+      }
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+  });
+  return new Response(body, { status: response.status, headers: response.headers });
+}
+
+describe("@tidemark/client: follow: 'listen'", () => {
+  it('is told of each change on one subscriptions/listen stream, never asking tasks/get', async () => {
+    const [url] = await setup();
+    const { fetch, methods } = recordingFetch();
+    const statuses: string[] = [];
+    const client = new TaskClient({
+      url: url!,
+      follow: 'listen',
+      fetch,
+      onStatus: (task) => void statuses.push(task.status),
+      answerInput: (requests) =>
+        Promise.resolve(
+          Object.fromEntries(
+            Object.keys(requests).map((key) => [
+              key,
+              { action: 'accept', content: { confirm: true } },
+            ]),
+          ),
+        ),
+    });
+    const result = await client.callTool('count', { to: 8, delayMs: 20 });
+    expect(result.content).toEqual([{ type: 'text', text: numbers(8).join(',') }]);
+    expect(methods).toEqual(['tools/call', 'subscriptions/listen']);
+    expect(statuses.at(-1)).toBe('completed');
+    // Input asked mid-task arrives on the stream too and is answered through tasks/update.
+    methods.length = 0;
+    const deployed = await client.callTool('confirm_deploy', { env: 'staging' });
+    expect(deployed.content).toEqual([{ type: 'text', text: 'deployed to staging' }]);
+    expect(methods).toEqual(['tools/call', 'subscriptions/listen', 'tasks/update']);
+  });
+
+  it('a listen that drops is followed by one tasks/get and a new listen; the result is exact', async () => {
+    const [url] = await setup();
+    const { fetch, methods } = recordingFetch((response, nth) =>
+      nth === 1 ? cutAfterFirstChunk(response) : response,
+    );
+    const client = new TaskClient({ url: url!, follow: 'listen', fetch, minPollIntervalMs: 20 });
+    // Long enough to outlast the cut, the pause of one poll interval (1 s) and the tasks/get.
+    const result = await client.callTool('count', { to: 80, delayMs: 25 });
+    expect(result.content).toEqual([{ type: 'text', text: numbers(80).join(',') }]);
+    expect(methods.slice(0, 4)).toEqual([
+      'tools/call',
+      'subscriptions/listen',
+      'tasks/get',
+      'subscriptions/listen',
+    ]);
+  });
+
+  it('a server that answers the listen without a stream is polled instead', async () => {
+    const [url] = await setup();
+    const { fetch, methods } = recordingFetch(
+      () =>
+        new Response(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            error: { code: -32601, message: 'Method not found' },
+          }),
+          { headers: { 'content-type': 'application/json' } },
+        ),
+    );
+    const client = new TaskClient({ url: url!, follow: 'listen', fetch, minPollIntervalMs: 20 });
+    const result = await client.callTool('count', { to: 4, delayMs: 30 });
+    expect(result.content).toEqual([{ type: 'text', text: numbers(4).join(',') }]);
+    expect(methods.slice(0, 3)).toEqual(['tools/call', 'subscriptions/listen', 'tasks/get']);
+    expect(methods.filter((m) => m === 'subscriptions/listen')).toHaveLength(1);
+  });
+
+  it('refuses an unknown follow mode', () => {
+    expect(
+      () => new TaskClient({ url: 'http://127.0.0.1:1/mcp', follow: 'push' as 'poll' }),
+    ).toThrow(/follow must be 'poll' or 'listen'/);
+  });
+});
+
 describe('@tidemark/client on the session lane, with the official SDK client', () => {
   it('onReset hears each reset; increasingProgress hands the application only increasing progress', async () => {
     const [url] = await setup();

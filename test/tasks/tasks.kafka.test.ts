@@ -87,27 +87,31 @@ describe('durable tasks on Kafka: two gateways, two workers', () => {
       expect((await rpc(url, 'tasks/get', { taskId })).body.result?.['status']).toBe('completed');
   });
 
-  it('@tidemark/client awaits a task across the death of its worker: the exact result, as if synchronous', async () => {
-    const { cluster: c, urls } = await cluster();
-    const statuses: string[] = [];
-    let killed = false;
-    const client = new TaskClient({
-      url: urls[1]!,
-      minPollIntervalMs: 200,
-      onStatus: (task) => {
-        statuses.push(task.status);
-        if (killed) return;
-        const runner = c.runnerOf(task.taskId);
-        if (runner === undefined) return;
-        killed = true;
-        void c.kill(runner, 'SIGKILL');
-      },
-    });
-    const result = await client.callTool('count', { to: 20, delayMs: 100 });
-    expect(killed).toBe(true);
-    expect(result.content).toEqual([{ type: 'text', text: countText(20) }]);
-    expect(statuses.at(-1)).toBe('completed');
-  });
+  it.each(['poll', 'listen'] as const)(
+    '@tidemark/client (follow: %s) awaits a task across the death of its worker: the exact result, as if synchronous',
+    async (follow) => {
+      const { cluster: c, urls } = await cluster();
+      const statuses: string[] = [];
+      let killed = false;
+      const client = new TaskClient({
+        url: urls[1]!,
+        follow,
+        minPollIntervalMs: 200,
+        onStatus: (task) => {
+          statuses.push(task.status);
+          if (killed) return;
+          const runner = c.runnerOf(task.taskId);
+          if (runner === undefined) return;
+          killed = true;
+          void c.kill(runner, 'SIGKILL');
+        },
+      });
+      const result = await client.callTool('count', { to: 20, delayMs: 100 });
+      expect(killed).toBe(true);
+      expect(result.content).toEqual([{ type: 'text', text: countText(20) }]);
+      expect(statuses.at(-1)).toBe('completed');
+    },
+  );
 
   it('a task whose partition moves to a new worker: the old worker (alive) stops it and writes nothing more; the new owner finishes it', async () => {
     const { cluster: c, urls } = await cluster();

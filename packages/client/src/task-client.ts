@@ -1,24 +1,8 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { McpRequestError, TaskCancelledError, TaskFailedError, TaskInputError } from './errors.js';
-import { answerInBody, statelessRequest, TASKS_EXTENSION } from '@tidemark/protocol';
+import { TaskCancelledError, TaskFailedError, TaskInputError } from './errors.js';
+import { getTask, listened, polled, type FollowMode } from './task-follow.js';
 import { MemoryTaskStore, type StoredTask, type TaskStore } from './task-store.js';
-
-/** What a tool call answers: the SDK's `CallToolResult` shape, as JSON. */
-export type ToolResult = Record<string, unknown> & { content?: unknown[]; isError?: boolean };
-
-/** A task as `tasks/get` reports it (the extension's DetailedTask). */
-export interface TaskView {
-  readonly taskId: string;
-  readonly status: 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
-  readonly statusMessage?: string;
-  readonly createdAt: string;
-  readonly lastUpdatedAt: string;
-  readonly ttlMs: number | null;
-  readonly pollIntervalMs?: number;
-  readonly inputRequests?: Record<string, unknown>;
-  readonly result?: ToolResult;
-  readonly error?: { code?: unknown; message?: unknown; data?: unknown };
-}
+import type { TaskView, ToolResult } from './task-view.js';
+import { StatelessTransport } from './transport.js';
 
 export interface TaskClientOptions {
   /** The MCP endpoint (any replica, or the load balancer in front of them). */
@@ -39,6 +23,13 @@ export interface TaskClientOptions {
   ) => Promise<Record<string, unknown>>;
   /** Sees each status a task reports, for a progress display. */
   readonly onStatus?: (task: TaskView) => void;
+  /**
+   * How a task's changes are learned: `'poll'` (default) asks `tasks/get` at the task's
+   * `pollIntervalMs`; `'listen'` keeps a `subscriptions/listen` stream open and is told at once —
+   * fewer requests and less delay, one open connection per awaited task (a dropped stream is read
+   * with `tasks/get` and listened to again; a server without listen is polled).
+   */
+  readonly follow?: FollowMode;
   /** Floor of the polling interval, whatever the server suggests. Default 100 ms. */
   readonly minPollIntervalMs?: number;
   /** How long a gateway may be unreachable (restart, failover) before waiting fails. Default 60 s. */
@@ -48,21 +39,31 @@ export interface TaskClientOptions {
 
 /**
  * A 2026-07-28 client for durable tools: `callTool` declares the Tasks extension, and when the
- * server answers with a task it waits for it — polling `tasks/get` at the task's `pollIntervalMs`,
- * answering its input requests through `tasks/update`, riding out gateway restarts — and resolves
- * with the tool's result as if the call had been synchronous. Task ids are kept in the `store`
- * until the task ends, so a restarted host follows them again with `resumePending`.
+ * server answers with a task it waits for it — polling `tasks/get` at the task's `pollIntervalMs`
+ * (or listening), answering its input requests through `tasks/update`, riding out gateway
+ * restarts — and resolves with the tool's result as if the call had been synchronous. Task ids
+ * are kept in the `store` until the task ends, so a restarted host follows them again with
+ * `resumePending`.
  *
  * (The official TypeScript SDK 2.4 has no Tasks extension and refuses `tasks/*` toward
  * 2026-07-28 servers; this client speaks the few requests it needs itself.)
  */
 export class TaskClient {
   private readonly store: TaskStore;
-  private readonly fetch: typeof fetch;
+  private readonly transport: StatelessTransport;
 
   constructor(private readonly options: TaskClientOptions) {
+    if (options.follow !== undefined && options.follow !== 'poll' && options.follow !== 'listen')
+      throw new TypeError(`follow must be 'poll' or 'listen', not ${String(options.follow)}`);
     this.store = options.store ?? new MemoryTaskStore();
-    this.fetch = options.fetch ?? globalThis.fetch;
+    this.transport = new StatelessTransport({
+      url: options.url,
+      elicitation: options.answerInput !== undefined,
+      ...(options.clientInfo && { clientInfo: options.clientInfo }),
+      ...(options.headers && { headers: options.headers }),
+      ...(options.unavailableForMs !== undefined && { unavailableForMs: options.unavailableForMs }),
+      ...(options.fetch && { fetch: options.fetch }),
+    });
   }
 
   /** Calls a tool; a task is awaited to its end. Rejects with the task's failure or cancellation. */
@@ -71,7 +72,12 @@ export class TaskClient {
     args: Record<string, unknown> = {},
     { signal }: { signal?: AbortSignal } = {},
   ): Promise<ToolResult> {
-    const result = await this.request('tools/call', { name, arguments: args }, name, signal);
+    const result = await this.transport.request(
+      'tools/call',
+      { name, arguments: args },
+      name,
+      signal,
+    );
     if (result['resultType'] !== 'task') return result;
     const task = result as unknown as TaskView;
     await this.store.put({
@@ -85,9 +91,29 @@ export class TaskClient {
 
   /** Waits for a task this client (or an earlier run of it, through the store) created. */
   async await(task: TaskView | string, signal?: AbortSignal): Promise<ToolResult> {
-    let view = typeof task === 'string' ? await this.get(task, signal) : task;
+    const first = typeof task === 'string' ? await this.get(task, signal) : task;
+    const follow = {
+      transport: this.transport,
+      minIntervalMs: this.options.minPollIntervalMs ?? 100,
+      signal,
+    };
+    const later =
+      this.options.follow === 'listen' ? listened(follow, first) : polled(follow, first);
+    try {
+      return await this.settle(first, later, signal);
+    } finally {
+      await later.return(undefined); // a listen stream still open is closed
+    }
+  }
+
+  /** Takes a task's states as they come until it ends: its result, or its failure thrown. */
+  private async settle(
+    first: TaskView,
+    later: AsyncGenerator<TaskView>,
+    signal: AbortSignal | undefined,
+  ): Promise<ToolResult> {
     const answered = new Set<string>();
-    for (;;) {
+    for (let view = first; ;) {
       this.options.onStatus?.(view);
       switch (view.status) {
         case 'completed':
@@ -105,9 +131,9 @@ export class TaskClient {
         case 'working':
           break;
       }
-      const interval = Math.max(this.options.minPollIntervalMs ?? 100, view.pollIntervalMs ?? 0);
-      await sleep(interval, undefined, signal ? { signal } : undefined);
-      view = await this.get(view.taskId, signal);
+      const next = await later.next();
+      if (next.done === true) throw new Error('unreachable: a task is followed until it ends');
+      view = next.value;
     }
   }
 
@@ -120,12 +146,12 @@ export class TaskClient {
 
   /** The task's current state (`tasks/get`). */
   async get(taskId: string, signal?: AbortSignal): Promise<TaskView> {
-    return (await this.request('tasks/get', { taskId }, taskId, signal)) as unknown as TaskView;
+    return getTask(this.transport, taskId, signal);
   }
 
   /** Asks the server to cancel the task (`tasks/cancel`); the task's end says whether it did. */
   async cancel(taskId: string): Promise<void> {
-    await this.request('tasks/cancel', { taskId }, taskId);
+    await this.transport.request('tasks/cancel', { taskId }, taskId);
   }
 
   private async answer(view: TaskView, answered: Set<string>, signal?: AbortSignal): Promise<void> {
@@ -138,70 +164,11 @@ export class TaskClient {
     const known = Object.fromEntries(Object.entries(responses).filter(([key]) => key in open));
     for (const key of Object.keys(known)) answered.add(key);
     if (Object.keys(known).length > 0)
-      await this.request(
+      await this.transport.request(
         'tasks/update',
         { taskId: view.taskId, inputResponses: known },
         view.taskId,
         signal,
       );
   }
-
-  /**
-   * One JSON-RPC request of the stateless lane; resolves with its result. A gateway that cannot be
-   * reached or answers 5xx (a restart, a failover) is tried again until `unavailableForMs`.
-   */
-  private async request(
-    method: string,
-    params: Record<string, unknown>,
-    name: string,
-    signal?: AbortSignal,
-  ): Promise<Record<string, unknown>> {
-    const deadline = Date.now() + (this.options.unavailableForMs ?? 60_000);
-    for (let attempt = 0; ; attempt++) {
-      const { headers, body } = statelessRequest(method, params, {
-        clientInfo: this.options.clientInfo ?? { name: '@tidemark/client', version: '0.1.0' },
-        capabilities: {
-          extensions: { [TASKS_EXTENSION]: {} },
-          ...(this.options.answerInput === undefined ? {} : { elicitation: { form: {} } }),
-        },
-        name,
-      });
-      const extra =
-        typeof this.options.headers === 'function' ? this.options.headers() : this.options.headers;
-      let response: Response;
-      try {
-        response = await this.fetch(this.options.url, {
-          method: 'POST',
-          headers: { ...headers, ...extra },
-          body,
-          ...(signal ? { signal } : {}),
-        });
-      } catch (error) {
-        if (signal?.aborted || Date.now() > deadline) throw error;
-        await sleep(Math.min(2_000, 100 * 2 ** attempt));
-        continue;
-      }
-      if (response.status >= 500 && Date.now() <= deadline) {
-        await response.body?.cancel();
-        await sleep(Math.min(2_000, 100 * 2 ** attempt));
-        continue;
-      }
-      return answerOf(await response.text(), response.status);
-    }
-  }
-}
-
-/** The result of a JSON or SSE answer body, or its JSON-RPC error thrown. */
-function answerOf(text: string, status: number): Record<string, unknown> {
-  const answer = answerInBody(text);
-  if (answer === undefined) throw new McpRequestError(-32603, `no answer (HTTP ${status})`);
-  if ('error' in answer) {
-    const { code, message, data } = answer.error;
-    throw new McpRequestError(
-      typeof code === 'number' ? code : -32603,
-      typeof message === 'string' ? message : `HTTP ${status}`,
-      data,
-    );
-  }
-  return answer.result;
 }
