@@ -2,7 +2,13 @@ import type { AddressInfo } from 'node:net';
 import { EmbeddedLog } from '@tidemark/embedded-log';
 import counting from '@tidemark/examples/counting';
 import { createGateway, type Gateway, type GatewayOptions } from '@tidemark/gateway';
-import { createKeyring, topicNames, type Keyring, type TopicNames } from '@tidemark/protocol';
+import {
+  createKeyring,
+  topicNames,
+  type Keyring,
+  type LogPort,
+  type TopicNames,
+} from '@tidemark/protocol';
 import { Worker, type ToolModule, type WorkerOptions } from '@tidemark/worker';
 
 export interface EmbeddedStack {
@@ -22,6 +28,8 @@ export interface EmbeddedStackOptions {
   modules?: ToolModule[];
   gateway?: Partial<GatewayOptions>;
   worker?: Partial<WorkerOptions>;
+  /** The log a gateway replica sees (to count what it reads); default the stack's log. */
+  gatewayLog?: (log: LogPort, replica: number) => LogPort;
 }
 
 /** Tidemark in one test process on the embedded (in-memory) log: a worker and gateway replicas. */
@@ -40,9 +48,9 @@ export async function embeddedStack(options: EmbeddedStackOptions = {}): Promise
   await worker.start();
   const keyring = createKeyring({ current: { id: 1, secret: new Uint8Array(32).fill(7) } });
   const gateways = await Promise.all(
-    Array.from({ length: options.replicas ?? 1 }, async () => {
+    Array.from({ length: options.replicas ?? 1 }, async (_, replica) => {
       const gateway = await createGateway({
-        log,
+        log: options.gatewayLog?.(log, replica) ?? log,
         topics,
         keyring,
         tailWaitMs: 50,

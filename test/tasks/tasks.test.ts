@@ -2,6 +2,8 @@ import counting from '@tidemark/examples/counting';
 import interactive from '@tidemark/examples/interactive';
 import { tokenFileAuthenticator } from '@tidemark/gateway';
 import { defineToolModule, Worker } from '@tidemark/worker';
+import type { LogPort } from '@tidemark/protocol';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import * as z from 'zod';
 import { embeddedStack, type EmbeddedStackOptions } from '../support/embedded-stack.js';
@@ -348,6 +350,48 @@ describe('Tasks extension (io.modelcontextprotocol/tasks) on the stateless lane'
       { tasks: false },
     );
     expect(refused.body.error?.code).toBe(-32021);
+  });
+
+  it('a listen reads a task again only when its stream writes: a task waiting for its user costs no reads', async () => {
+    // Replica 1 serves the listen; every read of a task's records (a fetch that does not wait) it
+    // makes is counted. Replica 0 creates the task and takes its answer.
+    let reads = 0;
+    const { urls } = await setup({
+      gatewayLog: (log, replica) =>
+        replica === 0
+          ? log
+          : Object.assign(Object.create(log) as LogPort, {
+              fetch: (...args: Parameters<LogPort['fetch']>) => {
+                if (args[3]?.maxWaitMs === 0) reads++;
+                return log.fetch(...args);
+              },
+            }),
+    });
+    const created = await rpc(urls[0]!, 'tools/call', {
+      name: 'confirm_deploy',
+      arguments: { env: 'staging' },
+    });
+    const taskId = String(created.body.result?.['taskId']);
+    const asking = await pollTask([urls[0]!], taskId, ['input_required']);
+    const listen = rpc(urls[1]!, 'subscriptions/listen', { notifications: { taskIds: [taskId] } });
+    await sleep(500); // the listen has read the task once and waits
+    reads = 0;
+    await sleep(2_000);
+    const idleReads = reads;
+    const [key] = Object.keys(asking['inputRequests'] as object);
+    await rpc(urls[0]!, 'tasks/update', {
+      taskId,
+      inputResponses: { [key!]: { action: 'accept', content: { confirm: true } } },
+    });
+    const messages = sseMessages((await listen).text);
+    const statuses = messages
+      .filter((m) => m['method'] === 'notifications/tasks')
+      .map((m) => (m['params'] as { status: string }).status);
+    expect(statuses[0]).toBe('input_required');
+    expect(statuses.at(-1)).toBe('completed');
+    expect(messages.at(-1)).toHaveProperty('result');
+    // Polling its state every 250 ms, as a listen did before, read it 8 times in these 2 s.
+    expect(idleReads).toBeLessThanOrEqual(1);
   });
 
   it('bad task requests are answered -32602, never 5xx', async () => {

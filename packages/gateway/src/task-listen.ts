@@ -1,10 +1,12 @@
 import type { Response } from 'express';
+import type { Subscription, TailListener } from '@tidemark/log';
 import {
   declaresTasks,
   detailedTask,
   isTerminalTaskStatus,
   missingTasksCapability,
   parseSessionId,
+  type LogRecord,
   type RequestId,
   type SessionId,
 } from '@tidemark/protocol';
@@ -16,12 +18,20 @@ import { readTask } from './task-state.js';
 // as its tasks change, each the DetailedTask `tasks/get` would answer at that moment. The gateway
 // reads the tasks from the log itself (any gateway can), so a listen survives nothing but its own
 // connection: a client that reconnects listens again and gets each task's current state first.
+//
+// A task changes by a record of its stream in `events`, so a listen watches its tasks' partitions
+// through the gateway's shared tails and reads a task again only when a record under its id goes
+// by — a task that waits for its user an hour costs no reads. A slow timer reads them anyway, for
+// what is not a record of the stream (the task's record tombstoned, its events expired).
 
 /** Task ids one listen may follow. */
 const MAX_LISTENED_TASKS = 64;
 
-/** How often a listen reads its tasks' state from the log. */
-const READ_INTERVAL_MS = 250;
+/** How often a listen reads its tasks when no record of theirs went by. */
+const REREAD_INTERVAL_MS = 5_000;
+
+/** …and when it could not watch the tail (the records it needed are gone): as a poller would. */
+const UNWATCHED_INTERVAL_MS = 250;
 
 const SUBSCRIPTION_ID_META_KEY = 'io.modelcontextprotocol/subscriptionId';
 
@@ -70,31 +80,98 @@ export async function handleTaskListen(
   });
   const sent = new Map<SessionId, string>();
   const pending = new Set(agreed);
-  while (sse.isOpen && pending.size > 0) {
-    for (const id of pending) {
-      const task = await readTask(ctx, id, auth?.subject);
-      if (!task.found) {
-        pending.delete(id);
-        continue;
+  const changes = await TaskChanges.watch(ctx, agreed);
+  try {
+    while (sse.isOpen && pending.size > 0) {
+      changes.clear(); // a record that goes by from here on means another read
+      for (const id of pending) {
+        const task = await readTask(ctx, id, auth?.subject);
+        if (!task.found) {
+          pending.delete(id);
+          continue;
+        }
+        const { resultType: _complete, ...params } = detailedTask(task.state);
+        const body = JSON.stringify(params);
+        if (sent.get(id) !== body) {
+          sent.set(id, body);
+          sse.event(undefined, {
+            jsonrpc: '2.0',
+            method: 'notifications/tasks',
+            params: { ...params, _meta: meta },
+          });
+        }
+        if (isTerminalTaskStatus(task.state.status)) pending.delete(id);
       }
-      const { resultType: _complete, ...params } = detailedTask(task.state);
-      const body = JSON.stringify(params);
-      if (sent.get(id) !== body) {
-        sent.set(id, body);
-        sse.event(undefined, {
-          jsonrpc: '2.0',
-          method: 'notifications/tasks',
-          params: { ...params, _meta: meta },
-        });
-      }
-      if (isTerminalTaskStatus(task.state.status)) pending.delete(id);
+      if (pending.size > 0) await changes.next(sse.closed);
     }
-    if (pending.size > 0)
-      await Promise.race([sse.closed, new Promise((r) => setTimeout(r, READ_INTERVAL_MS))]);
+  } finally {
+    changes.close();
   }
   // Every task it followed is finished (or gone): the subscription ends gracefully.
   if (sse.isOpen) {
     sse.event(undefined, { jsonrpc: '2.0', id: request.id, result: { _meta: meta } });
     sse.end();
+  }
+}
+
+/**
+ * Records of some tasks' streams going by on the gateway's tails of `events`, from the high
+ * watermarks of the moment it starts watching (before the first read, so no change falls between).
+ */
+class TaskChanges implements TailListener {
+  private changed = false;
+  private unwatched = false;
+  private wake: (() => void) | undefined;
+  private readonly subscriptions: Subscription[] = [];
+
+  private constructor(private readonly ids: ReadonlySet<string>) {}
+
+  static async watch(ctx: GatewayContext, ids: readonly SessionId[]): Promise<TaskChanges> {
+    const changes = new TaskChanges(new Set(ids));
+    const partitions = new Set(ids.map((id) => ctx.heads.partitionOf(id)));
+    for (const partition of partitions) {
+      const { highWatermark } = await ctx.eventOffsets.read(partition);
+      changes.subscriptions.push(
+        ctx.tails.tail(partition).subscribe(highWatermark, changes, highWatermark),
+      );
+    }
+    return changes;
+  }
+
+  onRecords(records: readonly LogRecord[]): void {
+    if (records.some((record) => record.key !== null && this.ids.has(record.key))) this.notify();
+  }
+
+  onError(): void {
+    this.unwatched = true;
+    this.notify();
+  }
+
+  clear(): void {
+    this.changed = false;
+  }
+
+  /** Resolves when a record of a task went by since `clear`, at the re-read interval, or on `closed`. */
+  async next(closed: Promise<void>): Promise<void> {
+    if (this.changed) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      closed,
+      new Promise<void>((resolve) => {
+        this.wake = resolve;
+        timer = setTimeout(resolve, this.unwatched ? UNWATCHED_INTERVAL_MS : REREAD_INTERVAL_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    this.wake = undefined;
+  }
+
+  close(): void {
+    for (const subscription of this.subscriptions) subscription.close();
+  }
+
+  private notify(): void {
+    this.changed = true;
+    this.wake?.();
   }
 }
