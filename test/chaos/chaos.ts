@@ -1,8 +1,8 @@
 // The chaos runner: concurrent sessions call `count` and `flaky_count` through a cluster of real
 // gateway and worker processes while faults are injected at random — worker kill -9 and drains,
 // gateway kill -9, client socket cuts, clients held away while their events are deleted. One
-// client in three is a 2026-07-28 client whose calls are durable tasks (@tidemark/client). Every
-// call is classified by the checker. Exits 1 on any silently wrong or lost call.
+// client in three is a 2026-07-28 client whose calls are durable tasks (@tidemark/client, polled or
+// listened to). Every call is classified by the checker. Exits 1 on any silently wrong or lost call.
 //
 //   npm run chaos                           # the long profile (10 min, 16 sessions)
 //   npm run chaos -- --profile ci           # the short one `npm test` runs
@@ -83,6 +83,8 @@ async function taskSession(index: number): Promise<void> {
       tool: flaky ? 'flaky_count' : 'count',
       to,
       delayMs: between(10, 80),
+      // Half the tasks are followed on a listen stream, which the faults cut (gateway kills).
+      follow: n % 2 === 0 ? 'poll' : 'listen',
       ...(flaky ? { extra: { failAt: between(1, to), failAttempts: between(1, 2) } } : {}),
     });
     verdicts.push({ ...task.verdict, call: `task session ${index} call ${n}` });

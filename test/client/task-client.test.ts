@@ -104,6 +104,18 @@ describe('@tidemark/client: a task awaited as a result', () => {
     expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual([]);
   });
 
+  it('an answer cut off mid-body (its gateway died sending it) is asked again', async () => {
+    const [url] = await setup();
+    const { fetch, methods } = recordingFetch(
+      (response, nth) => (nth === 1 ? cutAfterFirstChunk(response) : response),
+      'tasks/get',
+    );
+    const client = new TaskClient({ url: url!, fetch, minPollIntervalMs: 20 });
+    const result = await client.callTool('count', { to: 3, delayMs: 20 });
+    expect(result.content).toEqual([{ type: 'text', text: numbers(3).join(',') }]);
+    expect(methods.filter((m) => m === 'tasks/get').length).toBeGreaterThanOrEqual(2);
+  });
+
   it('a cancelled task is a TaskCancelledError; an expired one a TaskFailedError', async () => {
     const [url] = await setup({ worker: { taskTtlMs: 300 } });
     const client = new TaskClient({
@@ -122,20 +134,18 @@ describe('@tidemark/client: a task awaited as a result', () => {
   });
 });
 
-/** A fetch that notes each request's `Mcp-Method`, and may change a listen's answer. */
-function recordingFetch(listenAnswer?: (response: Response, nth: number) => Response): {
-  fetch: typeof fetch;
-  methods: string[];
-} {
+/** A fetch that notes each request's `Mcp-Method`, and may change the answers to one method. */
+function recordingFetch(
+  change?: (response: Response, nth: number) => Response,
+  changed = 'subscriptions/listen',
+): { fetch: typeof fetch; methods: string[] } {
   const methods: string[] = [];
-  let listens = 0;
+  let seen = 0;
   const recording: typeof fetch = async (input, init) => {
     const method = new Headers(init?.headers).get('mcp-method') ?? '?';
     methods.push(method);
     const response = await fetch(input, init);
-    return method === 'subscriptions/listen' && listenAnswer
-      ? listenAnswer(response, ++listens)
-      : response;
+    return method === changed && change ? change(response, ++seen) : response;
   };
   return { fetch: recording, methods };
 }

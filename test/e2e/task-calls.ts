@@ -1,6 +1,6 @@
 // Tasks-extension calls (2026-07-28) through @tidemark/client, recorded for the checker.
 // (Runs under Node's type stripping too: the chaos runner imports it.)
-import { TaskCancelledError, TaskClient, TaskFailedError } from '@tidemark/client';
+import { TaskCancelledError, TaskClient, TaskFailedError, type FollowMode } from '@tidemark/client';
 import { classifyTask, type TaskSeen, type Verdict } from './checker.ts';
 
 export interface TaskCallOptions {
@@ -9,6 +9,8 @@ export interface TaskCallOptions {
   delayMs: number;
   extra?: Record<string, unknown>;
   timeoutMs?: number;
+  /** How the client follows the task (default: polls). */
+  follow?: FollowMode;
 }
 
 export interface CheckedTask {
@@ -22,6 +24,7 @@ export async function checkedTask(url: string, options: TaskCallOptions): Promis
   let taskId: string | undefined;
   const client = new TaskClient({
     url,
+    follow: options.follow ?? 'poll',
     minPollIntervalMs: 100,
     unavailableForMs: 60_000,
     onStatus: (task) => {

@@ -24,15 +24,30 @@ export class StatelessTransport {
     this.fetch = options.fetch ?? globalThis.fetch;
   }
 
-  /** One request; resolves with its result, rejects with its JSON-RPC error. */
+  /**
+   * One request; resolves with its result, rejects with its JSON-RPC error. An answer cut off
+   * mid-body (its gateway died while sending it) is asked again — except a `tools/call`, which
+   * would start the tool a second time.
+   */
   async request(
     method: string,
     params: Record<string, unknown>,
     name: string,
     signal?: AbortSignal,
   ): Promise<Record<string, unknown>> {
-    const response = await this.post(method, params, name, signal);
-    return answerOf(await response.text(), response.status);
+    const deadline = this.deadline();
+    for (let attempt = 0; ; attempt++) {
+      const response = await this.post(method, params, name, signal, deadline);
+      let text: string;
+      try {
+        text = await response.text();
+      } catch (error) {
+        if (method === 'tools/call' || signal?.aborted || Date.now() > deadline) throw error;
+        await backoff(attempt, signal);
+        continue;
+      }
+      return answerOf(text, response.status);
+    }
   }
 
   /** One request's HTTP response, for a caller that reads its stream as it comes. */
@@ -41,8 +56,8 @@ export class StatelessTransport {
     params: Record<string, unknown>,
     name: string,
     signal?: AbortSignal,
+    deadline = this.deadline(),
   ): Promise<Response> {
-    const deadline = Date.now() + (this.options.unavailableForMs ?? 60_000);
     for (let attempt = 0; ; attempt++) {
       const { headers, body } = statelessRequest(method, params, {
         clientInfo: this.options.clientInfo ?? { name: '@tidemark/client', version: '0.1.0' },
@@ -74,6 +89,11 @@ export class StatelessTransport {
       }
       return response;
     }
+  }
+
+  /** When a gateway that cannot be reached (or answers 5xx) has been tried long enough. */
+  private deadline(): number {
+    return Date.now() + (this.options.unavailableForMs ?? 60_000);
   }
 }
 
