@@ -90,7 +90,8 @@ async function taskSession(index: number): Promise<void> {
     verdicts.push({ ...task.verdict, call: `task session ${index} call ${n}` });
     tasks++;
     if (task.verdict.outcome === 'errored') {
-      const message = (task.seen.why ?? '').replace(/[0-9a-f]{8,}/g, '…').slice(0, 160);
+      const why = (task.seen.why ?? '').replace(/[0-9a-f]{8,}/g, '…').slice(0, 160);
+      const message = `task ${task.seen.statuses.length === 0 ? 'not created' : 'ended'}: ${why}`;
       errors.set(message, (errors.get(message) ?? 0) + 1);
       await sleep(250);
     }
