@@ -46,6 +46,7 @@ export async function* listened(follow: Follow, first: TaskView): AsyncGenerator
     const stream = new AbortController();
     const signal =
       follow.signal === undefined ? stream.signal : AbortSignal.any([follow.signal, stream.signal]);
+    let streamed = true;
     try {
       const response = await follow.transport.post(
         'subscriptions/listen',
@@ -54,17 +55,21 @@ export async function* listened(follow: Follow, first: TaskView): AsyncGenerator
         signal,
       );
       const type = response.headers.get('content-type') ?? '';
-      if (response.body === null || !type.startsWith('text/event-stream')) {
+      if (response.body !== null && type.startsWith('text/event-stream'))
+        for await (const update of taskUpdates(response.body, view.taskId)) yield (view = update);
+      else {
+        streamed = false;
         await response.body?.cancel();
-        yield* polled(follow, view);
-        return;
       }
-      for await (const update of taskUpdates(response.body, view.taskId)) yield (view = update);
     } catch (error) {
       if (follow.signal?.aborted) throw error;
       // The stream dropped: the task is read and listened to again below.
     } finally {
       stream.abort();
+    }
+    if (!streamed) {
+      yield* polled(follow, view);
+      return;
     }
     await pause(follow, view);
     view = await getTask(follow.transport, view.taskId, follow.signal);

@@ -129,11 +129,16 @@ class TaskChanges implements TailListener {
   static async watch(ctx: GatewayContext, ids: readonly SessionId[]): Promise<TaskChanges> {
     const changes = new TaskChanges(new Set(ids));
     const partitions = new Set(ids.map((id) => ctx.heads.partitionOf(id)));
-    for (const partition of partitions) {
-      const { highWatermark } = await ctx.eventOffsets.read(partition);
-      changes.subscriptions.push(
-        ctx.tails.tail(partition).subscribe(highWatermark, changes, highWatermark),
-      );
+    try {
+      for (const partition of partitions) {
+        const { highWatermark } = await ctx.eventOffsets.read(partition);
+        changes.subscriptions.push(
+          ctx.tails.tail(partition).subscribe(highWatermark, changes, highWatermark),
+        );
+      }
+    } catch (error) {
+      changes.close(); // the log could not say where its tails are: nothing is left subscribed
+      throw error;
     }
     return changes;
   }
