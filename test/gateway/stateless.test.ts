@@ -1,8 +1,14 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { EmbeddedLog } from '@tidemark/embedded-log';
+import counting from '@tidemark/examples/counting';
+import interactive from '@tidemark/examples/interactive';
 import { decodeStamp } from '@tidemark/protocol';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { embeddedStack } from '../support/embedded-stack.js';
+import { pythonWithMcp } from '../support/prerequisites.js';
+import { supportScript } from '../support/processes.js';
 
 async function setup() {
   const stack = await embeddedStack();
@@ -80,5 +86,23 @@ describe('the modern lane (2026-07-28): stateless, no sessions', () => {
       });
       expect(response.status).toBe(405);
     }
+  });
+
+  it('serves the official Python client (mcp on PyPI), unmodified: it probes server/discover, adopts 2026-07-28, lists, calls with exact progress, answers input through its elicitation callback', async () => {
+    const stack = await embeddedStack({ modules: [counting, interactive] });
+    onTestFinished(() => stack.stop());
+    const { stdout } = await promisify(execFile)(
+      pythonWithMcp(),
+      [supportScript('python_modern_client.py'), stack.gateways[0]!.url],
+      { timeout: 60_000 },
+    );
+    expect(JSON.parse(stdout)).toEqual({
+      protocolVersion: '2026-07-28',
+      tools: ['confirm_delete', 'confirm_deploy', 'count', 'export_report', 'flaky_count'],
+      count: '1,2,3,4,5',
+      progress: [1, 2, 3, 4, 5],
+      asked: ['Deploy to staging?'],
+      deploy: 'deployed to staging',
+    });
   });
 });
