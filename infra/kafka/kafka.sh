@@ -45,6 +45,18 @@ running_pid() {
   echo "$pid"
 }
 
+# A Kafka cluster id: 16 random bytes in URL-safe base64 without padding, as `StorageTool
+# random-uuid` prints it — made here instead of by a JVM of its own, whose start could fail under
+# load and leave the id empty (`format: argument --cluster-id: expected one argument`, seen in CI).
+# Kafka never hands out an id that starts with '-' (it would read as a flag); neither do we.
+new_cluster_id() {
+  local id
+  while :; do
+    id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
+    if [ "${#id}" -eq 22 ] && [ "${id:0:1}" != "-" ]; then echo "$id"; return 0; fi
+  done
+}
+
 start() {
   if pid=$(running_pid); then
     echo "127.0.0.1:$port"; return 0
@@ -62,7 +74,7 @@ start() {
   if [ ! -f "$run_dir/data/logs/meta.properties" ]; then
     # A new cluster id for new storage; a restart keeps both.
     local cluster_id
-    cluster_id=${TIDEMARK_KAFKA_CLUSTER_ID:-$(java -cp "$cp" "${jvm[@]}" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1)}
+    cluster_id=${TIDEMARK_KAFKA_CLUSTER_ID:-$(new_cluster_id)}
     local format_args
     read -r -a format_args <<< "${TIDEMARK_KAFKA_FORMAT_ARGS:-}"
     java -cp "$cp" "${jvm[@]}" kafka.tools.StorageTool format -t "$cluster_id" \

@@ -57,7 +57,7 @@ export async function startDedicatedCluster(
   const minIsr = options.minInsyncReplicas ?? 2;
   const root = mkdtempSync(join(tmpdir(), 'tidemark-cluster-'));
   const base = await reservePorts({ count: 2 * count });
-  const clusterId = randomBytes(16).toString('base64url');
+  const clusterId = newClusterId();
   const voters = Array.from(
     { length: count },
     (_, i) => `${i + 1}@127.0.0.1:${base + 2 * i + 1}`,
@@ -167,4 +167,15 @@ function nodeProperties({ count, minIsr, voters }: ClusterLayout, id: number): s
     'replica.lag.time.max.ms=5000',
     '',
   ].join('\n');
+}
+
+/**
+ * A Kafka cluster id (16 random bytes, URL-safe base64), never one starting with '-': the format
+ * command would read it as a flag (one id in 64 did), as Kafka's own generator knows.
+ */
+function newClusterId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
 }
