@@ -95,10 +95,24 @@ try {
   );
   mkdirSync(values.out, { recursive: true });
   const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
+  // Which process wrote a profile, by its pid (Node names them CPU.<date>.<time>.<pid>.…): a guess
+  // from where the samples ran named a gateway with few samples wrongly under load (CI).
+  const roles = new Map(
+    server.processes.map((p) => [
+      p.child.pid!,
+      target === 'tidemark-embedded'
+        ? 'dev'
+        : server.gateways?.includes(p)
+          ? 'gateway'
+          : target.startsWith('tidemark-kafka')
+            ? 'worker'
+            : 'server',
+    ]),
+  );
   const used = new Set<string>();
   for (const file of files) {
     const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
-    const role = roleOf(profile);
+    const role = roles.get(Number(file.split('.')[3])) ?? 'server';
     const base = [target, role, values.load === 'storm' ? 'storm' : '', values.label]
       .filter((s) => s !== '')
       .join('-');
@@ -116,19 +130,6 @@ try {
   console.log(`\nprofiles: ${values.out}`);
 } finally {
   await kafka?.stop();
-}
-
-/** Which process a profile is of, from where its samples ran. */
-function roleOf(profile: CpuProfile): string {
-  const hits = (part: string) =>
-    profile.nodes
-      .filter((n) => n.callFrame.url.includes(part))
-      .reduce((sum, n) => sum + (n.hitCount ?? 0), 0);
-  if (hits('/embedded-log/dist/') > 0) return 'dev';
-  const worker = hits('/worker/dist/');
-  const gateway = hits('/gateway/dist/');
-  if (worker === 0 && gateway === 0) return 'server';
-  return worker > gateway ? 'worker' : 'gateway';
 }
 
 /** Sessions with a finished stream of 10 events each, spread over the endpoints, 50 at a time. */
