@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { resolveKafka } from '@tidemark/kafka-fixtures';
 import { Session } from './load.ts';
-import { cpuMs, startTarget, TARGETS, type TargetName } from './targets.ts';
+import { cpuMs, roleOf, startTarget, TARGETS, type TargetName } from './targets.ts';
 import { flameGraphSvg, hotFunctions, type CpuProfile } from './flame.ts';
 
 const { values } = parseArgs({
@@ -97,18 +97,7 @@ try {
   const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
   // Which process wrote a profile, by its pid (Node names them CPU.<date>.<time>.<pid>.…): a guess
   // from where the samples ran named a gateway with few samples wrongly under load (CI).
-  const roles = new Map(
-    server.processes.map((p) => [
-      p.child.pid!,
-      target === 'tidemark-embedded'
-        ? 'dev'
-        : server.gateways?.includes(p)
-          ? 'gateway'
-          : target.startsWith('tidemark-kafka')
-            ? 'worker'
-            : 'server',
-    ]),
-  );
+  const roles = new Map(server.processes.map((p) => [p.child.pid!, roleOf(server, p)]));
   const used = new Set<string>();
   for (const file of files) {
     const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;

@@ -103,6 +103,13 @@ export async function startTarget(name: TargetName, context: TargetContext): Pro
   }
 }
 
+/** What a server process of a target is: `dev`, `gateway`, `worker`, or `server` (the SDK's, Redis). */
+export function roleOf(target: Target, process: Child): string {
+  if (target.name === 'tidemark-embedded') return 'dev';
+  if (target.gateways?.includes(process)) return 'gateway';
+  return target.name.startsWith('tidemark-kafka') ? 'worker' : 'server';
+}
+
 /** redis-server (Debian's package) on a port, without persistence. */
 async function startRedis(port: number): Promise<Child> {
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
