@@ -2,7 +2,12 @@
 // revision (multi-round-trip input, `inputRequired`), one that asks the older push way
 // (elicitation, session lane only), and one that reports the progress of a long upstream job and
 // stops cleanly when the call is cancelled. The SDK's own types, no casts.
-import { acceptedContent, inputRequired, type McpServer } from '@modelcontextprotocol/server';
+import {
+  acceptedContent,
+  inputRequired,
+  inputResponse,
+  type McpServer,
+} from '@modelcontextprotocol/server';
 import { defineToolModule } from '@tidemark/worker';
 import * as z from 'zod';
 
@@ -20,6 +25,13 @@ export function registerInteractive(server: McpServer): void {
       inputSchema: z.object({ env: z.string().min(1) }),
     },
     ({ env }, ctx) => {
+      // A decline or a cancel is the user's answer, not a missing one: asking again would loop
+      // until the client gives up. `inputResponse` tells "not asked yet" from "said no".
+      const response = inputResponse(ctx.mcpReq.inputResponses, 'confirm');
+      if (response.kind === 'elicit' && response.action !== 'accept') {
+        const why = response.action === 'decline' ? 'declined' : 'cancelled';
+        return { content: [{ type: 'text', text: `not deployed to ${env}: ${why}` }] };
+      }
       const answer = acceptedContent(ctx.mcpReq.inputResponses, 'confirm', confirmation);
       if (answer === undefined)
         return inputRequired({

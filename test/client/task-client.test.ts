@@ -64,6 +64,23 @@ describe('@tidemark/client: a task awaited as a result', () => {
     expect(asked).toEqual([['1.1.confirm']]);
   });
 
+  it('a task whose user declines completes with the tool’s answer after one question', async () => {
+    const [url] = await setup();
+    const asked: string[][] = [];
+    const client = new TaskClient({
+      url: url!,
+      answerInput: (requests) => {
+        asked.push(Object.keys(requests));
+        return Promise.resolve(
+          Object.fromEntries(Object.keys(requests).map((key) => [key, { action: 'decline' }])),
+        );
+      },
+    });
+    const result = await client.callTool('confirm_deploy', { env: 'prod' });
+    expect(result.content).toEqual([{ type: 'text', text: 'not deployed to prod: declined' }]);
+    expect(asked).toEqual([['1.1.confirm']]);
+  });
+
   it('without answerInput the client does not declare elicitation: a tool that must ask fails its task with -32021', async () => {
     const [url] = await setup();
     const client = new TaskClient({ url: url! });

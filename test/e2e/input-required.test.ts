@@ -10,7 +10,11 @@ import { startDevServer } from '../support/dev-server.js';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
 /** An official client that answers elicitations, on the lane its version pin chooses. */
-async function clientAnswering(url: string, confirm: boolean, pin: '2025-11-25' | '2026-07-28') {
+async function clientAnswering(
+  url: string,
+  confirm: boolean | 'decline',
+  pin: '2025-11-25' | '2026-07-28',
+) {
   const client = new Client(
     { name: 'mrtr-client', version: '1.0.0' },
     {
@@ -22,7 +26,9 @@ async function clientAnswering(url: string, confirm: boolean, pin: '2025-11-25' 
   const asked: string[] = [];
   client.setRequestHandler('elicitation/create', (request) => {
     asked.push(String(request.params.message));
-    return Promise.resolve({ action: 'accept', content: { confirm } });
+    return Promise.resolve(
+      confirm === 'decline' ? { action: 'decline' } : { action: 'accept', content: { confirm } },
+    );
   });
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   onTestFinished(() => client.close());
@@ -62,6 +68,18 @@ describe('asking the user mid-call with inputRequired, through a real tidemark d
         arguments: { env: 'staging' },
       });
       expect(kept.content).toEqual([{ type: 'text', text: 'not deployed to staging' }]);
+
+      // A decline is an answer: asked once, then the tool's result (it was asked until the
+      // client gave up before).
+      const declining = await clientAnswering(url, 'decline', pin);
+      const declined = await declining.client.callTool({
+        name: 'confirm_deploy',
+        arguments: { env: 'qa' },
+      });
+      expect(declined.content, `on ${pin}`).toEqual([
+        { type: 'text', text: 'not deployed to qa: declined' },
+      ]);
+      expect(declining.asked).toEqual(['Deploy to qa?']);
     }
   });
 });

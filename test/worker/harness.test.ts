@@ -158,6 +158,24 @@ describe('a session in the harness', () => {
     expect(pushed.result.isError).toBe(true);
   });
 
+  it('a decline or a cancel ends confirm_deploy after one question, on both lanes', async () => {
+    for (const lane of ['session', 'stateless'] as const)
+      for (const action of ['decline', 'cancel'] as const) {
+        let asked = 0;
+        const run = await runTool(
+          interactive,
+          'confirm_deploy',
+          { env: 'prod' },
+          { lane, elicit: () => (asked++, { action }) },
+        );
+        const why = action === 'decline' ? 'declined' : 'cancelled';
+        expect(run.result.content, `${lane} ${action}`).toEqual([
+          { type: 'text', text: `not deployed to prod: ${why}` },
+        ]);
+        expect(asked, `${lane} ${action}`).toBe(1);
+      }
+  });
+
   it('answers sampling from the test', async () => {
     const summarizing = defineToolModule({
       name: 'summarizing',
