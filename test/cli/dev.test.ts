@@ -116,4 +116,35 @@ describe('npm start: the embedded single-process server', () => {
     for (let i = 1; i < progress.length; i++) expect(progress[i]).toBeGreaterThan(progress[i - 1]!);
     expect(result.content).toEqual([{ type: 'text', text: numbers(30).join(',') }]);
   });
+
+  it('two processes on one data directory: the second is refused, naming the first and the way out', async () => {
+    const portA = await reservePorts({ count: 2 });
+    const portB = portA + 1;
+    const data = mkdtempSync(join(tmpdir(), 'tidemark-dev-'));
+    const bin = join(root, 'packages/cli/dist/bin.js');
+    const first = startDevServer(process.execPath, [
+      bin,
+      'dev',
+      '--port',
+      String(portA),
+      '--data',
+      data,
+    ]);
+    await first.url;
+    const second = startDevServer(process.execPath, [
+      bin,
+      'dev',
+      '--port',
+      String(portB),
+      '--data',
+      data,
+    ]);
+    const refusal = await second.url.then(
+      () => 'served',
+      (error: unknown) => String(error),
+    );
+    expect(refusal).toContain('exited (1)');
+    expect(refusal).toContain(`in use by process ${first.child.pid} on `);
+    expect(refusal).toContain('--data <dir>');
+  });
 });

@@ -14,7 +14,13 @@ import {
   type KafkaLogOptions,
   type TopicsProbe,
 } from '@tidemark/kafka';
-import { createKeyring, topicNames, type Keyring } from '@tidemark/protocol';
+import {
+  createKeyring,
+  ErrorCodes,
+  isTidemarkError,
+  topicNames,
+  type Keyring,
+} from '@tidemark/protocol';
 import { loadToolModules, Worker, WORKER_DEFAULTS } from '@tidemark/worker';
 import { CONSOLE_FLAGS, mountedConsoleOf } from './console.js';
 import { SERVER_IDENTITY_FLAGS, serverIdentityOf } from './server-identity.js';
@@ -89,7 +95,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
   // The log holds every request and result, the secret signs event ids: this user's only.
   mkdirSync(data, { recursive: true, mode: 0o700 });
   chmodSync(data, 0o700);
-  const log = new EmbeddedLog({ path: join(data, 'log.sqlite'), retentionCheckIntervalMs: 10_000 });
+  const log = openDevLog(data);
   chmodSync(join(data, 'log.sqlite'), 0o600); // SQLite gives its -wal and -shm files the same mode
   const topics = topicNames();
   log.provisionTopics(topics, { partitions: 4, resumeWindowMs });
@@ -129,6 +135,19 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
   await gateway.drain();
   await worker.stop();
   await log.close();
+}
+
+/** The dev log, or a refusal that says who holds it and the way out. */
+function openDevLog(data: string): EmbeddedLog {
+  try {
+    return new EmbeddedLog({ path: join(data, 'log.sqlite'), retentionCheckIntervalMs: 10_000 });
+  } catch (error) {
+    if (isTidemarkError(error) && error.code === ErrorCodes.logLocked)
+      throw new Error(
+        `${error.message}: another tidemark is serving from ${data}. Stop it, or give this one a directory of its own: --data <dir>`,
+      );
+    throw error;
+  }
 }
 
 export async function gateway(args: readonly string[], io: Io): Promise<void> {

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { ErrorCodes, TidemarkError } from '@tidemark/protocol';
 
 export type CleanupPolicy = 'delete' | 'compact';
 
@@ -51,6 +53,7 @@ export function openDatabase(path: string): {
 } {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new DatabaseSync(path);
+  if (path !== ':memory:') lockExclusively(db, path);
   const autoVacuum = (db.prepare('PRAGMA auto_vacuum').get() as { auto_vacuum: number })
     .auto_vacuum;
   if (autoVacuum !== INCREMENTAL_VACUUM)
@@ -133,4 +136,56 @@ function prepare(db: DatabaseSync): Statements {
   ])
     statement.setReadBigInts(true);
   return statements;
+}
+
+/** SQLite's result code for a lock another connection holds. */
+const SQLITE_BUSY = 5;
+
+/** Who holds a log file: written beside it by the process that locked it, read by the one refused. */
+interface LogOwner {
+  pid: number;
+  hostname: string;
+  since: string;
+}
+
+/**
+ * Takes the file for this connection alone, for as long as it is open: SQLite's exclusive locking
+ * mode holds the OS lock (fcntl) from the first write until the connection closes, so a second
+ * process is refused at once, and a process killed with -9 leaves no lock behind (the kernel drops
+ * it). Two writers on one file would each trust their own in-memory offsets and run every request
+ * twice.
+ */
+function lockExclusively(db: DatabaseSync, path: string): void {
+  try {
+    db.exec('PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; COMMIT;');
+  } catch (error) {
+    db.close();
+    if ((error as { errcode?: unknown }).errcode !== SQLITE_BUSY) throw error;
+    const owner = readOwner(path);
+    const who =
+      owner === undefined
+        ? 'another process'
+        : `process ${owner.pid} on ${owner.hostname} (since ${owner.since})`;
+    throw new TidemarkError(ErrorCodes.logLocked, `the log ${path} is in use by ${who}`, {
+      cause: error,
+    });
+  }
+  const owner: LogOwner = {
+    pid: process.pid,
+    hostname: hostname(),
+    since: new Date().toISOString(),
+  };
+  writeFileSync(ownerPath(path), `${JSON.stringify(owner)}\n`, { mode: 0o600 });
+}
+
+const ownerPath = (path: string) => `${path}.owner`;
+
+/** The process that last locked the file, as it wrote itself down (absent or unreadable: undefined). */
+function readOwner(path: string): LogOwner | undefined {
+  try {
+    const owner = JSON.parse(readFileSync(ownerPath(path), 'utf8')) as LogOwner;
+    return typeof owner.pid === 'number' ? owner : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -28,6 +28,22 @@ describe('EmbeddedLog', () => {
     ).toBe(2n);
   });
 
+  it('one process per file: a second open is refused, naming the holder, until the first closes', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'tidemark-embedded-')), 'log.sqlite');
+    const first = new EmbeddedLog({ path, topics: [{ name: 'events', partitions: 1 }] });
+    let refusal: unknown;
+    try {
+      new EmbeddedLog({ path, topics: [{ name: 'events', partitions: 1 }] });
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toMatchObject({ code: ErrorCodes.logLocked });
+    expect((refusal as Error).message).toContain(`process ${process.pid} on `);
+    await first.close();
+    const second = new EmbeddedLog({ path, topics: [{ name: 'events', partitions: 1 }] });
+    await second.close();
+  });
+
   it('a new file is a new log: ids minted against the old one are recognisably foreign', async () => {
     const a = new EmbeddedLog({ path: ':memory:', topics: [{ name: 'events', partitions: 1 }] });
     const b = new EmbeddedLog({ path: ':memory:', topics: [{ name: 'events', partitions: 1 }] });

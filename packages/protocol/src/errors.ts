@@ -17,6 +17,8 @@ export const ErrorCodes = {
   /** The broker refused a request and says retrying cannot help (an invalid config, no ACL). */
   brokerRefused: 'TIDEMARK_BROKER_REFUSED',
   closed: 'TIDEMARK_CLOSED',
+  /** Another process has the embedded log's file open: one writer per file, by an OS lock. */
+  logLocked: 'TIDEMARK_LOG_LOCKED',
   /** A tool module cannot be loaded, or its `register` fails: found at startup, before serving. */
   toolModule: 'TIDEMARK_TOOL_MODULE',
 } as const;
