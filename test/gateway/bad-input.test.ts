@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { embeddedStack } from '../support/embedded-stack.js';
-import { MCP_HEADERS, RawMcpClient } from '../support/sse.js';
+import { MCP_HEADERS, RawMcpClient, readSse } from '../support/sse.js';
 
 let url = '';
 let cleanup: () => Promise<void>;
@@ -109,4 +109,56 @@ describe('the gateway refuses bad input clearly and keeps serving', () => {
     expect(deleted.status).toBe(200);
     expect((await client.post({ jsonrpc: '2.0', id: 3, method: 'tools/list' })).status).toBe(404);
   });
+});
+
+describe('version negotiation: the session keeps the revision initialize agreed on', () => {
+  /** Initializes asking `asked`; returns the session and the revision the answer names. */
+  async function initialize(asked: string) {
+    const response = await post(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: asked,
+          capabilities: {},
+          clientInfo: { name: 'raw', version: '1' },
+        },
+      }),
+    );
+    expect(response.status).toBe(200);
+    let agreed = '';
+    await readSse(response, (event) => {
+      if (event.data === '') return;
+      agreed = (JSON.parse(event.data) as { result: { protocolVersion: string } }).result
+        .protocolVersion;
+      return false;
+    });
+    return { session: response.headers.get('mcp-session-id')!, agreed };
+  }
+
+  const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+
+  // Each revision an official SDK can ask for (the Go SDK pins 2024-11-05), and two it cannot be
+  // served: the newest is agreed instead, and later requests are checked against that.
+  it.each([
+    ['2024-11-05', '2024-11-05'],
+    ['2025-03-26', '2025-03-26'],
+    ['2025-06-18', '2025-06-18'],
+    ['2025-11-25', '2025-11-25'],
+    ['2025-01-01', '2025-11-25'],
+    ['2024-10-07', '2025-11-25'],
+  ])(
+    'asked %s: agreed %s, and later requests with or without the header are served',
+    async (asked, expected) => {
+      const { session, agreed } = await initialize(asked);
+      expect(agreed).toBe(expected);
+      const headers = { 'Mcp-Session-Id': session };
+      expect((await post(list, headers)).status).toBe(200);
+      expect((await post(list, { ...headers, 'MCP-Protocol-Version': agreed })).status).toBe(200);
+      expect((await post(list, { ...headers, 'MCP-Protocol-Version': '2025-01-01' })).status).toBe(
+        400,
+      );
+    },
+  );
 });

@@ -47,6 +47,7 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'TOPIC_ROLES',
     'TidemarkError',
     'WireAnswers',
+    'agreedSessionVersion',
     'answerInBody',
     'createKeyring',
     'createTaskResult',

@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import type { SessionRecord } from '@tidemark/log';
 import {
+  agreedSessionVersion,
   DEFAULT_SESSION_PROTOCOL_VERSION,
   eventIdMinter,
   HttpRefusals,
@@ -63,7 +64,9 @@ async function startSession(
       HttpRefusals.initializeTooLarge(paramsBytes, ctx.options.maxInitializeBytes),
     );
   const session = newSessionId();
-  const version = typeof params?.protocolVersion === 'string' ? params.protocolVersion : '';
+  // The revision the worker's server will answer, not the one asked for: later requests are
+  // checked against it.
+  const version = agreedSessionVersion(params?.protocolVersion);
   await ctx.sessions.create({
     id: session,
     protocolVersion: version,

@@ -118,6 +118,7 @@ export type {
   SessionControl,
 } from './request-records.js';
 export {
+  agreedSessionVersion,
   DEFAULT_SESSION_PROTOCOL_VERSION,
   DEFAULT_TOPIC_PREFIX,
   PRIMING_PROTOCOL_VERSION,

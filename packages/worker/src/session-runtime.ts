@@ -8,6 +8,7 @@ import {
 import type { GenerationWriter, SessionRecord, StreamHeadStore, StreamWriter } from '@tidemark/log';
 import {
   requestStreamId,
+  SESSION_PROTOCOL_VERSIONS,
   STANDALONE_STREAM,
   type RequestId,
   type SessionId,
@@ -83,7 +84,10 @@ export class SessionRuntime {
 
   constructor(private readonly options: SessionRuntimeOptions) {
     this.session = options.session;
-    this.server = createToolServer(options, options.modules);
+    // Newest first: the SDK answers an unserved revision with the first, as the gateway agreed.
+    this.server = createToolServer(options, options.modules, {
+      supportedProtocolVersions: [...SESSION_PROTOCOL_VERSIONS].reverse(),
+    });
     this.authInfo = authInfoOf(options.subject);
     this.transport = new LogTransport(this);
   }

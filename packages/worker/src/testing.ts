@@ -3,14 +3,18 @@ import {
   createMcpHandler,
   InMemoryTransport,
   type McpServer,
-  SUPPORTED_PROTOCOL_VERSIONS,
   type CallToolResult,
   type CreateMessageRequest,
   type CreateMessageResult,
   type ElicitRequest,
   type ElicitResult,
 } from '@modelcontextprotocol/server';
-import { STATELESS_PROTOCOL_VERSION, type RequestId, type WorkerEpoch } from '@tidemark/protocol';
+import {
+  SESSION_PROTOCOL_VERSIONS,
+  STATELESS_PROTOCOL_VERSION,
+  type RequestId,
+  type WorkerEpoch,
+} from '@tidemark/protocol';
 import type { Execution } from './execution.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
 import type { ToolModule } from './tool-module.js';
@@ -97,7 +101,11 @@ export async function openToolSession(
   const calls = new CallLedger();
   const newServer = async () => {
     const server = createToolServer(TEST_SERVER, [module], {
-      supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS, STATELESS_PROTOCOL_VERSION],
+      // As a worker answers: the session lane's revisions, newest first, and the stateless one.
+      supportedProtocolVersions: [
+        ...[...SESSION_PROTOCOL_VERSIONS].reverse(),
+        STATELESS_PROTOCOL_VERSION,
+      ],
     });
     await registerModule(server, module, calls, { sessionId: 'test-session' });
     return server;
