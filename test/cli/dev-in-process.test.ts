@@ -71,6 +71,38 @@ describe('what an operator reads in the log', () => {
   });
 });
 
+describe('a cancelled call in the log', () => {
+  it('is an outcome at info with its reason, not a failure with a stack', async () => {
+    const { client, entries, shutdown } = await devWith(`
+      export default (server) => {
+        server.registerTool('wait', { description: 'waits to be cancelled' }, (ctx) =>
+          new Promise((_, reject) =>
+                        ctx.mcpReq.signal.addEventListener('abort', () => reject(new Error('stopped')))));
+      };
+    `);
+    const controller = new AbortController();
+    const call = client.callTool({ name: 'wait', arguments: {} }, { signal: controller.signal });
+    // The call's execution (the first one is the session's initialize).
+    const started = () => entries().filter((e) => e['msg'] === 'execution started');
+    await vi.waitFor(() => expect(started()).toHaveLength(2));
+    controller.abort();
+    await expect(call).rejects.toThrow();
+    await vi.waitFor(() =>
+      expect(entries().map((e) => e['msg'])).toContain('tool wait: cancelled'),
+    );
+    await shutdown();
+    const ended = entries().filter((entry) => entry['tool'] === 'wait');
+    expect(ended).toHaveLength(1);
+    expect(ended[0]).toMatchObject({
+      level: 30,
+      msg: 'tool wait: cancelled',
+      outcome: 'cancelled',
+    });
+    expect(ended[0]!['reason']).toEqual(expect.any(String));
+    expect(ended[0]).not.toHaveProperty('err');
+  });
+});
+
 describe('what clients are told', () => {
   it('the serverInfo and instructions of the deployment, then each module’s instructions', async () => {
     const { client } = await devWith(

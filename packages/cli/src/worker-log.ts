@@ -28,7 +28,7 @@ export function observe(
 
 /**
  * One line per tool execution: the tool, how it ended, how long it took, which attempt of which
- * stream — and, when it failed, the error with its stack.
+ * stream — and, when it failed, the error with its stack (a cancelled one: its reason, at info).
  */
 function logExecutionEnd(log: Logger, end: ExecutionEnd): void {
   const { tool, outcome, execution } = end;
@@ -39,10 +39,14 @@ function logExecutionEnd(log: Logger, end: ExecutionEnd): void {
     ...(execution === undefined
       ? {}
       : { session: execution.sessionId, stream: execution.stream, attempt: execution.attempt }),
-    ...(end.error === undefined ? {} : { err: end.error }),
+    ...(end.error === undefined || outcome === 'cancelled' ? {} : { err: end.error }),
   };
   const message = `tool ${tool}: ${outcome}`;
-  if (outcome === 'ok') log.info(fields, message);
+  // A cancel is the client's choice, not a problem: its reason, no stack.
+  if (outcome === 'cancelled') log.info({ ...fields, reason: messageOf(end.error) }, message);
+  else if (outcome === 'ok') log.info(fields, message);
   else if (outcome === 'failed') log.error(fields, message);
   else log.warn(fields, message);
 }
+
+const messageOf = (reason: unknown) => (reason instanceof Error ? reason.message : String(reason));

@@ -36,12 +36,13 @@ export interface RetryHost {
 /**
  * How one execution of a tool ended: `ok`; `tool-error` (it returned an error result, a timeout
  * included); `retrying` (it threw a retryable error and runs again); `failed` (it threw, and the
- * call ends with that error).
+ * call ends with that error); `cancelled` (it threw after its call was cancelled: `error` is the
+ * cancellation's reason).
  */
 export interface ExecutionEnd {
   readonly tool: string;
   readonly execution: Execution | undefined;
-  readonly outcome: 'ok' | 'tool-error' | 'retrying' | 'failed';
+  readonly outcome: 'ok' | 'tool-error' | 'retrying' | 'failed' | 'cancelled';
   readonly durationMs: number;
   readonly error?: unknown;
 }
@@ -113,7 +114,13 @@ function retrying(
         end((result as { isError?: unknown } | undefined)?.isError === true ? 'tool-error' : 'ok');
         return result;
       } catch (error) {
-        const final = !isRetryableError(error) || attempt >= policy.maxAttempts || signal.aborted;
+        // A cancelled call (notifications/cancelled, tasks/cancel, a closed stream, a lost
+        // partition) is an outcome, not a failure of the tool: its reason is the signal's.
+        if (signal.aborted) {
+          end('cancelled', signal.reason);
+          throw error;
+        }
+        const final = !isRetryableError(error) || attempt >= policy.maxAttempts;
         end(final ? 'failed' : 'retrying', error);
         if (final) throw error;
         recordToolRetry(name);
