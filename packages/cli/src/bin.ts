@@ -1,16 +1,18 @@
 #!/usr/bin/env node
-// Telemetry first: it must instrument HTTP before the gateway loads it.
-import { shutdownTelemetry } from './telemetry.js';
-import { main } from './cli.js';
+import { main, runsServer } from './cli.js';
 import { createLogger } from './logger.js';
 
 // The composition root: the only place that reads the environment and the process's signals.
+// Telemetry first when a command runs: it must instrument HTTP before the gateway loads it. Help,
+// the version and a mistyped command need none of it, and answer at once.
+const argv = process.argv.slice(2);
+const telemetry = runsServer(argv) ? await import('./telemetry.js') : undefined;
 const stopSignal = new Promise<void>((resolve) => {
   process.once('SIGINT', () => resolve());
   process.once('SIGTERM', () => resolve());
 });
-const log = createLogger(process.argv[2] ?? 'cli', process.env);
-const code = await main(process.argv.slice(2), {
+const log = createLogger(argv[0] ?? 'cli', process.env);
+const code = await main(argv, {
   env: process.env,
   cwd: process.cwd(),
   out: (line) => process.stdout.write(`${line}\n`),
@@ -18,6 +20,6 @@ const code = await main(process.argv.slice(2), {
   stopSignal,
   log,
 });
-await shutdownTelemetry();
+await telemetry?.shutdownTelemetry();
 await new Promise<void>((resolve) => log.flush(() => resolve()));
 process.exit(code);

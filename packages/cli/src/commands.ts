@@ -1,10 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { EmbeddedLog } from '@tidemark/embedded-log';
 import { createGateway, type Gateway } from '@tidemark/gateway';
 import {
   checkTopics,
@@ -14,16 +12,11 @@ import {
   type KafkaLogOptions,
   type TopicsProbe,
 } from '@tidemark/kafka';
-import {
-  createKeyring,
-  ErrorCodes,
-  isTidemarkError,
-  topicNames,
-  type Keyring,
-} from '@tidemark/protocol';
+import { createKeyring, topicNames, type Keyring } from '@tidemark/protocol';
 import { loadToolModules, Worker, WORKER_DEFAULTS } from '@tidemark/worker';
 import { CONSOLE_FLAGS, mountedConsoleOf } from './console.js';
 import { SERVER_IDENTITY_FLAGS, serverIdentityOf } from './server-identity.js';
+import { devSecret, openDevLog } from './dev-data.js';
 import { watchToolModules } from './watch.js';
 import { observe } from './worker-log.js';
 import { AUTH_FLAGS, authOf } from './auth.js';
@@ -31,6 +24,7 @@ import { KAFKA_FLAGS, kafkaOptions, prefixOf } from './kafka-options.js';
 import { LIMIT_FLAGS, limitsOf } from './limits.js';
 import type { Logger } from './logger.js';
 import {
+  allOf,
   list,
   LOOPBACK_BIND_ADDRESSES,
   parseFlags,
@@ -92,11 +86,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
   const data = resolve(io.cwd, str(values['data']) ?? '.tidemark');
   const specifiers = toolSpecifiers(list(values['tools']), io.cwd, DEFAULT_EXAMPLES);
   const modules = await loadToolModules(specifiers);
-  // The log holds every request and result, the secret signs event ids: this user's only.
-  mkdirSync(data, { recursive: true, mode: 0o700 });
-  chmodSync(data, 0o700);
   const log = openDevLog(data);
-  chmodSync(join(data, 'log.sqlite'), 0o600); // SQLite gives its -wal and -shm files the same mode
   const topics = topicNames();
   log.provisionTopics(topics, { partitions: 4, resumeWindowMs });
   const worker = new Worker({
@@ -137,19 +127,6 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
   await log.close();
 }
 
-/** The dev log, or a refusal that says who holds it and the way out. */
-function openDevLog(data: string): EmbeddedLog {
-  try {
-    return new EmbeddedLog({ path: join(data, 'log.sqlite'), retentionCheckIntervalMs: 10_000 });
-  } catch (error) {
-    if (isTidemarkError(error) && error.code === ErrorCodes.logLocked)
-      throw new Error(
-        `${error.message}: another tidemark is serving from ${data}. Stop it, or give this one a directory of its own: --data <dir>`,
-      );
-    throw error;
-  }
-}
-
 export async function gateway(args: readonly string[], io: Io): Promise<void> {
   const { values } = parseFlags(args, {
     ...KAFKA_FLAGS,
@@ -165,17 +142,22 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     ...TASKS_FLAG,
     ...CONSOLE_FLAGS,
   });
-  if (values['port'] === undefined)
-    throw new UsageError('--port: required (the port to listen on)');
-  const auth = authOf(values, io.cwd, true);
+  // What a gateway cannot start without, each checked, all named at once.
+  const [listenPort, auth, kafka, secret] = allOf(
+    () => {
+      if (values['port'] === undefined)
+        throw new UsageError('--port: required (the port to listen on)');
+      return port(str(values['port']), '--port', 0);
+    },
+    () => authOf(values, io.cwd, true),
+    () => kafkaOptions(values, io.env, io.cwd),
+    () => secretOf(str(values['secret-file']), io),
+  );
   const limits = limitsOf(values);
   const { sessionTtlMs } = ttlsOf(values);
-  const listenPort = port(str(values['port']), '--port', 0);
   const source = `gateway ${hostname()} · Kafka, read-only`;
   const mounted = mountedConsoleOf(values, { byDefault: 'off', source, sessionTtlMs });
   const metrics = applyTelemetryFlags(values);
-  const kafka = kafkaOptions(values, io.env, io.cwd);
-  const secret = secretOf(str(values['secret-file']), io);
   const topics = topicNames(prefixOf(values));
   const log = new KafkaLog(kafka);
   const origins = list(values['allowed-origin']);
@@ -274,7 +256,7 @@ export async function topics(args: readonly string[], io: Io): Promise<void> {
   const action = positionals[0];
   if (action !== 'create' && action !== 'check')
     throw new UsageError(
-      `topics: expected "create" or "check", got ${action === undefined ? 'nothing' : `"${action}"`}`,
+      `expected an action: tidemark topics create|check, got ${action === undefined ? 'nothing' : `"${action}"`}`,
     );
   const kafka = kafkaOptions(values, io.env, io.cwd);
   const layout = {
@@ -331,17 +313,6 @@ function readSecretFile(path: string): string {
 }
 
 /** dev keeps its secret next to its log, so ids minted before a restart still verify after it. */
-function devSecret(data: string): Uint8Array {
-  const path = join(data, 'secret');
-  try {
-    // Created exclusively (O_EXCL): two processes starting at once cannot both write one.
-    writeFileSync(path, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
-  return Buffer.from(readFileSync(path, 'utf8').trim());
-}
-
 function keyringOf(secret: Uint8Array): Keyring {
   return createKeyring({ current: { id: 1, secret } });
 }

@@ -34,7 +34,7 @@ Commands:
   console   the web console over a Kafka deployment's topics, read-only (dev serves it at /console)
   check     is a deployment serving? tidemark check <mcp-url> (readiness, then a call to a worker)
 
-Run 'tidemark <command> --help' for its flags.
+Run 'tidemark <command> --help' for its flags; 'tidemark --version' prints the version.
 
 Exit codes: 0 ok; 1 a runtime failure (broker unreachable, topics wrong, port taken); 2 a usage
 error (bad flag or value, missing required option).

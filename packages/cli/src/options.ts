@@ -1,4 +1,5 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { ParseArgsConfig } from 'node:util';
+import { Command, CommanderError, Option } from 'commander';
 
 /** A usage error: printed as one line naming the flag and what it accepts; exit code 2. */
 export class UsageError extends Error {
@@ -8,29 +9,56 @@ export class UsageError extends Error {
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 
 type Options = NonNullable<ParseArgsConfig['options']>;
+type FlagValue = string | boolean | string[] | undefined;
 
-/** Strict flag parsing: an unknown flag or a missing value is a UsageError naming it. */
+/**
+ * Strict flag parsing by commander (its errors, with "did you mean" for a mistyped flag): an
+ * unknown flag or a missing value is a UsageError naming it. The flags are declared as
+ * `node:util` parseArgs options, so each command's set stays a plain object.
+ */
 export function parseFlags(
   args: readonly string[],
   options: Options,
-): { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] } {
-  try {
-    const { values, positionals } = parseArgs({
-      args: [...args],
-      options,
-      strict: true,
-      allowPositionals: true,
-    });
-    return {
-      values: values as Record<string, string | boolean | string[] | undefined>,
-      positionals,
-    };
-  } catch (error) {
-    const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
-    throw new UsageError(
-      message.replace(/^Unknown option '(.+?)'.*/, 'unknown flag $1 (see --help)'),
-    );
+): { values: Record<string, FlagValue>; positionals: string[] } {
+  const program = new Command()
+    .exitOverride()
+    .configureOutput({ writeOut: () => undefined, writeErr: () => undefined })
+    .helpOption(false)
+    .allowExcessArguments(true)
+    .showSuggestionAfterError(true);
+  const names = new Map<string, string>();
+  for (const [name, spec] of Object.entries(options)) {
+    const option =
+      spec.type === 'boolean' ? new Option(`--${name}`) : new Option(`--${name} <value>`);
+    if (spec.multiple === true)
+      option.argParser((value: string, earlier: string[] | undefined) => [
+        ...(earlier ?? []),
+        value,
+      ]);
+    program.addOption(option);
+    names.set(option.attributeName(), name);
   }
+  try {
+    program.parse([...args], { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) throw new UsageError(usageMessage(error.message));
+    throw error;
+  }
+  const values: Record<string, FlagValue> = {};
+  for (const [attribute, value] of Object.entries(program.opts<Record<string, FlagValue>>()))
+    values[names.get(attribute) ?? attribute] = value;
+  return { values, positionals: program.args };
+}
+
+/** commander's `error: unknown option '--prot'\n(Did you mean --port?)`, as one line of ours. */
+function usageMessage(message: string): string {
+  return message
+    .replace(/^error: /, '')
+    .replace(/^unknown option '(.+?)'/, 'unknown flag $1')
+    .replace(/^option '(--[\w-]+) <value>' argument missing/, '$1: expected a value')
+    .replace(/\n\(Did you mean (.+?)\?\)/, ' (did you mean $1?)')
+    .replace(/\n/g, ' ')
+    .concat(' (see --help)');
 }
 
 export function port(value: string | undefined, flag: string, fallback: number): number {
@@ -80,3 +108,25 @@ export const LOOPBACK_BIND_ADDRESSES: ReadonlySet<string> = new Set([
   'localhost',
   '::1',
 ]);
+
+/**
+ * Runs every check and returns their values; when several refuse, one UsageError names them all
+ * (a user fixes a command line once, not once per missing flag).
+ */
+export function allOf<T extends readonly unknown[]>(...checks: { [K in keyof T]: () => T[K] }): T {
+  const refusals: string[] = [];
+  const values = checks.map((check) => {
+    try {
+      return check();
+    } catch (error) {
+      if (!(error instanceof UsageError)) throw error;
+      refusals.push(error.message);
+      return undefined;
+    }
+  });
+  const [only] = refusals;
+  if (refusals.length === 1 && only !== undefined) throw new UsageError(only);
+  if (refusals.length > 1)
+    throw new UsageError(`${refusals.length} problems:\n  ${refusals.join('\n  ')}`);
+  return values as unknown as T;
+}

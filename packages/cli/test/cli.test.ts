@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -33,9 +33,20 @@ describe('the tidemark command line', () => {
     expect((await run([])).code).toBe(EXIT.usage);
   });
 
+  it('prints its version', async () => {
+    const { version } = JSON.parse(
+      readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
+    ) as { version: string };
+    for (const flag of ['--version', '-v'])
+      expect(await run([flag])).toMatchObject({ code: EXIT.ok, out: version });
+  });
+
   it.each([
-    [['frob'], /unknown command "frob"/],
+    [['frob'], /unknown command "frob" \(see tidemark --help\)/],
+    [['dve'], /unknown command "dve"; did you mean dev\?/],
     [['dev', '--bogus'], /unknown flag --bogus/],
+    [['dev', '--prot', '3000'], /unknown flag --prot \(did you mean --port\?\)/],
+    [['dev', '--port'], /^tidemark dev: --port: expected a value \(see --help\)$/],
     [['dev', '--port', 'abc'], /--port: expected a port number 0-65535, got "abc"/],
     [['dev', '--port', '70000'], /--port: expected a port number/],
     [['dev', '--host', '0.0.0.0'], /not a loopback address.*--allow-remote/],
@@ -104,7 +115,10 @@ describe('the tidemark command line', () => {
       ['worker', '--tools', 'x', '--brokers', 'k:9092', '--sasl-mechanism', 'OAUTHBEARER'],
       /--sasl-token-file: required with --sasl-mechanism OAUTHBEARER/,
     ],
-    [['topics'], /expected "create" or "check", got nothing/],
+    [
+      ['topics'],
+      /^tidemark topics: expected an action: tidemark topics create\|check, got nothing$/,
+    ],
     [['topics', 'destroy', '--brokers', 'k:9092'], /got "destroy"/],
     [
       ['topics', 'create', '--brokers', 'k:9092', '--partitions', '0'],
@@ -124,11 +138,24 @@ describe('the tidemark command line', () => {
       /--host: 0.0.0.0 is not a loopback address; the console answers this machine only/,
     ],
     [['console', '--brokers', 'k:9092', '--port', 'x'], /--port/],
-  ])('%j → exit 2 and one line naming the problem', async (argv, message) => {
+  ])('%j → exit 2 and a line naming each problem', async (argv, message) => {
     const { code, err } = await run(argv);
     expect(code).toBe(EXIT.usage);
     expect(err).toMatch(message);
-    expect(err.split('\n')).toHaveLength(1);
+    const [first, ...more] = err.split('\n');
+    if (more.length > 0) expect(first).toMatch(new RegExp(`: ${more.length} problems:$`));
+    for (const line of more) expect(line).toMatch(/^ {2}\S/);
+  });
+
+  it('a gateway missing several required options names them all at once', async () => {
+    const { code, err } = await run(['gateway', '--brokers', 'k:9092']);
+    expect(code).toBe(EXIT.usage);
+    expect(err.split('\n')).toEqual([
+      'tidemark gateway: 3 problems:',
+      '  --port: required (the port to listen on)',
+      expect.stringMatching(/^ {2}choose how clients authenticate: --auth-tokens <file>/),
+      expect.stringMatching(/^ {2}--secret-file: required \(or set TIDEMARK_SECRET\)/),
+    ]);
   });
 
   it('takes brokers and the secret from the environment', async () => {
