@@ -1,6 +1,6 @@
 import counting from '@tidemark/examples/counting';
 import interactive from '@tidemark/examples/interactive';
-import { defineToolModule, RetryableToolError } from '@tidemark/worker';
+import { currentExecution, defineToolModule, RetryableToolError } from '@tidemark/worker';
 import { openToolSession, runTool } from '@tidemark/worker/testing';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 
@@ -174,6 +174,31 @@ describe('a session in the harness', () => {
         ]);
         expect(asked, `${lane} ${action}`).toBe(1);
       }
+  });
+
+  it('gives the tool its logger, as the worker does, and hands the lines to the test', async () => {
+    const logging = defineToolModule({
+      name: 'logging',
+      register(server) {
+        server.registerTool('lookup', { description: 'logs what it does' }, () => {
+          currentExecution()!.log!.info({ city: 'Oslo' }, 'looking up');
+          currentExecution()!.log!.warn('slow upstream');
+          return { content: [{ type: 'text', text: 'done' }] };
+        });
+      },
+    });
+    const run = await runTool(logging, 'lookup', {});
+    expect(run.result.content).toEqual([{ type: 'text', text: 'done' }]);
+    expect(run.logLines).toEqual([
+      expect.objectContaining({
+        level: 'info',
+        msg: 'looking up',
+        city: 'Oslo',
+        tool: 'lookup',
+        attempt: 1,
+      }),
+      expect.objectContaining({ level: 'warn', msg: 'slow upstream', tool: 'lookup' }),
+    ]);
   });
 
   it('answers sampling from the test', async () => {

@@ -17,6 +17,9 @@ import {
 } from '@tidemark/protocol';
 import type { Execution } from './execution.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
+import { levelName, lineLogger, type ToolLogLine } from './tool-logger.js';
+
+export type { ToolLogLine } from './tool-logger.js';
 import type { ToolModule } from './tool-module.js';
 import { createToolServer } from './tool-server.js';
 
@@ -46,6 +49,11 @@ export interface ToolRun {
   readonly progress: ReadonlyArray<ProgressEntry>;
   /** `notifications/message` log entries, in order (session lane only). */
   readonly logs: ReadonlyArray<{ level: string; data: unknown }>;
+  /**
+   * What the tool wrote to `currentExecution().log`, in order (info and above), each line with
+   * the tool, stream and attempt it was stamped with.
+   */
+  readonly logLines: ReadonlyArray<ToolLogLine>;
   /** Executions the call took: 1 plus its retries. */
   readonly attempts: number;
   /**
@@ -138,6 +146,7 @@ export async function openToolSession(
     call: async (name, args, callOptions = {}) => {
       const progress: ProgressEntry[] = [];
       const logsBefore = logs.length;
+      const linesBefore = calls.lines.length;
       const before = calls.ends.length;
       const result = await client.callTool(
         { name, arguments: args },
@@ -154,6 +163,7 @@ export async function openToolSession(
         result,
         progress,
         logs: logs.slice(logsBefore),
+        logLines: calls.lines.slice(linesBefore),
         attempts: Math.max(1, ...executions.map((e) => e.attempt)),
         executions,
       };
@@ -215,6 +225,15 @@ class CallLedger {
   private readonly attempts = new Map<RequestId, number>();
   private readonly epoch = '0'.repeat(20) as WorkerEpoch;
   readonly ends: Array<Pick<ExecutionEnd, 'outcome' | 'error'> & { attempt: number }> = [];
+  readonly lines: ToolLogLine[] = [];
+  /** The tools' logger (`currentExecution().log`), captured instead of written to stderr. */
+  readonly logger = lineLogger(({ level, time: _time, ...fields }) =>
+    this.lines.push({
+      ...fields,
+      level: levelName(level),
+      msg: fields['msg'] as string | undefined,
+    }),
+  );
 
   execution(requestId: RequestId): Execution {
     const attempt = this.attempts.get(requestId) ?? 1;
