@@ -2,6 +2,7 @@ import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { connectResumingClient } from '../support/clients.js';
 import { startDevServer } from '../support/dev-server.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -146,5 +147,68 @@ describe('npm start: the embedded single-process server', () => {
     expect(refusal).toContain('exited (1)');
     expect(refusal).toContain(`in use by process ${first.child.pid} on `);
     expect(refusal).toContain('--data <dir>');
+  });
+
+  it('an official client with its default reconnection (two attempts, each after the retry hint) rides out a restart of dev', async () => {
+    const port = await reservePorts();
+    const data = mkdtempSync(join(tmpdir(), 'tidemark-dev-'));
+    const bin = join(root, 'packages/cli/dist/bin.js');
+    const args = [bin, 'dev', '--port', String(port), '--data', data];
+    const first = startDevServer(process.execPath, args);
+    const url = await first.url;
+    const client = new Client({ name: 'defaults', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+    onTestFinished(() => client.close());
+    let second: ReturnType<typeof startDevServer> | undefined;
+    let killed = false;
+    const result = await client.callTool(
+      { name: 'count', arguments: { to: 20, delayMs: 40 } },
+      {
+        timeout: 60_000,
+        onprogress: (p) => {
+          if (p.progress === 5 && !killed) {
+            killed = true;
+            first.kill('SIGKILL');
+            // Back in ~2.5 s, as `npm start` on a laptop (the official clients' budget was 2 s).
+            setTimeout(() => (second = startDevServer(process.execPath, args)), 1_500);
+          }
+        },
+      },
+    );
+    expect(second).toBeDefined();
+    expect(result.content).toEqual([{ type: 'text', text: numbers(20).join(',') }]);
+  });
+
+  it('sends the retry hint dev was given (default 3 s)', async () => {
+    const [portA, portB] = [await reservePorts(), await reservePorts()];
+    const hintOf = async (port: number, flags: string[]) => {
+      const data = mkdtempSync(join(tmpdir(), 'tidemark-dev-'));
+      const bin = join(root, 'packages/cli/dist/bin.js');
+      const server = startDevServer(process.execPath, [
+        ...[bin, 'dev', '--port', String(port), '--data', data],
+        ...flags,
+      ]);
+      const response = await fetch(await server.url, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-11-25',
+            capabilities: {},
+            clientInfo: { name: 'x', version: '1' },
+          },
+        }),
+      });
+      const text = await response.text();
+      return /^retry: (\d+)$/m.exec(text)?.[1];
+    };
+    expect(await hintOf(portA, [])).toBe('3000');
+    expect(await hintOf(portB, ['--sse-retry', '5s'])).toBe('5000');
   });
 });

@@ -17,6 +17,7 @@ import { loadToolModules, Worker, WORKER_DEFAULTS } from '@tidemark/worker';
 import { CONSOLE_FLAGS, mountedConsoleOf } from './console.js';
 import { SERVER_IDENTITY_FLAGS, serverIdentityOf } from './server-identity.js';
 import { devSecret, openDevLog } from './dev-data.js';
+import { DEV_SSE_RETRY_MS, SSE_RETRY_FLAG, sseRetryOf } from './sse-retry.js';
 import { watchToolModules } from './watch.js';
 import { observe } from './worker-log.js';
 import { AUTH_FLAGS, authOf } from './auth.js';
@@ -58,6 +59,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     ...SERVER_IDENTITY_FLAGS,
     data: { type: 'string' },
     'resume-window': { type: 'string' },
+    ...SSE_RETRY_FLAG,
     'allow-remote': { type: 'boolean' },
     ...TELEMETRY_FLAGS,
     ...AUTH_FLAGS,
@@ -104,6 +106,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     topics,
     keyring: keyringOf(devSecret(data)),
     onError: (error) => io.log.error({ err: error }, 'gateway error'),
+    ...sseRetryOf(values, DEV_SSE_RETRY_MS),
     ...(ttls.sessionTtlMs === undefined ? {} : { sessionTtlMs: ttls.sessionTtlMs }),
     ...tasksOf(values),
     ...auth,
@@ -139,6 +142,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     ...AUTH_FLAGS,
     ...LIMIT_FLAGS,
     'session-ttl': TTL_FLAGS['session-ttl'],
+    ...SSE_RETRY_FLAG,
     ...TASKS_FLAG,
     ...CONSOLE_FLAGS,
   });
@@ -167,6 +171,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     topics,
     keyring: keyringOf(secret),
     onError: (error) => io.log.error({ err: error }, 'gateway error'),
+    ...sseRetryOf(values, undefined),
     ...(origins.length > 0 ? { allowedOrigins: origins } : {}),
     ...(hosts.length > 0 ? { allowedHosts: hosts } : {}),
     ...(sessionTtlMs === undefined ? {} : { sessionTtlMs }),

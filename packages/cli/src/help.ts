@@ -64,6 +64,9 @@ unfinished calls run again as a new generation, resuming clients are reset, neve
   --result-ttl <d>   a finished call's result is kept this long for a resume. Default 1h
   --resume-window <d> how long a dropped client can resume (retention of requests and events).
                      Default 1h
+  --sse-retry <d>    the retry hint 2025-11-25 clients wait before reconnecting (the official
+                     TypeScript and Python clients try twice): long enough to ride out a restart
+                     of dev. Default 3s
   --server-idle <d>  an idle session's MCP server is dropped after this (restored on its next
                      request). Default 60s
   --tasks <mode>     when a 2026-07-28 tools/call of a client declaring the Tasks extension
@@ -105,6 +108,9 @@ Limits (each answered with a clear 4xx; see README "Security"):
   --max-streams-per-session <n> open SSE streams of a session on this replica. Default 32 (429)
   --max-requests-per-second <n> per subject (no auth: per non-loopback address). Default 100 (429)
   --max-connections <n>         connections held at once. Default 10000
+  --sse-retry <d>               the retry hint 2025-11-25 clients wait before reconnecting
+                                (priming event, drain). Default 1s: a drained client reconnects
+                                to another replica
   --session-ttl <d>             the workers' session TTL: open streams keep a session alive by
                                 telling its worker three times per TTL. Default 1h
   --tasks <mode>                when a 2026-07-28 tools/call of a client declaring the Tasks

@@ -1,0 +1,25 @@
+import { str } from './options.js';
+import { duration } from './ttl.js';
+
+// `--sse-retry`: the `retry:` hint 2025-11-25 clients get (in the priming event and when a stream is
+// closed for a drain). The official TypeScript and Python clients reconnect twice, each after
+// exactly this long, then give up: the hint must outlast what a client should ride out.
+
+export const SSE_RETRY_FLAG = { 'sse-retry': { type: 'string' } } as const;
+
+/**
+ * Default for `tidemark dev`: its restart is the same process coming back (~1–3 s), so two
+ * attempts 3 s apart ride it out. A gateway's default stays 1 s: a drained client reconnects to
+ * another replica, which is already up.
+ */
+export const DEV_SSE_RETRY_MS = 3_000;
+
+/** The gateway options for `--sse-retry`, or the given default. */
+export function sseRetryOf(
+  values: Record<string, unknown>,
+  fallbackMs: number | undefined,
+): { retryMs?: number } {
+  const retryMs =
+    duration(str(values['sse-retry'] as string | undefined), '--sse-retry') ?? fallbackMs;
+  return retryMs === undefined ? {} : { retryMs };
+}
