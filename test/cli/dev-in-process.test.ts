@@ -12,7 +12,7 @@ async function devWith(source: string, flags: string[] = []) {
   const module = join(dir, 'module.mjs');
   writeFileSync(module, source);
   const lines: string[] = [];
-  const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+  const log = pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) });
   let stop!: () => void;
   const out: string[] = [];
   const running = main(
@@ -43,7 +43,7 @@ async function devWith(source: string, flags: string[] = []) {
   };
   onTestFinished(shutdown);
   const entries = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-  return { client, entries, shutdown, module };
+  return { client, entries, shutdown, module, out };
 }
 
 describe('what an operator reads in the log', () => {
@@ -100,6 +100,22 @@ describe('a cancelled call in the log', () => {
     });
     expect(ended[0]!['reason']).toEqual(expect.any(String));
     expect(ended[0]).not.toHaveProperty('err');
+  });
+});
+
+describe('the banner', () => {
+  it('lists each module’s tools, and warns about a module that registers none', async () => {
+    const { out } = await devWith(`
+      export default (server) => {
+        server.registerTool('lookup', { description: 'looks up' }, async () => ({ content: [] }));
+        server.registerTool('store', { description: 'stores' }, async () => ({ content: [] }));
+      };
+    `);
+    expect(out).toContain('  ./module.mjs: lookup, store');
+    const empty = await devWith('export default () => {};');
+    expect(empty.out).toContain(
+      '  warning: ./module.mjs registers no tools, resources or prompts — does its register call server.registerTool?',
+    );
   });
 });
 

@@ -67,8 +67,10 @@ it('starts no SDK when no OTEL_* variable asks for one', async () => {
 }, 60_000);
 
 it('writes JSON log lines stamped with the trace of the call they belong to', async () => {
-  const output = await devRun({ OTEL_TRACES_EXPORTER: 'console' }, (client) =>
-    client.callCount(1, 2, 0),
+  // A first execution's line is at debug (routine: every initialize, every tools/list).
+  const output = await devRun(
+    { OTEL_TRACES_EXPORTER: 'console', TIDEMARK_LOG_LEVEL: 'debug' },
+    (client) => client.callCount(1, 2, 0),
   );
   const lines = output
     .split('\n')
@@ -77,7 +79,7 @@ it('writes JSON log lines stamped with the trace of the call they belong to', as
   const execution = lines.find((line) => line['msg'] === 'execution started')!;
   expect(execution).toMatchObject({
     name: 'tidemark-dev',
-    level: 30,
+    level: 20,
     attempt: 1,
     cause: 'first',
     trace_id: expect.stringMatching(/^[0-9a-f]{32}$/) as unknown,

@@ -16,6 +16,7 @@ import { createKeyring, topicNames, type Keyring } from '@tidemark/protocol';
 import { loadToolModules, Worker, WORKER_DEFAULTS } from '@tidemark/worker';
 import { CONSOLE_FLAGS, mountedConsoleOf } from './console.js';
 import { SERVER_IDENTITY_FLAGS, serverIdentityOf } from './server-identity.js';
+import { toolLines } from './banner.js';
 import { devSecret, openDevLog } from './dev-data.js';
 import { DEV_SSE_RETRY_MS, SSE_RETRY_FLAG, sseRetryOf } from './sse-retry.js';
 import { watchToolModules } from './watch.js';
@@ -118,7 +119,8 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
   addHealth(gateway, () => Promise.resolve(true));
   io.out(`Tidemark dev server (single process, embedded log in ${data})`);
   announceEndpoints(io, host, portOf(server), console?.basePath);
-  io.out(`tools: ${modules.map((m) => m.name).join(', ')}`);
+  io.out('tools:');
+  toolLines(worker.modules, io.cwd).forEach((line) => io.out(line));
   announce(io, metrics);
   const watching =
     values['watch'] === true ? watchToolModules(specifiers, worker, io.log) : undefined;
@@ -243,7 +245,8 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
       res.writeHead(404).end();
     }).listen(healthPort);
   }
-  io.out(`Tidemark worker ${w.epoch} started (tools: ${modules.map((m) => m.name).join(', ')})`);
+  io.out(`Tidemark worker ${w.epoch} started; tools:`);
+  toolLines(w.modules, io.cwd).forEach((line) => io.out(line));
   announce(io, metrics);
   await io.stopSignal;
   health?.close();

@@ -13,8 +13,10 @@ export function observe(
     onExecutionEnd: (end) => logExecutionEnd(log, end),
     onProblem: (problem, error) =>
       error === undefined ? log.warn(problem) : log.warn({ err: error }, problem),
+    // A first execution is routine (every initialize, tools/list …): debug. One that runs again
+    // (a retry, a takeover, a restart) is what an operator looks for: info.
     onExecution: (event) =>
-      log.info(
+      log[event.cause === 'first' ? 'debug' : 'info'](
         {
           session: event.session,
           stream: event.stream,

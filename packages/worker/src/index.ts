@@ -22,6 +22,7 @@ export type {
 } from './tool-module.js';
 export type { V1McpServer } from './v1-server.js';
 export { probeToolModules } from './module-probe.js';
+export type { ModuleListing } from './module-probe.js';
 export { OffsetTracker } from './offset-tracker.js';
 export { currentExecution } from './execution.js';
 export type { Execution } from './execution.js';

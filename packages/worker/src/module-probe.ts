@@ -1,6 +1,7 @@
 import { ErrorCodes, TidemarkError } from '@tidemark/protocol';
 import { registerModule } from './retries.js';
 import { messageOf, type ToolModule } from './tool-module.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { createToolServer, type ServerIdentity } from './tool-server.js';
 
 /**
@@ -12,13 +13,18 @@ import { createToolServer, type ServerIdentity } from './tool-server.js';
 export async function probeToolModules(
   modules: readonly ToolModule[],
   identity: ServerIdentity,
-): Promise<void> {
+): Promise<ModuleListing[]> {
   const server = createToolServer(identity, modules);
   const host = { execution: () => undefined, retry: () => Promise.resolve() };
+  const listings: ModuleListing[] = [];
   try {
     for (const module of modules) {
+      const listing = { name: module.name, tools: [] as string[], others: 0 };
       try {
-        await registerModule(server, module, host, { sessionId: PROBE_SESSION });
+        await registerModule(notingServer(server, listing), module, host, {
+          sessionId: PROBE_SESSION,
+        });
+        listings.push(listing);
       } catch (error) {
         throw new TidemarkError(
           ErrorCodes.toolModule,
@@ -30,6 +36,32 @@ export async function probeToolModules(
   } finally {
     await server.close().catch(() => undefined);
   }
+  return listings;
+}
+
+/** What one module registered: its tools by name, and how many resources and prompts. */
+export interface ModuleListing {
+  readonly name: string;
+  readonly tools: readonly string[];
+  readonly others: number;
+}
+
+/** The probe server as a module sees it, noting what the module registers on it. */
+function notingServer(server: McpServer, listing: { tools: string[]; others: number }): McpServer {
+  const noting = Object.create(server) as McpServer;
+  const note =
+    <K extends 'registerTool' | 'registerResource' | 'registerPrompt'>(method: K) =>
+    (...args: unknown[]): unknown => {
+      if (method === 'registerTool') listing.tools.push(String(args[0]));
+      else listing.others++;
+      return (server[method] as (...a: unknown[]) => unknown).apply(server, args);
+    };
+  Object.assign(noting, {
+    registerTool: note('registerTool'),
+    registerResource: note('registerResource'),
+    registerPrompt: note('registerPrompt'),
+  });
+  return noting;
 }
 
 /** The session id a module's `register` sees during the startup probe. */

@@ -13,7 +13,7 @@ import {
 } from '@tidemark/protocol';
 import { CallSlots } from './call-slots.js';
 import { Housekeeping } from './housekeeping.js';
-import { probeToolModules } from './module-probe.js';
+import { probeToolModules, type ModuleListing } from './module-probe.js';
 import { PartitionReader } from './partition-reader.js';
 import { SessionCalls } from './session-calls.js';
 import { StatelessRequests } from './stateless-requests.js';
@@ -54,6 +54,7 @@ export class Worker {
   private readonly timers: NodeJS.Timeout[] = [];
   private sweeping = false;
   private stopped = false;
+  private listings: readonly ModuleListing[] = [];
 
   constructor(options: WorkerOptions) {
     this.options = compileWorkerOptions(options);
@@ -66,7 +67,7 @@ export class Worker {
    */
   async start(): Promise<void> {
     const { log, topics } = this.options;
-    await probeToolModules(this.options.modules, this.options);
+    this.listings = await probeToolModules(this.options.modules, this.options);
     this.started = this.startLanes(await this.partitionCount());
     this.joined = log.joinGroup({
       topic: topics.requests,
@@ -80,6 +81,11 @@ export class Worker {
     const { sessionTtlMs, resultTtlMs, serverIdleMs } = this.options;
     const shortest = Math.min(sessionTtlMs, resultTtlMs, serverIdleMs);
     this.every(Math.max(100, Math.min(60_000, Math.floor(shortest / 4))), () => this.sweep());
+  }
+
+  /** What each tool module registered when last probed (at start, or by `replaceModules`). */
+  get modules(): readonly ModuleListing[] {
+    return this.listings;
   }
 
   /**
@@ -109,7 +115,7 @@ export class Worker {
    * idle, after its running calls end otherwise. Sessions themselves live on: they are in the log.
    */
   async replaceModules(modules: readonly ToolModule[]): Promise<void> {
-    await probeToolModules(modules, this.options);
+    this.listings = await probeToolModules(modules, this.options);
     this.options.modules = modules;
     await this.started?.sessionCalls.runtimes.modulesReplaced();
   }

@@ -1,0 +1,24 @@
+import { relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ModuleListing } from '@tidemark/worker';
+
+/**
+ * The tools a process serves, per module — `counting: count, flaky_count` — and a warning for a
+ * module that registers nothing (a `register` that forgot `server.registerTool`, or returned
+ * before it): its clients would see no tools and nobody would say why.
+ */
+export function toolLines(modules: readonly ModuleListing[], cwd: string): string[] {
+  return modules.map((module) => {
+    const name = readable(module.name, cwd);
+    if (module.tools.length > 0) return `  ${name}: ${module.tools.join(', ')}`;
+    if (module.others > 0) return `  ${name}: no tools (${module.others} resources or prompts)`;
+    return `  warning: ${name} registers no tools, resources or prompts — does its register call server.registerTool?`;
+  });
+}
+
+/** A module named by its file URL, as a path relative to where the command runs. */
+function readable(name: string, cwd: string): string {
+  if (!name.startsWith('file:')) return name;
+  const path = relative(cwd, fileURLToPath(name));
+  return path.startsWith('..') ? fileURLToPath(name) : `./${path}`;
+}
