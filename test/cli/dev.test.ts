@@ -1,4 +1,6 @@
-import { mkdtempSync, statSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +12,7 @@ import { TcpProxy } from '../support/tcp-proxy.js';
 import { reservePorts } from '@tidemark/kafka-fixtures';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
+const execFileAsync = promisify(execFile);
 const numbers = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
 async function connect(url: string) {
@@ -210,5 +213,45 @@ describe('npm start: the embedded single-process server', () => {
     };
     expect(await hintOf(portA, [])).toBe('3000');
     expect(await hintOf(portB, ['--sse-retry', '5s'])).toBe('5000');
+  });
+
+  it('a syntax error in a tool module points at the line: file:line:col and the source line with a caret', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tidemark-typo-'));
+    const bin = join(root, 'packages/cli/dist/bin.js');
+    const failure = async (name: string, source: string) => {
+      writeFileSync(join(dir, name), source);
+      const args = [
+        bin,
+        'dev',
+        '--port',
+        '0',
+        '--tools',
+        `./${name}`,
+        '--data',
+        join(dir, name + '.data'),
+      ];
+      return execFileAsync(process.execPath, args, { cwd: dir }).then(
+        () => 'started',
+        (error: { code: number; stderr: string }) => `${error.code}\n${error.stderr}`,
+      );
+    };
+    const js = await failure('typo.mjs', 'export default (server) => {\n  const x = ;\n};\n');
+    expect(js).toMatch(/^1\n/);
+    expect(js).toContain(
+      `at ${join(dir, 'typo.mjs')}:2:13\n  2 |   const x = ;\n    |             ^`,
+    );
+    const ts = await failure(
+      'typo.ts',
+      'export default (server: unknown) => {\n  const x: number = ;\n};\n',
+    );
+    expect(ts).toContain(`at ${join(dir, 'typo.ts')}:2:21\n  2 |   const x: number = ;`);
+    // A .ts module in a CommonJS package: Node reads it as CommonJS; say what to change.
+    const cjs = join(dir, 'cjs');
+    mkdirSync(cjs);
+    writeFileSync(join(cjs, 'package.json'), '{ "type": "commonjs" }');
+    const hinted = await failure('cjs/tools.ts', 'export default (server: unknown) => {};\n');
+    expect(hinted).toContain(
+      'hint: a .ts tool module is loaded as an ES module: add "type": "module"',
+    );
   });
 });

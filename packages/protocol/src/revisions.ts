@@ -14,7 +14,7 @@ export const SESSION_PROTOCOL_VERSIONS = [
 ] as const;
 
 /** The newest session-lane revision: what `initialize` answers a revision it does not serve. */
-export const LATEST_SESSION_PROTOCOL_VERSION = '2025-11-25';
+const LATEST_SESSION_PROTOCOL_VERSION = '2025-11-25';
 
 /**
  * The revision `initialize` agrees on (the spec's rule): the one the client asked for when the

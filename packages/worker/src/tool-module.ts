@@ -1,5 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import type { V1McpServer } from './v1-server.js';
+import { describeImportError } from './module-errors.js';
 import { ErrorCodes, TASK_SUPPORTS, TidemarkError, type TaskSupport } from '@tidemark/protocol';
 
 /** How a tool call is retried when it fails with a retryable error. Each retry is a new generation. */
@@ -162,7 +163,7 @@ export async function loadToolModules(specifiers: readonly string[]): Promise<To
       } catch (error) {
         throw new TidemarkError(
           ErrorCodes.toolModule,
-          `tool module ${specifier} cannot be loaded: ${messageOf(error)}`,
+          `tool module ${specifier} cannot be loaded: ${await describeImportError(specifier, error)}`,
           { cause: error },
         );
       }
