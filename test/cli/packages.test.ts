@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,12 +46,10 @@ export default defineToolModule({
 `;
 
 describe('the published packages, outside this repository', () => {
-  it('npm pack every workspace, install the tarballs into an empty project, npx tidemark dev --tools ./module.mjs, call it with the official client', async () => {
+  it('npm run install-into packs every workspace into a new project; npx tidemark dev --tools ./module.mjs there serves it to the official client', async () => {
     const work = mkdtempSync(join(tmpdir(), 'tidemark-user-'));
     onTestFinished(() => rmSync(work, { recursive: true, force: true }));
-    const tarballs = join(work, 'tarballs');
     const project = join(work, 'project');
-    for (const dir of [tarballs, project]) mkdirSync(dir);
     // The user's npm runs on the same Node as this test (the repository's own Node 24).
     const env = {
       ...process.env,
@@ -61,39 +59,29 @@ describe('the published packages, outside this repository', () => {
       npm_config_update_notifier: 'false',
     };
 
-    await run('npm', ['pack', '--workspaces', '--pack-destination', tarballs], {
+    // The README's own-repository path, as written: one command from the clone.
+    await run('npm', ['run', 'install-into', '--silent', '--', project], {
       cwd: root,
       env,
+      maxBuffer: 16 * 1024 * 1024,
     });
-    const packed = readdirSync(tarballs).filter((file) => file.endsWith('.tgz'));
-    expect(packed.sort()).toEqual(
-      [
-        'cli',
-        'client',
-        'console',
-        'embedded-log',
-        'examples',
-        'gateway',
-        'kafka',
-        'kafka-fixtures',
-        'log',
-        'otel',
-        'protocol',
-        'worker',
-      ].map((name) => `tidemark-${name}-0.1.0.tgz`),
-    );
-    // What a user installs: the command and the authoring package (the rest come as their
-    // dependencies, here from the tarballs since they are not published), and zod for schemas.
-    const runtime = packed.filter((file) => !file.includes('kafka-fixtures'));
-    writeFileSync(
-      join(project, 'package.json'),
-      JSON.stringify({ name: 'my-tools', private: true, type: 'module' }),
-    );
-    await run(
-      'npm',
-      ['install', '--prefer-offline', ...runtime.map((file) => join(tarballs, file)), 'zod@^4'],
-      { cwd: project, env, maxBuffer: 16 * 1024 * 1024 },
-    );
+    expect(readdirSync(join(project, 'node_modules/@tidemark')).sort()).toEqual([
+      'cli',
+      'client',
+      'console',
+      'embedded-log',
+      'examples',
+      'gateway',
+      'kafka',
+      'log',
+      'otel',
+      'protocol',
+      'worker',
+    ]);
+    expect(JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'))).toMatchObject({
+      type: 'module',
+      dependencies: { zod: expect.any(String) as unknown },
+    });
     writeFileSync(join(project, 'module.mjs'), MODULE);
 
     const port = await reservePorts();
