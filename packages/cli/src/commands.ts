@@ -202,6 +202,7 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     tools: { type: 'string', multiple: true },
     ...SERVER_IDENTITY_FLAGS,
     group: { type: 'string' },
+    'group-session-timeout': { type: 'string' },
     'health-port': { type: 'string' },
     ...TELEMETRY_FLAGS,
     ...TTL_FLAGS,
@@ -212,8 +213,16 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     throw new UsageError('--tools: required (a tool module path or package, repeatable)');
   const kafka = kafkaOptions(values, io.env, io.cwd);
   const topics = topicNames(prefixOf(values));
+  // How long a killed worker's partitions wait before another worker takes them over.
+  const groupSessionTimeoutMs = duration(
+    str(values['group-session-timeout']),
+    '--group-session-timeout',
+  );
   const modules = await loadToolModules(toolSpecifiers(tools, io.cwd, []));
-  const log = new KafkaLog(kafka);
+  const log = new KafkaLog({
+    ...kafka,
+    ...(groupSessionTimeoutMs === undefined ? {} : { groupSessionTimeoutMs }),
+  });
   const w = new Worker({
     log,
     topics,

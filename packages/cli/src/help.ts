@@ -147,6 +147,11 @@ replica's resume decisions beside what the log holds. --trace-url <url> links tr
   --brokers <list>       Kafka bootstrap host:port[,host:port]; or KAFKA_BROKERS
   --prefix <p>           topic prefix. Default tidemark.
   --group <g>            consumer group. Default tidemark-workers
+  --group-session-timeout <d>
+                         after a worker dies without leaving (kill -9, a lost node), its partitions
+                         and running calls wait this long before another worker takes them over;
+                         a graceful stop hands them over at once. At least the broker's
+                         group.min.session.timeout.ms (6s by default). Default 10s
   --health-port <n>      serve /healthz (503 when a partition's read loop has not come back for a
                          minute while call slots are free: wedged) and /readyz on this port
   --metrics-port <n>     serve Prometheus metrics at :<n>/metrics

@@ -76,6 +76,10 @@ describe('the tidemark command line', () => {
     ],
     [['dev', '--task-ttl', 'forever'], /--task-ttl: expected a duration/],
     [
+      ['worker', '--tools', 'x', '--brokers', 'k:9092', '--group-session-timeout', 'soon'],
+      /--group-session-timeout: expected a duration/,
+    ],
+    [
       ['dev', '--max-body-bytes', '4MB'],
       /--max-body-bytes: expected a positive integer, got "4MB"/,
     ],
