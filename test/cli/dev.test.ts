@@ -13,6 +13,13 @@ import { reservePorts } from '@tidemark/kafka-fixtures';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const execFileAsync = promisify(execFile);
+const BIN = join(root, 'packages/cli/dist/bin.js');
+
+/** `tidemark dev` on a port and a data directory, run by the built CLI. */
+const devArgs = (port: number, data: string, ...flags: string[]) => [
+  ...[BIN, 'dev', '--port', String(port), '--data', data],
+  ...flags,
+];
 const numbers = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
 async function connect(url: string) {
@@ -80,8 +87,7 @@ describe('npm start: the embedded single-process server', () => {
   it('the seed’s restart: kill -9 mid-call, start again on the same data — the session holds, the call re-runs as a new generation, the client is reset and gets the exact result', async () => {
     const port = await reservePorts();
     const data = mkdtempSync(join(tmpdir(), 'tidemark-dev-'));
-    const bin = join(root, 'packages/cli/dist/bin.js');
-    const args = [bin, 'dev', '--port', String(port), '--data', data];
+    const args = devArgs(port, data);
     const first = startDevServer(process.execPath, args);
     const url = await first.url;
     const client = await connect(url);
@@ -125,24 +131,9 @@ describe('npm start: the embedded single-process server', () => {
     const portA = await reservePorts({ count: 2 });
     const portB = portA + 1;
     const data = mkdtempSync(join(tmpdir(), 'tidemark-dev-'));
-    const bin = join(root, 'packages/cli/dist/bin.js');
-    const first = startDevServer(process.execPath, [
-      bin,
-      'dev',
-      '--port',
-      String(portA),
-      '--data',
-      data,
-    ]);
+    const first = startDevServer(process.execPath, devArgs(portA, data));
     await first.url;
-    const second = startDevServer(process.execPath, [
-      bin,
-      'dev',
-      '--port',
-      String(portB),
-      '--data',
-      data,
-    ]);
+    const second = startDevServer(process.execPath, devArgs(portB, data));
     const refusal = await second.url.then(
       () => 'served',
       (error: unknown) => String(error),
@@ -155,8 +146,7 @@ describe('npm start: the embedded single-process server', () => {
   it('an official client with its default reconnection (two attempts, each after the retry hint) rides out a restart of dev', async () => {
     const port = await reservePorts();
     const data = mkdtempSync(join(tmpdir(), 'tidemark-dev-'));
-    const bin = join(root, 'packages/cli/dist/bin.js');
-    const args = [bin, 'dev', '--port', String(port), '--data', data];
+    const args = devArgs(port, data);
     const first = startDevServer(process.execPath, args);
     const url = await first.url;
     const client = new Client({ name: 'defaults', version: '1.0.0' });
@@ -186,11 +176,7 @@ describe('npm start: the embedded single-process server', () => {
     const [portA, portB] = [await reservePorts(), await reservePorts()];
     const hintOf = async (port: number, flags: string[]) => {
       const data = mkdtempSync(join(tmpdir(), 'tidemark-dev-'));
-      const bin = join(root, 'packages/cli/dist/bin.js');
-      const server = startDevServer(process.execPath, [
-        ...[bin, 'dev', '--port', String(port), '--data', data],
-        ...flags,
-      ]);
+      const server = startDevServer(process.execPath, devArgs(port, data, ...flags));
       const response = await fetch(await server.url, {
         method: 'POST',
         headers: {
@@ -217,19 +203,9 @@ describe('npm start: the embedded single-process server', () => {
 
   it('a syntax error in a tool module points at the line: file:line:col and the source line with a caret', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tidemark-typo-'));
-    const bin = join(root, 'packages/cli/dist/bin.js');
     const failure = async (name: string, source: string) => {
       writeFileSync(join(dir, name), source);
-      const args = [
-        bin,
-        'dev',
-        '--port',
-        '0',
-        '--tools',
-        `./${name}`,
-        '--data',
-        join(dir, name + '.data'),
-      ];
+      const args = devArgs(0, join(dir, `${name}.data`), '--tools', `./${name}`);
       return execFileAsync(process.execPath, args, { cwd: dir }).then(
         () => 'started',
         (error: { code: number; stderr: string }) => `${error.code}\n${error.stderr}`,

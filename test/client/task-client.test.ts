@@ -23,6 +23,19 @@ async function setup(options: EmbeddedStackOptions = {}) {
   return stack.gateways.map((g) => g.url);
 }
 
+/** A TaskClient whose user gives `answer` to every input request; the keys it was asked. */
+function answeringClient(url: string, answer: Record<string, unknown>) {
+  const asked: string[][] = [];
+  const client = new TaskClient({
+    url,
+    answerInput: (requests) => {
+      asked.push(Object.keys(requests));
+      return Promise.resolve(Object.fromEntries(Object.keys(requests).map((key) => [key, answer])));
+    },
+  });
+  return { client, asked };
+}
+
 const numbers = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
 describe('@tidemark/client: a task awaited as a result', () => {
@@ -44,20 +57,9 @@ describe('@tidemark/client: a task awaited as a result', () => {
 
   it('answers input requests through tasks/update, once per key', async () => {
     const [url] = await setup();
-    const asked: string[][] = [];
-    const client = new TaskClient({
-      url: url!,
-      answerInput: (requests) => {
-        asked.push(Object.keys(requests));
-        return Promise.resolve(
-          Object.fromEntries(
-            Object.keys(requests).map((key) => [
-              key,
-              { action: 'accept', content: { confirm: true } },
-            ]),
-          ),
-        );
-      },
+    const { client, asked } = answeringClient(url!, {
+      action: 'accept',
+      content: { confirm: true },
     });
     const result = await client.callTool('confirm_deploy', { env: 'staging' });
     expect(result.content).toEqual([{ type: 'text', text: 'deployed to staging' }]);
@@ -66,16 +68,7 @@ describe('@tidemark/client: a task awaited as a result', () => {
 
   it('a task whose user declines completes with the tool’s answer after one question', async () => {
     const [url] = await setup();
-    const asked: string[][] = [];
-    const client = new TaskClient({
-      url: url!,
-      answerInput: (requests) => {
-        asked.push(Object.keys(requests));
-        return Promise.resolve(
-          Object.fromEntries(Object.keys(requests).map((key) => [key, { action: 'decline' }])),
-        );
-      },
-    });
+    const { client, asked } = answeringClient(url!, { action: 'decline' });
     const result = await client.callTool('confirm_deploy', { env: 'prod' });
     expect(result.content).toEqual([{ type: 'text', text: 'not deployed to prod: declined' }]);
     expect(asked).toEqual([['1.1.confirm']]);

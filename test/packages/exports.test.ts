@@ -76,6 +76,7 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'isTidemarkError',
     'isValidAttempt',
     'logIdOf',
+    'messageOf',
     'missingTasksCapability',
     'newSessionId',
     'newTaskId',

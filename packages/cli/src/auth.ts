@@ -7,6 +7,7 @@ import {
   type JSONWebKeySet,
 } from '@tidemark/gateway';
 import { str, UsageError } from './options.js';
+import { messageOf } from '@tidemark/protocol';
 
 /** The authentication flags shared by `gateway` and `dev`. */
 export const AUTH_FLAGS = {
@@ -76,7 +77,7 @@ function asUsage<T>(flag: string, make: () => T): T {
     return make();
   } catch (error) {
     if (error instanceof UsageError) throw error;
-    throw new UsageError(`${flag}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new UsageError(`${flag}: ${messageOf(error)}`);
   }
 }
 
@@ -88,8 +89,6 @@ function readText(path: string, cwd: string, flag: string): string {
   try {
     return readFileSync(resolve(cwd, path), 'utf8');
   } catch (error) {
-    throw new UsageError(
-      `${flag}: cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    throw new UsageError(`${flag}: cannot read ${path}: ${messageOf(error)}`);
   }
 }

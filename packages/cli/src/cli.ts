@@ -18,7 +18,7 @@ const COMMANDS: Record<string, () => Promise<Run>> = {
   dev: async () => (await import('./commands.js')).dev,
   gateway: async () => (await import('./commands.js')).gateway,
   worker: async () => (await import('./commands.js')).worker,
-  topics: async () => (await import('./commands.js')).topics,
+  topics: async () => (await import('./topics-command.js')).topics,
   console: async () => (await import('./console.js')).consoleCommand,
   check: async () => (await import('./check.js')).check,
 };

@@ -1,23 +1,21 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createGateway, type Gateway } from '@tidemark/gateway';
 import {
-  checkTopics,
   createTopicsProbe,
   KafkaLog,
-  provisionTopics,
   type KafkaLogOptions,
   type TopicsProbe,
 } from '@tidemark/kafka';
-import { createKeyring, topicNames, type Keyring } from '@tidemark/protocol';
+import { topicNames } from '@tidemark/protocol';
 import { loadToolModules, Worker, WORKER_DEFAULTS } from '@tidemark/worker';
 import { CONSOLE_FLAGS, mountedConsoleOf } from './console.js';
 import { SERVER_IDENTITY_FLAGS, serverIdentityOf } from './server-identity.js';
 import { toolLines } from './banner.js';
 import { devSecret, openDevLog } from './dev-data.js';
+import { keyringOf, secretOf } from './event-id-secret.js';
 import { DEV_SSE_RETRY_MS, SSE_RETRY_FLAG, sseRetryOf } from './sse-retry.js';
 import { watchToolModules } from './watch.js';
 import { observe } from './worker-log.js';
@@ -31,7 +29,6 @@ import {
   LOOPBACK_BIND_ADDRESSES,
   parseFlags,
   port,
-  positiveInt,
   str,
   UsageError,
 } from './options.js';
@@ -262,76 +259,6 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
   await w.stop();
   await probe.close();
   await log.close();
-}
-
-export async function topics(args: readonly string[], io: Io): Promise<void> {
-  const { values, positionals } = parseFlags(args, {
-    ...KAFKA_FLAGS,
-    partitions: { type: 'string' },
-    'replication-factor': { type: 'string' },
-  });
-  const action = positionals[0];
-  if (action !== 'create' && action !== 'check')
-    throw new UsageError(
-      `expected an action: tidemark topics create|check, got ${action === undefined ? 'nothing' : `"${action}"`}`,
-    );
-  const kafka = kafkaOptions(values, io.env, io.cwd);
-  const layout = {
-    prefix: prefixOf(values),
-    partitions: positiveInt(str(values['partitions']), '--partitions', 12),
-    replicationFactor: positiveInt(str(values['replication-factor']), '--replication-factor', 3),
-  };
-  const admin = {
-    brokers: kafka.brokers,
-    ...(kafka.connection === undefined ? {} : { connection: kafka.connection }),
-  };
-  if (action === 'create') {
-    const report = await provisionTopics(admin, layout).catch((error: unknown) => {
-      throw tooFewBrokers(error, layout.replicationFactor) ?? error;
-    });
-    io.out(
-      `created: ${report.created.join(', ') || 'none'}; already there: ${report.existing.join(', ') || 'none'}`,
-    );
-  } else {
-    const names = await checkTopics(admin, layout);
-    io.out(`topics ok: ${Object.values(names).join(', ')}`);
-  }
-}
-
-/** provisionTopics' "more replicas than brokers", said in terms of this command's flags. */
-function tooFewBrokers(error: unknown, wanted: number): UsageError | undefined {
-  if (typeof error !== 'object' || error === null) return undefined;
-  const { option, limit } = error as { option?: unknown; limit?: unknown };
-  if (option !== 'replicationFactor' || typeof limit !== 'number') return undefined;
-  return new UsageError(
-    `replication factor ${wanted} is larger than the ${limit} available broker${limit === 1 ? '' : 's'}: pass --replication-factor ${limit}`,
-  );
-}
-
-/** The event-id secret outside dev: a file or TIDEMARK_SECRET, at least 32 bytes. */
-function secretOf(file: string | undefined, io: Io): Uint8Array {
-  const raw =
-    file !== undefined ? readSecretFile(resolve(io.cwd, file)) : io.env['TIDEMARK_SECRET'];
-  if (raw === undefined)
-    throw new UsageError(
-      '--secret-file: required (or set TIDEMARK_SECRET): the event-id secret every replica shares',
-    );
-  const secret = Buffer.from(raw.trim());
-  if (secret.length < 32)
-    throw new UsageError(
-      `--secret-file: the secret must be at least 32 bytes, got ${secret.length}`,
-    );
-  return secret;
-}
-
-function readSecretFile(path: string): string {
-  if (!existsSync(path)) throw new UsageError(`--secret-file: ${path} does not exist`);
-  return readFileSync(path, 'utf8');
-}
-
-/** dev keeps its secret next to its log, so ids minted before a restart still verify after it. */
-function keyringOf(secret: Uint8Array): Keyring {
-  return createKeyring({ current: { id: 1, secret } });
 }
 
 function toolSpecifiers(

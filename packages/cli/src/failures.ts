@@ -1,4 +1,4 @@
-import { ErrorCodes, isTidemarkError } from '@tidemark/protocol';
+import { ErrorCodes, isTidemarkError, messageOf } from '@tidemark/protocol';
 
 // A runtime failure said in the user's terms, with what to do next: the error's own message
 // first (it names the detail), then the way out for the failures a newcomer meets first.
@@ -11,7 +11,7 @@ export function describeFailure(
   args: readonly string[],
   env: NodeJS.ProcessEnv,
 ): string {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   const code = (error as { code?: unknown } | null)?.code;
   if (code === 'EADDRINUSE') {
     const { address, port } = error as { address?: string; port?: number };

@@ -16,10 +16,9 @@ export const DEV_SSE_RETRY_MS = 3_000;
 
 /** The gateway options for `--sse-retry`, or the given default. */
 export function sseRetryOf(
-  values: Record<string, unknown>,
+  values: Record<string, string | boolean | string[] | undefined>,
   fallbackMs: number | undefined,
 ): { retryMs?: number } {
-  const retryMs =
-    duration(str(values['sse-retry'] as string | undefined), '--sse-retry') ?? fallbackMs;
+  const retryMs = duration(str(values['sse-retry']), '--sse-retry') ?? fallbackMs;
   return retryMs === undefined ? {} : { retryMs };
 }

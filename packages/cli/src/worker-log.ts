@@ -1,5 +1,6 @@
 import type { ExecutionEnd, WorkerOptions } from '@tidemark/worker';
 import type { Logger } from './logger.js';
+import { messageOf } from '@tidemark/protocol';
 
 // What a worker tells the process's log: problems it rides out, executions as they start and end.
 
@@ -50,5 +51,3 @@ function logExecutionEnd(log: Logger, end: ExecutionEnd): void {
   else if (outcome === 'failed') log.error(fields, message);
   else log.warn(fields, message);
 }
-
-const messageOf = (reason: unknown) => (reason instanceof Error ? reason.message : String(reason));

@@ -1,3 +1,5 @@
+import { JsonRpcErrorCodes } from '@tidemark/protocol';
+
 /** A JSON-RPC error the server answered (a refused request, or a task that failed). */
 export class McpRequestError extends Error {
   constructor(
@@ -17,7 +19,7 @@ export class TaskFailedError extends McpRequestError {
     error: { code?: unknown; message?: unknown; data?: unknown },
   ) {
     super(
-      typeof error.code === 'number' ? error.code : -32603,
+      typeof error.code === 'number' ? error.code : JsonRpcErrorCodes.internalError,
       typeof error.message === 'string' ? error.message : 'the task failed',
       error.data,
     );

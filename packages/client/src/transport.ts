@@ -1,5 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { answerInBody, statelessRequest, TASKS_EXTENSION } from '@tidemark/protocol';
+import {
+  answerInBody,
+  JsonRpcErrorCodes,
+  statelessRequest,
+  TASKS_EXTENSION,
+} from '@tidemark/protocol';
 import { McpRequestError } from './errors.js';
 
 export interface TransportOptions {
@@ -103,11 +108,12 @@ const backoff = (attempt: number, signal?: AbortSignal) =>
 /** The result of a JSON or SSE answer body, or its JSON-RPC error thrown. */
 function answerOf(text: string, status: number): Record<string, unknown> {
   const answer = answerInBody(text);
-  if (answer === undefined) throw new McpRequestError(-32603, `no answer (HTTP ${status})`);
+  if (answer === undefined)
+    throw new McpRequestError(JsonRpcErrorCodes.internalError, `no answer (HTTP ${status})`);
   if ('error' in answer) {
     const { code, message, data } = answer.error;
     throw new McpRequestError(
-      typeof code === 'number' ? code : -32603,
+      typeof code === 'number' ? code : JsonRpcErrorCodes.internalError,
       typeof message === 'string' ? message : `HTTP ${status}`,
       data,
     );

@@ -5,6 +5,7 @@ import {
   isJSONRPCResultResponse,
   type JSONRPCMessage,
 } from '@modelcontextprotocol/server';
+import { JsonRpcErrorCodes } from '@tidemark/protocol';
 
 /** Limits on what one POST body may hold, checked before anything is written to the log. */
 export interface InboundLimits {
@@ -55,7 +56,12 @@ function isJsonRpcMessage(value: unknown): value is JSONRPCMessage {
 }
 
 function invalid(what: string, id: string | number | null): Inbound {
-  return { ok: false, code: -32600, message: `Invalid Request: ${what}`, id };
+  return {
+    ok: false,
+    code: JsonRpcErrorCodes.invalidRequest,
+    message: `Invalid Request: ${what}`,
+    id,
+  };
 }
 
 /** The request id to answer with, when the body has a usable one. */

@@ -3,6 +3,7 @@ import type { InboundModernRoute } from '@modelcontextprotocol/server';
 import {
   declaresTasks,
   detailedTask,
+  JsonRpcErrorCodes,
   missingTasksCapability,
   parseSessionId,
   TASK_CANCEL_METHOD,
@@ -42,7 +43,12 @@ export async function handleTaskMethod(
   if (!declaresTasks(request.params)) return answer({ error: missingTasksCapability() });
   const verb = request.method.slice('tasks/'.length);
   const invalid = (message: string) =>
-    answer({ error: { code: -32602, message: `Failed to ${verb} task: ${message}` } });
+    answer({
+      error: {
+        code: JsonRpcErrorCodes.invalidParams,
+        message: `Failed to ${verb} task: ${message}`,
+      },
+    });
   const raw = request.params?.['taskId'];
   const taskId = typeof raw === 'string' ? parseSessionId(raw) : undefined;
   if (taskId === undefined) return invalid('taskId must be a task id this server gave');

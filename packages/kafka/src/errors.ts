@@ -1,4 +1,4 @@
-import { ErrorCodes, TidemarkError } from '@tidemark/protocol';
+import { ErrorCodes, messageOf, TidemarkError } from '@tidemark/protocol';
 
 interface ProtocolErrorLike {
   apiId?: unknown;
@@ -50,7 +50,7 @@ function describeKafkaError(error: unknown): string {
   if (said.length > 0) return [...new Set(said)].join('; ');
   // No protocol error: the innermost causes say it (a failed SASL handshake, a TLS error).
   const leaves = leafMessages(error);
-  const summary = error instanceof Error ? error.message : String(error);
+  const summary = messageOf(error);
   return leaves.length === 0 || (leaves.length === 1 && leaves[0] === summary)
     ? summary
     : `${summary} ${[...new Set(leaves)].join('; ')}`;

@@ -1,4 +1,5 @@
 import {
+  messageOf,
   ErrorCodes,
   invalidOption,
   isTidemarkError,
@@ -269,11 +270,10 @@ export class PartitionTail {
 
 function asTidemarkError(error: unknown): TidemarkError {
   if (isTidemarkError(error) && error instanceof TidemarkError) return error;
-  return new TidemarkError(
-    ErrorCodes.logUnavailable,
-    error instanceof Error ? error.message : String(error),
-    { cause: error, retryable: true },
-  );
+  return new TidemarkError(ErrorCodes.logUnavailable, messageOf(error), {
+    cause: error,
+    retryable: true,
+  });
 }
 
 function sleep(ms: number): Promise<void> {

@@ -57,6 +57,11 @@ export function isTidemarkError(value: unknown): value is TidemarkError {
   );
 }
 
+/** The message of anything thrown (an `Error`'s own, anything else as a string), for one line. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** Bad options throw early as `TypeError`, naming the option and what it accepts. */
 export function invalidOption(name: string, expected: string, got: unknown): TypeError {
   const shown = typeof got === 'string' ? JSON.stringify(got) : String(got);

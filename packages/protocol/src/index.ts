@@ -1,4 +1,4 @@
-export { ErrorCodes, TidemarkError, invalidOption, isTidemarkError } from './errors.js';
+export { ErrorCodes, TidemarkError, invalidOption, isTidemarkError, messageOf } from './errors.js';
 export type { ErrorCode, TidemarkErrorOptions } from './errors.js';
 export {
   STANDALONE_STREAM,

@@ -8,6 +8,8 @@ export const RESET_NOTIFICATION_METHOD = 'notifications/tidemark/reset';
 /** JSON-RPC error codes used at the wire. -32000..-32099 are the implementation-defined range. */
 export const JsonRpcErrorCodes = {
   invalidRequest: -32600,
+  invalidParams: -32602,
+  internalError: -32603,
   badRequest: -32000,
   sessionNotFound: -32001,
 } as const;

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { messageOf } from '@tidemark/protocol';
 
 // Why a tool module could not be imported, said so that it points at the line: Node's SyntaxError
 // from a dynamic import has no location for JavaScript (only TypeScript's type stripping puts
@@ -11,7 +12,7 @@ const run = promisify(execFile);
 
 /** The import's error as a message: location and code frame for syntax errors, hints where known. */
 export async function describeImportError(specifier: string, error: unknown): Promise<string> {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   if (!(error instanceof SyntaxError)) return withHint(specifier, message);
   const frame = frameOf(error.stack ?? '') ?? (await checkedFrame(specifier));
   return withHint(specifier, frame === undefined ? message : `${message}\n${frame}`);

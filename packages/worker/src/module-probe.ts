@@ -1,6 +1,6 @@
-import { ErrorCodes, TidemarkError } from '@tidemark/protocol';
+import { ErrorCodes, messageOf, TidemarkError } from '@tidemark/protocol';
 import { registerModule } from './retries.js';
-import { messageOf, type ToolModule } from './tool-module.js';
+import type { ToolModule } from './tool-module.js';
 import type { McpServer } from '@modelcontextprotocol/server';
 import { createToolServer, type ServerIdentity } from './tool-server.js';
 

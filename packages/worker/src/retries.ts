@@ -9,7 +9,7 @@ import {
   recordToolRetry,
   tidemarkTracer,
 } from '@tidemark/otel';
-import { formatGeneration } from '@tidemark/protocol';
+import { formatGeneration, messageOf } from '@tidemark/protocol';
 import type { RequestId } from '@tidemark/protocol';
 import { runInExecution, type Execution } from './execution.js';
 import type { ToolLogger } from './tool-logger.js';
@@ -206,7 +206,7 @@ function executeOnce(
       span.recordException(error instanceof Error ? error : new Error(String(error)));
       span.setStatus({
         code: SpanStatusCode.ERROR,
-        message: error instanceof Error ? error.message : String(error),
+        message: messageOf(error),
       });
       throw error;
     } finally {

@@ -8,7 +8,6 @@ import {
 import type { GenerationWriter, SessionRecord, StreamHeadStore, StreamWriter } from '@tidemark/log';
 import {
   requestStreamId,
-  SESSION_PROTOCOL_VERSIONS,
   STANDALONE_STREAM,
   type RequestId,
   type SessionId,
@@ -20,7 +19,7 @@ import { currentExecution, type Execution } from './execution.js';
 import { authInfoOf } from './auth-info.js';
 import { LogTransport } from './log-transport.js';
 import type { ToolLogger } from './tool-logger.js';
-import { createToolServer } from './tool-server.js';
+import { createToolServer, SESSION_SERVER_VERSIONS } from './tool-server.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
 import { StreamRun, type StreamRunHost } from './stream-run.js';
 import type { ToolModule } from './tool-module.js';
@@ -84,9 +83,8 @@ export class SessionRuntime {
 
   constructor(private readonly options: SessionRuntimeOptions) {
     this.session = options.session;
-    // Newest first: the SDK answers an unserved revision with the first, as the gateway agreed.
     this.server = createToolServer(options, options.modules, {
-      supportedProtocolVersions: [...SESSION_PROTOCOL_VERSIONS].reverse(),
+      supportedProtocolVersions: [...SESSION_SERVER_VERSIONS],
     });
     this.authInfo = authInfoOf(options.subject);
     this.transport = new LogTransport(this);

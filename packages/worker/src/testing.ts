@@ -9,19 +9,14 @@ import {
   type ElicitRequest,
   type ElicitResult,
 } from '@modelcontextprotocol/server';
-import {
-  SESSION_PROTOCOL_VERSIONS,
-  STATELESS_PROTOCOL_VERSION,
-  type RequestId,
-  type WorkerEpoch,
-} from '@tidemark/protocol';
+import { STATELESS_PROTOCOL_VERSION, type RequestId, type WorkerEpoch } from '@tidemark/protocol';
 import type { Execution } from './execution.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
 import { levelName, lineLogger, type ToolLogLine } from './tool-logger.js';
 
 export type { ToolLogLine } from './tool-logger.js';
 import type { ToolModule } from './tool-module.js';
-import { createToolServer } from './tool-server.js';
+import { createToolServer, SESSION_SERVER_VERSIONS } from './tool-server.js';
 
 /**
  * The tool authors' harness: a module run the way the worker runs it — the official SDK's server
@@ -110,10 +105,7 @@ export async function openToolSession(
   const newServer = async () => {
     const server = createToolServer(TEST_SERVER, [module], {
       // As a worker answers: the session lane's revisions, newest first, and the stateless one.
-      supportedProtocolVersions: [
-        ...[...SESSION_PROTOCOL_VERSIONS].reverse(),
-        STATELESS_PROTOCOL_VERSION,
-      ],
+      supportedProtocolVersions: [...SESSION_SERVER_VERSIONS, STATELESS_PROTOCOL_VERSION],
     });
     await registerModule(server, module, calls, { sessionId: 'test-session' });
     return server;

@@ -171,7 +171,3 @@ export async function loadToolModules(specifiers: readonly string[]): Promise<To
     }),
   );
 }
-
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

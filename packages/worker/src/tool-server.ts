@@ -1,6 +1,12 @@
 import { McpServer, type ServerOptions } from '@modelcontextprotocol/server';
-import { TASKS_EXTENSION } from '@tidemark/protocol';
+import { SESSION_PROTOCOL_VERSIONS, TASKS_EXTENSION } from '@tidemark/protocol';
 import type { ToolModule } from './tool-module.js';
+
+/**
+ * The revisions a session's server answers `initialize` with, newest first: the SDK answers a
+ * revision it does not serve with the first, as the gateway agreed (`agreedSessionVersion`).
+ */
+export const SESSION_SERVER_VERSIONS: readonly string[] = [...SESSION_PROTOCOL_VERSIONS].reverse();
 
 /** What a deployment's MCP server says of itself in `initialize` (and `server/discover`). */
 export interface ServerIdentity {
