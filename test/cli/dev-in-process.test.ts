@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { EXIT, main } from '@tidemark/cli';
 import { pino } from 'pino';
@@ -163,7 +164,7 @@ describe('tidemark dev --watch', () => {
   });
 
   it('a change that breaks the module leaves the old one serving, and says why', async () => {
-    const { client, module, entries } = await devWith(moduleWith('steady'), ['--watch']);
+    const { client, module, entries, out } = await devWith(moduleWith('steady'), ['--watch']);
     writeFileSync(module, 'export default () => { throw new Error("half-saved"); };');
     await vi.waitFor(
       () => expect(entries().some((e) => String(e['msg']).includes('not reloaded'))).toBe(true),
@@ -172,5 +173,24 @@ describe('tidemark dev --watch', () => {
     const failure = entries().find((e) => String(e['msg']).includes('not reloaded'))!;
     expect(JSON.stringify(failure['err'])).toContain('half-saved');
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['steady']);
+    // Said once, in words, naming the file as the user knows it (no `?reload=N`) — and saving
+    // the same broken file again does not say it again.
+    const said = () => out.filter((line) => line.startsWith('not reloaded'));
+    expect(said()).toEqual([
+      `not reloaded (the previous modules keep serving): tool module ${pathToFileURL(module).href}: register failed: half-saved`,
+    ]);
+    const reloadsBefore = entries().filter((e) => String(e['msg']).includes('not reloaded')).length;
+    writeFileSync(module, 'export default () => { throw new Error("half-saved"); }; ');
+    await vi.waitFor(
+      () =>
+        expect(
+          entries().filter((e) => String(e['msg']).includes('not reloaded')).length,
+        ).toBeGreaterThan(reloadsBefore),
+      { timeout: 10_000 },
+    );
+    expect(said()).toHaveLength(1);
+    // Fixed: the tools now served, once.
+    writeFileSync(module, moduleWith('mended'));
+    await vi.waitFor(() => expect(out).toContain('  ./module.mjs: mended'), { timeout: 10_000 });
   });
 });

@@ -7,7 +7,7 @@ import type { ModuleListing } from '@tidemark/worker';
  * module that registers nothing (a `register` that forgot `server.registerTool`, or returned
  * before it): its clients would see no tools and nobody would say why.
  */
-export function toolLines(modules: readonly ModuleListing[], cwd: string): string[] {
+function toolLines(modules: readonly ModuleListing[], cwd: string): string[] {
   return modules.map((module) => {
     const name = readable(module.name, cwd);
     if (module.tools.length > 0) return `  ${name}: ${module.tools.join(', ')}`;
@@ -21,4 +21,15 @@ function readable(name: string, cwd: string): string {
   if (!name.startsWith('file:')) return name;
   const path = relative(cwd, fileURLToPath(name));
   return path.startsWith('..') ? fileURLToPath(name) : `./${path}`;
+}
+
+/** A heading (`tools:`), then a line per module. */
+export function sayTools(
+  say: (line: string) => void,
+  heading: string,
+  modules: readonly ModuleListing[],
+  cwd: string,
+): void {
+  say(heading);
+  for (const line of toolLines(modules, cwd)) say(line);
 }

@@ -13,7 +13,7 @@ import { topicNames } from '@tidemark/protocol';
 import { loadToolModules, Worker, WORKER_DEFAULTS } from '@tidemark/worker';
 import { CONSOLE_FLAGS, mountedConsoleOf } from './console.js';
 import { SERVER_IDENTITY_FLAGS, serverIdentityOf } from './server-identity.js';
-import { toolLines } from './banner.js';
+import { sayTools } from './banner.js';
 import { devSecret, openDevLog } from './dev-data.js';
 import { keyringOf, secretOf } from './event-id-secret.js';
 import { DEV_SSE_RETRY_MS, SSE_RETRY_FLAG, sseRetryOf } from './sse-retry.js';
@@ -116,11 +116,12 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
   addHealth(gateway, () => Promise.resolve(true));
   io.out(`Tidemark dev server (single process, embedded log in ${data})`);
   announceEndpoints(io, host, portOf(server), console?.basePath);
-  io.out('tools:');
-  toolLines(worker.modules, io.cwd).forEach((line) => io.out(line));
+  sayTools(io.out, 'tools:', worker.modules, io.cwd);
   announce(io, metrics);
   const watching =
-    values['watch'] === true ? watchToolModules(specifiers, worker, io.log) : undefined;
+    values['watch'] === true
+      ? watchToolModules(specifiers, worker, { log: io.log, say: io.out, cwd: io.cwd })
+      : undefined;
   await io.stopSignal;
   watching?.close();
   console?.close();
@@ -251,8 +252,7 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
       res.writeHead(404).end();
     }).listen(healthPort);
   }
-  io.out(`Tidemark worker ${w.epoch} started; tools:`);
-  toolLines(w.modules, io.cwd).forEach((line) => io.out(line));
+  sayTools(io.out, `Tidemark worker ${w.epoch} started; tools:`, w.modules, io.cwd);
   announce(io, metrics);
   await io.stopSignal;
   health?.close();

@@ -1,6 +1,8 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { messageOf } from '@tidemark/protocol';
 import { loadToolModules, type Worker } from '@tidemark/worker';
+import { sayTools } from './banner.js';
 import type { Logger } from './logger.js';
 
 /**
@@ -8,25 +10,31 @@ import type { Logger } from './logger.js';
  * takes the new modules (probed first: one that fails leaves the old ones serving, and says why).
  * Sessions live on — they are in the log — and their clients are told the tools changed. Only the
  * module files themselves are watched (what they import is loaded once), and packages not at all.
+ * What happened is said to the person at the terminal (`say`): the tools now served, or why the
+ * change was not taken — once per distinct problem, not at every save of the same broken file.
  */
 export function watchToolModules(
   specifiers: readonly string[],
   worker: Worker,
-  log: Logger,
+  io: { log: Logger; say: (line: string) => void; cwd: string },
 ): { close(): void } {
   const files = specifiers.filter((s) => s.startsWith('file:')).map((s) => fileURLToPath(s));
   let reloads = 0;
   let timer: NodeJS.Timeout | undefined;
+  let lastProblem: string | undefined;
   const reload = async () => {
-    reloads++;
-    // A new URL makes the module loader import the file again (it caches by URL).
-    const fresh = specifiers.map((s) => (s.startsWith('file:') ? `${s}?reload=${reloads}` : s));
     try {
-      const modules = await loadToolModules(fresh);
+      const modules = await loadToolModules(specifiers, { reload: ++reloads });
       await worker.replaceModules(modules);
-      log.info({ tools: modules.map((m) => m.name) }, 'tool modules reloaded');
+      lastProblem = undefined;
+      io.log.debug({ tools: modules.map((m) => m.name) }, 'tool modules reloaded');
+      sayTools(io.say, 'reloaded; tools:', worker.modules, io.cwd);
     } catch (error) {
-      log.error({ err: error }, 'tool modules not reloaded; the previous ones keep serving');
+      const problem = messageOf(error);
+      io.log.debug({ err: error }, 'tool modules not reloaded');
+      if (problem === lastProblem) return;
+      lastProblem = problem;
+      io.say(`not reloaded (the previous modules keep serving): ${problem}`);
     }
   };
   const watchers: FSWatcher[] = files.map((file) =>

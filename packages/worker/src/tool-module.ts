@@ -152,14 +152,23 @@ export function toToolModule(exported: unknown, name: string): ToolModule {
 
 /**
  * Imports tool modules from files or package names (their default export). A module that cannot
- * be imported fails with `TIDEMARK_TOOL_MODULE` naming it.
+ * be imported fails with `TIDEMARK_TOOL_MODULE` naming it. `reload` imports files again: the
+ * module loader caches by URL, so each reload reads them under a query of its own (the modules
+ * and any error are still named by the plain specifier).
  */
-export async function loadToolModules(specifiers: readonly string[]): Promise<ToolModule[]> {
+export async function loadToolModules(
+  specifiers: readonly string[],
+  options: { reload?: number } = {},
+): Promise<ToolModule[]> {
+  const urlOf = (specifier: string) =>
+    options.reload !== undefined && specifier.startsWith('file:')
+      ? `${specifier}?reload=${options.reload}`
+      : specifier;
   return Promise.all(
     specifiers.map(async (specifier) => {
       let imported: { default?: unknown };
       try {
-        imported = (await import(specifier)) as { default?: unknown };
+        imported = (await import(urlOf(specifier))) as { default?: unknown };
       } catch (error) {
         throw new TidemarkError(
           ErrorCodes.toolModule,
