@@ -230,4 +230,22 @@ describe('npm start: the embedded single-process server', () => {
       'hint: a .ts tool module is loaded as an ES module: add "type": "module"',
     );
   });
+
+  it('logs for a person when asked (stderr a terminal, or TIDEMARK_LOG_FORMAT=pretty), JSON otherwise', async () => {
+    const logsOf = async (format: string) => {
+      const server = startDevServer(
+        process.execPath,
+        devArgs(await reservePorts(), mkdtempSync(join(tmpdir(), 'tidemark-dev-'))),
+        { env: { ...process.env, TIDEMARK_LOG_FORMAT: format, TIDEMARK_LOG_LEVEL: 'debug' } },
+      );
+      const client = await connect(await server.url);
+      await client.listTools();
+      await expect.poll(() => server.output()).toMatch(/execution started/);
+      return server.output();
+    };
+    expect(await logsOf('pretty')).toMatch(
+      /^\[[\d:.]+\] DEBUG \(tidemark-dev\): execution started$/m,
+    );
+    expect(await logsOf('json')).toMatch(/^\{"level":20,.*"msg":"execution started"\}$/m);
+  });
 });

@@ -11,7 +11,7 @@ const stopSignal = new Promise<void>((resolve) => {
   process.once('SIGINT', () => resolve());
   process.once('SIGTERM', () => resolve());
 });
-const log = createLogger(argv[0] ?? 'cli', process.env);
+const log = createLogger(argv[0] ?? 'cli', process.env, { pretty: process.stderr.isTTY });
 const code = await main(argv, {
   env: process.env,
   cwd: process.cwd(),
