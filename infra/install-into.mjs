@@ -1,15 +1,15 @@
 #!/usr/bin/env node
 // Installs Tidemark from this clone into a project of yours — the packages are not on the public
 // npm registry yet, so `npm install @tidemark/cli` answers 404. Builds the workspaces, packs each
-// with `npm pack`, and installs the tarballs (with zod and the official SDK's server package, which
-// tool modules import) into the project, creating its package.json when there is none.
+// with `npm pack` into the project's `tidemark-packages/` (kept: its package.json refers to them,
+// so a later `npm install` there still works), and installs them (with zod and the official SDK's
+// server package, which tool modules import), creating its package.json when there is none.
 //
 //   npm run install-into -- ../my-tools
 //
 // Plain JavaScript on any Node: the repository's npm scripts already run on its own Node 24.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -25,42 +25,41 @@ const sh = (args, cwd) => execFileSync(npm, args, { cwd, stdio: ['ignore', 'inhe
 
 process.stderr.write('install-into: building the packages…\n');
 sh(['run', 'build', '--silent', '--', '--output-logs=errors-only'], root);
-const tarballs = mkdtempSync(join(tmpdir(), 'tidemark-tarballs-'));
-try {
-  execFileSync(npm, ['pack', '--workspaces', '--pack-destination', tarballs], {
-    cwd: root,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  // The test fixtures are this repository's own; everything else is what a project runs.
-  const packed = readdirSync(tarballs)
-    .filter((file) => file.endsWith('.tgz') && !file.includes('kafka-fixtures'))
-    .map((file) => join(tarballs, file));
-  mkdirSync(project, { recursive: true });
-  if (!existsSync(join(project, 'package.json'))) {
-    const name =
-      basename(project)
-        .toLowerCase()
-        .replace(/[^a-z0-9-]/g, '-') || 'my-tools';
-    writeFileSync(
-      join(project, 'package.json'),
-      `${JSON.stringify({ name, private: true, type: 'module' }, null, 2)}\n`,
-    );
-  }
-  process.stderr.write(`install-into: installing ${packed.length} packages into ${project}…\n`);
-  sh(
-    [
-      'install',
-      '--no-audit',
-      '--no-fund',
-      ...packed,
-      'zod@^4',
-      '@modelcontextprotocol/server@^2.4.0',
-    ],
-    project,
+const tarballs = join(project, 'tidemark-packages');
+rmSync(tarballs, { recursive: true, force: true });
+mkdirSync(tarballs, { recursive: true });
+execFileSync(npm, ['pack', '--workspaces', '--pack-destination', tarballs], {
+  cwd: root,
+  stdio: ['ignore', 'ignore', 'inherit'],
+});
+// The test fixtures are this repository's own; everything else is what a project runs.
+for (const file of readdirSync(tarballs))
+  if (file.includes('kafka-fixtures')) rmSync(join(tarballs, file));
+const packed = readdirSync(tarballs).map((file) => join(tarballs, file));
+if (!existsSync(join(project, 'package.json'))) {
+  const name =
+    basename(project)
+      .toLowerCase()
+      .replace(/[^a-z0-9-]/g, '-') || 'my-tools';
+  writeFileSync(
+    join(project, 'package.json'),
+    `${JSON.stringify({ name, private: true, type: 'module' }, null, 2)}\n`,
   );
-} finally {
-  rmSync(tarballs, { recursive: true, force: true });
 }
+process.stderr.write(`install-into: installing ${packed.length} packages into ${project}…\n`);
+sh(
+  [
+    'install',
+    '--no-audit',
+    '--no-fund',
+    ...packed,
+    'zod@^4',
+    '@modelcontextprotocol/server@^2.4.0',
+  ],
+  project,
+);
 process.stdout.write(
-  `\nInstalled. In ${project}:\n  npx tidemark dev --tools ./tools.mjs   # your tools at http://127.0.0.1:3000/mcp\n`,
+  `\nInstalled (the packages are kept in ${tarballs}). In ${project}:\n` +
+    '  npx tidemark init                      # a tool module, its test, npm start and npm test\n' +
+    '  npx tidemark dev --tools ./tools.mjs   # or serve a module of your own\n',
 );

