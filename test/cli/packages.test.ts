@@ -107,7 +107,19 @@ describe('the published packages, outside this repository', () => {
     expect((await fetch(console)).status).toBe(200);
     expect((await fetch(`${console}/assets/console.js`)).status).toBe(200);
     expect((await fetch(`${console}/assets/console.css`)).status).toBe(200);
-    server.kill('SIGTERM');
+    // Stopping npx (its process alone, as a process manager or `kill <pid>` would) stops the
+    // server: npm does not pass SIGTERM on, the server notices it was left and drains.
+    process.kill(server.child.pid!, 'SIGTERM');
+    await expect
+      .poll(
+        () =>
+          fetch(console).then(
+            () => 'serving',
+            () => 'stopped',
+          ),
+        { timeout: 15_000 },
+      )
+      .toBe('stopped');
 
     // `tidemark init` there: a TypeScript module, its test, npm start and npm test on Node 24.
     // `npm install` again works (the packages stay in the project: its package.json names them).

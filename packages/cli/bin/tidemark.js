@@ -94,6 +94,7 @@ if (!newEnough(process.versions.node)) {
         'to your project (npm install node-<os>-<arch>@24) and tidemark runs on it.',
     );
   }
+  stopWhenOrphanedByNpm();
   rerunOn(node);
 } else {
   if (!existsSync(entry)) {
@@ -101,5 +102,24 @@ if (!newEnough(process.versions.node)) {
     if (root === undefined) fail(`${entry} is missing: reinstall @tidemark/cli`);
     buildCheckout(root);
   }
+  stopWhenOrphanedByNpm();
   await import(pathToFileURL(entry).href);
+}
+
+/**
+ * `npx tidemark …` (and npm scripts) run this under `npm exec` and a shell; stopping npm with
+ * SIGTERM ends npm and the shell but does not pass the signal on, and the server would run on with
+ * no one to stop it. Under npm, a parent that goes away is taken as that stop: the process stops
+ * itself the graceful way (SIGTERM: drain, then exit). Not outside npm, where a process left by its
+ * shell (nohup, a daemon) is meant to run on.
+ */
+function stopWhenOrphanedByNpm() {
+  if (process.env.npm_command === undefined) return;
+  const parent = process.ppid;
+  const check = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(check);
+    process.kill(process.pid, 'SIGTERM');
+  }, 500);
+  check.unref();
 }
