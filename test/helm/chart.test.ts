@@ -48,6 +48,15 @@ const helpOf = async (command: string) => (await run(process.execPath, [cli, com
 const CLI_ENV = /^(KAFKA_BROKERS|TIDEMARK_SECRET|KAFKA_SASL_(MECHANISM|USERNAME|PASSWORD|TOKEN_FILE)|OTEL_[A-Z_]+|K8S_(POD_NAME|NAMESPACE|NODE_NAME))$/;
 
 describe('the Helm chart', () => {
+  it('renders the README’s one-liner as written', async () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const line = /<!-- helm-one-liner -->\s*```sh\n(helm template .*)\n```/.exec(readme)![1]!;
+    const [, ...args] = line.split(' ');
+    const { stdout } = await run(helm, args.map((arg) => (arg === 'helm/tidemark' ? chart : arg)), { maxBuffer: 16 * 1024 * 1024 });
+    const kinds = parseAllDocuments(stdout).map((doc) => (doc.toJS() as Manifest | null)?.kind);
+    expect(kinds).toEqual(expect.arrayContaining(['Deployment', 'Service', 'Secret']));
+  });
+
   it('requires an authentication choice, and renders each as the gateway flags the CLI takes', async () => {
     const noChoice = await run(helm, ['template', 'mcp', chart, '--set', 'kafka.brokers=k:9092', '--set', 'eventIdSecret.existingSecret=s']).catch(
       (error: unknown) => error as { stderr: string },
