@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { connectResumingClient } from '../support/clients.js';
+import { pythonWithMcp } from '../support/prerequisites.js';
+import { startProcess, supportScript } from '../support/processes.js';
 import { startDevServer } from '../support/dev-server.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { TcpProxy } from '../support/tcp-proxy.js';
@@ -170,6 +172,31 @@ describe('npm start: the embedded single-process server', () => {
     );
     expect(second).toBeDefined();
     expect(result.content).toEqual([{ type: 'text', text: numbers(20).join(',') }]);
+  });
+
+  it('the official Python client (mcp 2.3) with its default reconnection rides out the same restart', async () => {
+    const port = await reservePorts();
+    const args = devArgs(port, mkdtempSync(join(tmpdir(), 'tidemark-dev-')));
+    const first = startDevServer(process.execPath, args);
+    const url = await first.url;
+    let killed = false;
+    const client = startProcess(
+      onTestFinished,
+      pythonWithMcp(),
+      [supportScript('python_client.py'), url, '20', '150'],
+      {
+        onEvent: (event) => {
+          if (event['progress'] !== 5 || killed) return;
+          killed = true;
+          first.kill('SIGKILL');
+          // Back in ~2.5 s, as `npm start` on a laptop.
+          setTimeout(() => startDevServer(process.execPath, args), 1_500);
+        },
+      },
+    );
+    const final = await client.waitFor((e) => 'result' in e || 'error' in e, 60_000);
+    expect(killed).toBe(true);
+    expect(final).toEqual({ result: numbers(20).join(',') });
   });
 
   it('sends the retry hint dev was given (default 3 s)', async () => {
