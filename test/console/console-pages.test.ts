@@ -34,11 +34,19 @@ const hostile = defineToolModule({
   },
 });
 
-async function stackWithConsole(modules = [hostile]) {
+async function stackWithConsole(
+  modules = [hostile],
+  mcp?: { path: string; tools: () => readonly string[] },
+) {
   const journal = new ResumeJournal();
   const stack = await embeddedStack({ modules, gateway: { onResume: journal.record } });
   onTestFinished(() => stack.stop());
-  const console = await createConsole({ log: stack.log, topics: stack.topics, journal });
+  const console = await createConsole({
+    log: stack.log,
+    topics: stack.topics,
+    journal,
+    ...(mcp === undefined ? {} : { mcp }),
+  });
   onTestFinished(() => console.close());
   const { gateway, url } = stack.gateways[0]!;
   gateway.app.use(console.basePath, console.router);
@@ -141,6 +149,42 @@ describe('console pages', () => {
     expect(page.match(/<li\s+class="entry /g)).toHaveLength(2_000);
     expect(page).toMatch(/… 18002 events not shown/);
     expect(page).toContain('result: 1,2,3');
+  });
+
+  it('before anything happened, says where to connect and what is served', async () => {
+    const { url, origin } = await stackWithConsole([counting], {
+      path: '/mcp',
+      tools: () => ['count', 'flaky_count'],
+    });
+    const text = (await (await fetch(`${origin}/console`)).text()).replace(/\s+/g, ' ');
+    expect(text).toContain(
+      `No sessions yet. Connect an MCP client to <code>${url}</code>; it serves <code>count</code>, <code>flaky_count</code>.`,
+    );
+  });
+
+  it('lists plain 2026-07-28 calls (no session) and sessions their clients ended', async () => {
+    const { url, origin } = await stackWithConsole([counting]);
+    const plain = await rpc(
+      url,
+      'tools/call',
+      { name: 'count', arguments: { to: 2 } },
+      { tasks: false },
+    );
+    expect(plain.body.result?.['content']).toEqual([{ type: 'text', text: '1,2' }]);
+    const client = new RawMcpClient(url);
+    await client.initialize();
+    const ended = await fetch(url, {
+      method: 'DELETE',
+      headers: { 'Mcp-Session-Id': client.session, 'MCP-Protocol-Version': '2025-11-25' },
+    });
+    expect(ended.status).toBe(200);
+    await expect
+      .poll(async () => (await fetch(`${origin}/console`)).text())
+      .toMatch(
+        new RegExp(
+          `data-testid="stateless-calls"[^]*<code>count</code>[^]*data-testid="ended-sessions"[^]*${client.session.slice(0, 12)}[^]*ended`,
+        ),
+      );
   });
 
   it('answers unknown sessions, calls and pages with 404, and malformed ids too', async () => {

@@ -48,24 +48,26 @@ export interface Io {
 
 const DEFAULT_EXAMPLES = ['@tidemark/examples/counting', '@tidemark/examples/interactive'];
 
+const DEV_FLAGS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  watch: { type: 'boolean' },
+  tools: { type: 'string', multiple: true },
+  ...SERVER_IDENTITY_FLAGS,
+  data: { type: 'string' },
+  'resume-window': { type: 'string' },
+  ...SSE_RETRY_FLAG,
+  'allow-remote': { type: 'boolean' },
+  ...TELEMETRY_FLAGS,
+  ...AUTH_FLAGS,
+  ...LIMIT_FLAGS,
+  ...TTL_FLAGS,
+  ...TASKS_FLAG,
+  ...CONSOLE_FLAGS,
+} as const;
+
 export async function dev(args: readonly string[], io: Io): Promise<void> {
-  const { values } = parseFlags(args, {
-    port: { type: 'string' },
-    host: { type: 'string' },
-    watch: { type: 'boolean' },
-    tools: { type: 'string', multiple: true },
-    ...SERVER_IDENTITY_FLAGS,
-    data: { type: 'string' },
-    'resume-window': { type: 'string' },
-    ...SSE_RETRY_FLAG,
-    'allow-remote': { type: 'boolean' },
-    ...TELEMETRY_FLAGS,
-    ...AUTH_FLAGS,
-    ...LIMIT_FLAGS,
-    ...TTL_FLAGS,
-    ...TASKS_FLAG,
-    ...CONSOLE_FLAGS,
-  });
+  const { values } = parseFlags(args, DEV_FLAGS);
   const listenPort = port(str(values['port']), '--port', 3000);
   const metrics = applyTelemetryFlags(values);
   const host = str(values['host']) ?? '127.0.0.1';
@@ -111,7 +113,8 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     ...limits,
     ...devConsole.gatewayOptions,
   });
-  const console = await devConsole.mount(gateway, { log, topics, auth, io });
+  const tools = () => worker.modules.flatMap((module) => module.tools);
+  const console = await devConsole.mount(gateway, { log, topics, auth, io, tools });
   const server = await gateway.listen(listenPort, host);
   addHealth(gateway, () => Promise.resolve(true));
   io.out(`Tidemark dev server (single process, embedded log in ${data})`);

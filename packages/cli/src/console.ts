@@ -41,7 +41,7 @@ export function mountedConsoleOf(
   const journal = new ResumeJournal();
   return {
     gatewayOptions: { onResume: journal.record },
-    mount: async (gateway, { log, topics, auth, io }) => {
+    mount: async (gateway, { log, topics, auth, io, tools }) => {
       const console = await createConsole({
         log,
         topics,
@@ -51,6 +51,7 @@ export function mountedConsoleOf(
         ...(traceUrl === undefined ? {} : { traceUrl }),
         ...(auth.authenticate === undefined ? {} : { authenticate: auth.authenticate }),
         ...(sessionTtlMs === undefined ? {} : { sessionTtlMs }),
+        ...(tools === undefined ? {} : { mcp: { path: '/mcp', tools } }),
       });
       gateway.app.use(console.basePath, console.router);
       return console;
@@ -63,6 +64,8 @@ interface MountDeps {
   topics: TopicNames;
   auth: Pick<GatewayOptions, 'authenticate'>;
   io: Io;
+  /** The tools this process serves (dev), named on the console's empty overview. */
+  tools?: () => readonly string[];
 }
 
 /** `tidemark console --brokers …`: the console over a Kafka deployment, read-only. */

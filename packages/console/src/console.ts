@@ -6,50 +6,16 @@ import {
   LOOPBACK_ADDRESSES,
   parseSessionId,
   parseStreamId,
-  type LogPort,
   type SessionId,
-  type TopicNames,
 } from '@tidemark/protocol';
+import { CONSOLE_DEFAULTS, type ConsoleOptions } from './console-options.js';
 import { LiveTail, type TailItem } from './live-tail.js';
 import { LogView, type Visibility } from './log-view.js';
 import { callPage } from './call-page.js';
 import { loginPage, notFoundPage, overviewPage, sessionPage, type PageContext } from './pages.js';
+import { recentSections } from './recent-pages.js';
 import type { JournalEntry, ResumeJournal } from './resume-journal.js';
 import type { Html } from './html.js';
-
-export interface ConsoleOptions {
-  readonly log: LogPort;
-  readonly topics: TopicNames;
-  /** Where the router is mounted. Default `/console`. */
-  readonly basePath?: string;
-  /**
-   * The MCP endpoint's authentication, when it has one: the console asks for the same bearer
-   * token (a header, or a sign-in form that keeps it in an HttpOnly cookie) and shows only the
-   * sessions of its subject.
-   */
-  readonly authenticate?: (req: Request) => Promise<{ readonly subject: string } | undefined>;
-  /** The resume decisions of this process's gateway; without one, the page says where they are. */
-  readonly journal?: ResumeJournal;
-  /** A trace viewer's URL with `{traceId}` in it, e.g. `http://localhost:16686/trace/{traceId}`. */
-  readonly traceUrl?: string;
-  /** What the header says the console reads. Default `the log`. */
-  readonly source?: string;
-  /** Shown as each session's expiry. Default 1 h (the gateway's default). */
-  readonly sessionTtlMs?: number;
-  /** How many of a partition's latest records a call's timeline reads at most. Default 100,000. */
-  readonly scanRecords?: number;
-  /** Sessions listed at most. Default 200. */
-  readonly maxSessions?: number;
-  /** Unexpected failures (answered 500). Default stderr. */
-  readonly onError?: (error: unknown) => void;
-}
-
-export const CONSOLE_DEFAULTS = {
-  basePath: '/console',
-  sessionTtlMs: 60 * 60 * 1000,
-  scanRecords: 100_000,
-  maxSessions: 200,
-} as const;
 
 export interface Console {
   /** Mount at `basePath`: `app.use(console.basePath, console.router)`. */
@@ -322,12 +288,18 @@ function pageRoutes(
 ): void {
   router.get(
     '/',
-    guarded(async (_req, res, visibility) => {
+    guarded(async (req, res, visibility) => {
       const sessions = await view.listSessions(visibility);
       const resumes = options.journal
         ?.recent()
         .filter((entry) => sessions.some((s) => s.id === entry.session) || visibility.all);
-      send(res, 200, overviewPage(page(), sessions, resumes));
+      const recent = await view.recentActivity(visibility);
+      const mcp = options.mcp && {
+        endpoint: `${req.protocol}://${req.get('host') ?? 'localhost'}${options.mcp.path}`,
+        tools: options.mcp.tools(),
+      };
+      const ctx = { ...page(), mcp };
+      send(res, 200, overviewPage(ctx, sessions, resumes, recentSections(ctx, recent, sessions)));
     }),
   );
   router.get(

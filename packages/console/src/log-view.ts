@@ -19,6 +19,8 @@ import {
   type TopicNames,
 } from '@tidemark/protocol';
 import { describeMessage, taskHistoryOf, traceIdOf, type TaskHistory } from './describe.js';
+import { recentActivity, type RecentActivity } from './recent-activity.js';
+import { scanTail } from './tail-scan.js';
 
 // What the console shows, read from the log and nothing else: sessions from the compacted
 // `sessions` topic, calls from the stream heads in `streams`, and a call's timeline from the
@@ -221,6 +223,12 @@ export class LogView {
     };
   }
 
+  /** Plain 2026-07-28 calls and ended sessions, from the latest `requests` records. */
+  recentActivity(visibility: Visibility): Promise<RecentActivity> {
+    const { log, topics, partitionCount } = this.options;
+    return recentActivity(log, topics, partitionCount, visibility);
+  }
+
   /** The subject a session is bound to, for filtering the live tail (undefined: unknown). */
   async ownerOf(id: SessionId): Promise<{ subject: string | undefined } | undefined> {
     const record = await this.sessions.get(id);
@@ -276,24 +284,8 @@ export class LogView {
   }
 
   /** The records of a partition's last `scanRecords` offsets that pass `keep`. */
-  private async scan(
-    topic: string,
-    partition: number,
-    keep: (record: LogRecord) => boolean,
-  ): Promise<{ records: LogRecord[]; truncated: boolean }> {
-    const { logStartOffset, highWatermark } = await this.options.log.offsets(topic, partition);
-    const bound = highWatermark - BigInt(this.options.scanRecords);
-    const from = bound > logStartOffset ? bound : logStartOffset;
-    const records: LogRecord[] = [];
-    let next = from;
-    while (next < highWatermark) {
-      const fetched = await this.options.log.fetch(topic, partition, next, { maxWaitMs: 0 });
-      for (const record of fetched.records)
-        if (record.offset < highWatermark && keep(record)) records.push(record);
-      if (fetched.nextOffset <= next) break;
-      next = fetched.nextOffset;
-    }
-    return { records, truncated: from > 0n };
+  private scan(topic: string, partition: number, keep: (record: LogRecord) => boolean) {
+    return scanTail(this.options.log, topic, partition, this.options.scanRecords, keep);
   }
 }
 

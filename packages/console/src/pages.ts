@@ -14,6 +14,8 @@ export interface PageContext {
   /** A trace viewer URL with `{traceId}` in it. */
   readonly traceUrl: string | undefined;
   readonly now: number;
+  /** The MCP endpoint beside this console and its tools (a gateway's own console only). */
+  readonly mcp?: { readonly endpoint: string; readonly tools: readonly string[] } | undefined;
 }
 
 export function layout(ctx: PageContext, title: string, body: Html): Html {
@@ -41,12 +43,14 @@ export function overviewPage(
   ctx: PageContext,
   sessions: readonly SessionSummary[],
   resumes: readonly JournalEntry[] | undefined,
+  /** Sections after the sessions table (recent 2026-07-28 calls, ended sessions). */
+  recent: Html,
 ): Html {
   return layout(
     ctx,
     'Overview',
     html`<h1>Sessions and tasks</h1>
-      ${sessionsTable(ctx, sessions)}
+      ${sessionsTable(ctx, sessions)} ${recent}
       <section aria-labelledby="resumes-title">
         <h2 id="resumes-title">Resume decisions</h2>
         ${
@@ -76,8 +80,7 @@ export function overviewPage(
 }
 
 function sessionsTable(ctx: PageContext, sessions: readonly SessionSummary[]): Html {
-  if (sessions.length === 0)
-    return html`<p class="empty">No sessions yet. Connect a client to the MCP endpoint.</p>`;
+  if (sessions.length === 0) return emptyState(ctx);
   return html`<table class="sessions" data-testid="sessions">
     <caption>
       Most recently active first
@@ -114,6 +117,20 @@ function sessionsTable(ctx: PageContext, sessions: readonly SessionSummary[]): H
       )}
     </tbody>
   </table>`;
+}
+
+/** No sessions yet: where the MCP endpoint is and what it serves, when this console knows. */
+function emptyState(ctx: PageContext): Html {
+  if (ctx.mcp === undefined)
+    return html`<p class="empty">No sessions yet. Connect a client to the MCP endpoint.</p>`;
+  return html`<p class="empty" data-testid="empty-state">
+    No sessions yet. Connect an MCP client to <code>${ctx.mcp.endpoint}</code>; it serves
+    ${
+      ctx.mcp.tools.length === 0
+        ? html`no tools`
+        : html`${ctx.mcp.tools.map((tool, i) => html`${i === 0 ? '' : ', '}<code>${tool}</code>`)}`
+    }.
+  </p>`;
 }
 
 function resumesTable(ctx: PageContext, resumes: readonly JournalEntry[]): Html {

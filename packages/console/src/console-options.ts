@@ -1,0 +1,43 @@
+import type { Request } from 'express';
+import type { LogPort, TopicNames } from '@tidemark/protocol';
+import type { ResumeJournal } from './resume-journal.js';
+
+/** What `createConsole` takes; each default in `CONSOLE_DEFAULTS`. */
+export interface ConsoleOptions {
+  readonly log: LogPort;
+  readonly topics: TopicNames;
+  /** Where the router is mounted. Default `/console`. */
+  readonly basePath?: string;
+  /**
+   * The MCP endpoint's authentication, when it has one: the console asks for the same bearer
+   * token (a header, or a sign-in form that keeps it in an HttpOnly cookie) and shows only the
+   * sessions of its subject.
+   */
+  readonly authenticate?: (req: Request) => Promise<{ readonly subject: string } | undefined>;
+  /** The resume decisions of this process's gateway; without one, the page says where they are. */
+  readonly journal?: ResumeJournal;
+  /** A trace viewer's URL with `{traceId}` in it, e.g. `http://localhost:16686/trace/{traceId}`. */
+  readonly traceUrl?: string;
+  /** What the header says the console reads. Default `the log`. */
+  readonly source?: string;
+  /** Shown as each session's expiry. Default 1 h (the gateway's default). */
+  readonly sessionTtlMs?: number;
+  /** How many of a partition's latest records a call's timeline reads at most. Default 100,000. */
+  readonly scanRecords?: number;
+  /** Sessions listed at most. Default 200. */
+  readonly maxSessions?: number;
+  /**
+   * The MCP endpoint this console sits beside (a gateway's own console): its path on the same
+   * origin and the tools served, named on the empty overview so a newcomer knows where to connect.
+   */
+  readonly mcp?: { readonly path: string; readonly tools: () => readonly string[] };
+  /** Unexpected failures (answered 500). Default stderr. */
+  readonly onError?: (error: unknown) => void;
+}
+
+export const CONSOLE_DEFAULTS = {
+  basePath: '/console',
+  sessionTtlMs: 60 * 60 * 1000,
+  scanRecords: 100_000,
+  maxSessions: 200,
+} as const;
