@@ -18,7 +18,7 @@ const RECENT_REQUESTS_PER_PARTITION = 2_000;
 /** Rows listed at most in each table. */
 const MAX_ROWS = 50;
 
-export interface StatelessCall {
+interface StatelessCall {
   /** The call's routing key (its stream's key in the log). */
   readonly key: SessionId;
   readonly tool: string;
@@ -26,7 +26,7 @@ export interface StatelessCall {
   readonly atMs: number;
 }
 
-export interface EndedSession {
+interface EndedSession {
   readonly id: SessionId;
   readonly atMs: number;
 }
