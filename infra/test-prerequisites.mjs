@@ -14,6 +14,8 @@
 //                       types, for the chart tests; TIDEMARK_K8S_VALIDATE overrides)
 //   rmcp client         the official Rust SDK (rmcp 3.11.0, Tasks extension), built with cargo
 //                       from test/interop/rmcp-tasks (TIDEMARK_RMCP_CLIENT overrides)
+//   Go client           the official Go SDK (go-sdk 1.8.0), built with Go from
+//                       test/interop/go-client (TIDEMARK_GO_CLIENT overrides)
 //
 // Caches live in $XDG_CACHE_HOME/tidemark (default ~/.cache/tidemark); test/support/prerequisites.ts
 // reads the same places. A prerequisite that cannot be installed stops the run with a message that
@@ -178,22 +180,37 @@ async function debianPackages() {
   return packages.join(', ');
 }
 
-async function k8sValidate() {
-  if (process.env.TIDEMARK_K8S_VALIDATE) return process.env.TIDEMARK_K8S_VALIDATE;
+/** A Go program of this repository built into the cache (go knows whether the build is current). */
+async function goBuild({ name, dir, override, purpose }) {
+  if (process.env[override]) return process.env[override];
   if (!(await onPath('go'))) {
     throw new Error(
-      'k8s-validate: the chart tests check the rendered manifests against the Kubernetes API types ' +
-        'with infra/k8s-validate, built with Go, and go is not on PATH. Install Go 1.26+, or set ' +
-        'TIDEMARK_K8S_VALIDATE to a binary built from infra/k8s-validate.',
+      `${name}: ${purpose}, built with Go, and go is not on PATH. Install Go 1.26+, or set ` +
+        `${override} to a binary built from ${dir}.`,
     );
   }
-  const bin = join(cache, 'go', 'bin', 'k8s-validate');
+  const bin = join(cache, 'go', 'bin', name);
   if (!existsSync(bin))
-    log(`building k8s-validate (modules from the Go module proxy) into ${dirname(bin)} (once)`);
-  // go itself knows whether the cached build is current.
-  await sh('go', ['build', '-o', bin, '.'], { cwd: join(root, 'infra/k8s-validate') });
+    log(`building ${name} (modules from the Go module proxy) into ${dirname(bin)} (once)`);
+  await sh('go', ['build', '-o', bin, '.'], { cwd: join(root, dir) });
   return bin;
 }
+
+const k8sValidate = () =>
+  goBuild({
+    name: 'k8s-validate',
+    dir: 'infra/k8s-validate',
+    override: 'TIDEMARK_K8S_VALIDATE',
+    purpose: 'the chart tests check the rendered manifests against the Kubernetes API types',
+  });
+
+const goClient = () =>
+  goBuild({
+    name: 'go-mcp-client',
+    dir: 'test/interop/go-client',
+    override: 'TIDEMARK_GO_CLIENT',
+    purpose: 'the interop tests run the official Go MCP SDK (go-sdk 1.8.0)',
+  });
 
 async function rmcp() {
   if (process.env.TIDEMARK_RMCP_CLIENT) return process.env.TIDEMARK_RMCP_CLIENT;
@@ -226,7 +243,7 @@ async function main() {
     log(error.message);
     process.exit(1);
   }
-  const steps = { kafka, python, helm, debianPackages, rmcp, k8sValidate };
+  const steps = { kafka, python, helm, debianPackages, rmcp, k8sValidate, goClient };
   const results = await Promise.allSettled(Object.values(steps).map((step) => step()));
   const failures = [];
   for (const [i, name] of Object.keys(steps).entries()) {

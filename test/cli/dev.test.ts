@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { connectResumingClient } from '../support/clients.js';
-import { pythonWithMcp } from '../support/prerequisites.js';
+import { goMcpClient, pythonWithMcp } from '../support/prerequisites.js';
 import { startProcess, supportScript } from '../support/processes.js';
 import { startDevServer } from '../support/dev-server.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -194,6 +194,25 @@ describe('npm start: the embedded single-process server', () => {
         },
       },
     );
+    const final = await client.waitFor((e) => 'result' in e || 'error' in e, 60_000);
+    expect(killed).toBe(true);
+    expect(final).toEqual({ result: numbers(20).join(',') });
+  });
+
+  it('the official Go client (go-sdk 1.8) rides out the same restart', async () => {
+    const port = await reservePorts();
+    const args = devArgs(port, mkdtempSync(join(tmpdir(), 'tidemark-dev-')));
+    const first = startDevServer(process.execPath, args);
+    const url = await first.url;
+    let killed = false;
+    const client = startProcess(onTestFinished, goMcpClient(), [url, '2025-11-25', '20', '150'], {
+      onEvent: (event) => {
+        if (event['progress'] !== 5 || killed) return;
+        killed = true;
+        first.kill('SIGKILL');
+        setTimeout(() => startDevServer(process.execPath, args), 1_500);
+      },
+    });
     const final = await client.waitFor((e) => 'result' in e || 'error' in e, 60_000);
     expect(killed).toBe(true);
     expect(final).toEqual({ result: numbers(20).join(',') });

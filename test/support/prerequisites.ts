@@ -22,6 +22,10 @@ export const redisServer = (): string => process.env['TIDEMARK_REDIS_SERVER'] ??
 export const rmcpTasksClient = (): string =>
   process.env['TIDEMARK_RMCP_CLIENT'] ?? join(cache, 'rmcp-target', 'debug', 'rmcp-tasks-interop');
 
+/** The official Go SDK's client (go-sdk), built from test/interop/go-client. */
+export const goMcpClient = (): string =>
+  process.env['TIDEMARK_GO_CLIENT'] ?? join(cache, 'go', 'bin', 'go-mcp-client');
+
 /** infra/k8s-validate: strict decoding of manifests against the Kubernetes API types. */
 export const k8sValidate = (): string =>
   process.env['TIDEMARK_K8S_VALIDATE'] ?? join(cache, 'go', 'bin', 'k8s-validate');
