@@ -2,7 +2,9 @@
 // gateway and worker processes while faults are injected at random — worker kill -9 and drains,
 // gateway kill -9, client socket cuts, clients held away while their events are deleted. One
 // client in three is a 2026-07-28 client whose calls are durable tasks (@tidemark/client, polled or
-// listened to). Every call is classified by the checker. Exits 1 on any silently wrong or lost call.
+// listened to). Every call is classified by the checker against a timeline of what the runner did
+// and what the broker saw. Exits 1 on any call silently wrong, lost (accepted and never answered)
+// or reset with nothing to cause it; on an error no fault explains; and when too few calls succeed.
 //
 //   npm run chaos                           # the long profile (10 min, 16 sessions)
 //   npm run chaos -- --profile ci           # the short one `npm test` runs
@@ -13,14 +15,15 @@ import { parseArgs } from 'node:util';
 import { KafkaLog } from '@tidemark/kafka';
 import { resolveKafka } from '@tidemark/kafka-fixtures';
 import { readStampedRecord } from '@tidemark/protocol';
-import { tally, type Verdict } from '../e2e/checker.ts';
-import { TrackedClient, type CheckedCall } from '../e2e/calls.ts';
+import { tally, type Outcome, type Verdict } from '../e2e/checker.ts';
+import { TrackedClient, type CallWindow, type CheckedCall } from '../e2e/calls.ts';
 import { checkedTask } from '../e2e/task-calls.ts';
 import { Cluster, sleep } from '../e2e/cluster.ts';
+import { Timeline, type HappeningKind } from './timeline.ts';
 
 const PROFILES = {
-  ci: { seconds: 45, sessions: 6, faultEveryMs: 4_000 },
-  long: { seconds: 600, sessions: 16, faultEveryMs: 5_000 },
+  ci: { seconds: 45, sessions: 6, faultEveryMs: 4_000, callTimeoutMs: 90_000 },
+  long: { seconds: 600, sessions: 16, faultEveryMs: 5_000, callTimeoutMs: 180_000 },
 } as const;
 
 const { values } = parseArgs({
@@ -71,14 +74,24 @@ const errors = new Map<string, number>();
 const deadline = Date.now() + seconds * 1000;
 let stopping = false;
 let tasks = 0;
-/** When the runner deleted events: a call running then may see its progress numbering restart. */
-const deletions: number[] = [];
+/** What the runner did and the broker saw, when: what may excuse a reset or an error. */
+const timeline = new Timeline();
+/** Errored calls with no fault near them: each one is a failure of the run. */
+const unexplained: string[] = [];
+
+/** Counts an errored call's message, and keeps it as unexplained when no fault was near it. */
+function errored(call: string, message: string, during: CallWindow): void {
+  const short = message.replace(/[0-9a-f]{8,}/g, '…').slice(0, 160);
+  errors.set(short, (errors.get(short) ?? 0) + 1);
+  if (!timeline.explainsError(during)) unexplained.push(`${call}: ${short}`);
+}
 
 /** A 2026-07-28 client: each call a task, awaited across whatever the faults do. */
 async function taskSession(index: number): Promise<void> {
   for (let n = 0; Date.now() < deadline; n++) {
     const flaky = random() < 0.25;
     const to = between(5, 40);
+    const startedMs = Date.now();
     const task = await checkedTask(cluster.url, {
       tool: flaky ? 'flaky_count' : 'count',
       to,
@@ -86,13 +99,16 @@ async function taskSession(index: number): Promise<void> {
       // Half the tasks are followed on a listen stream, which the faults cut (gateway kills).
       follow: n % 2 === 0 ? 'poll' : 'listen',
       ...(flaky ? { extra: { failAt: between(1, to), failAttempts: between(1, 2) } } : {}),
+      timeoutMs: profile!.callTimeoutMs,
     });
     verdicts.push({ ...task.verdict, call: `task session ${index} call ${n}` });
     tasks++;
     if (task.verdict.outcome === 'errored') {
-      const why = (task.seen.why ?? '').replace(/[0-9a-f]{8,}/g, '…').slice(0, 160);
-      const message = `task ${task.seen.statuses.length === 0 ? 'not created' : 'ended'}: ${why}`;
-      errors.set(message, (errors.get(message) ?? 0) + 1);
+      const created = task.seen.statuses.length === 0 ? 'not created' : 'ended';
+      errored(`task session ${index} call ${n}`, `task ${created}: ${task.seen.why ?? ''}`, {
+        startedMs,
+        endedMs: Date.now(),
+      });
       await sleep(250);
     }
     if (task.verdict.outcome === 'silently-wrong' || task.verdict.outcome === 'lost') {
@@ -112,31 +128,45 @@ async function session(index: number): Promise<void> {
     for (let n = 0; Date.now() < deadline; n++) {
       const flaky = random() < 0.25;
       const to = between(5, 40);
-      const started = Date.now();
+      const session = client.session;
       const call: CheckedCall = await client.call({
-        logLost: () => deletions.some((at) => at >= started),
+        logLost: (during) => timeline.deleted(session, during),
+        resetExcused: (reason, during) =>
+          timeline.resetExcused(reason, session, during, { retried: flaky }),
         tool: flaky ? 'flaky_count' : 'count',
         to,
         delayMs: between(10, 80),
         ...(flaky ? { extra: { failAt: between(1, to), failAttempts: between(1, 2) } } : {}),
-        timeoutMs: 180_000,
+        timeoutMs: profile!.callTimeoutMs,
       });
       verdicts.push({ ...call.verdict, call: `session ${index} call ${n}` });
       for (const seen of call.seen)
-        if (seen.kind === 'error') {
-          const message = seen.message.replace(/[0-9a-f]{8,}/g, '…').slice(0, 160);
-          errors.set(message, (errors.get(message) ?? 0) + 1);
-        }
+        if (seen.kind === 'error') errored(`session ${index} call ${n}`, seen.message, call.window);
       // A client told its call failed backs off before the next, as an agent would (a held
       // balancer refuses connections for a second or so; a tight loop would count each refusal).
       if (call.verdict.outcome === 'errored') await sleep(250);
-      if (call.verdict.outcome === 'silently-wrong' || call.verdict.outcome === 'lost')
+      if (!['exact', 'reset', 'errored'].includes(call.verdict.outcome)) {
+        const { startedMs, endedMs } = call.window;
         console.error(
-          `!! session ${index} call ${n}: ${call.verdict.why} ${JSON.stringify(call.seen)}`,
+          `!! session ${index} call ${n} (${new Date(startedMs).toISOString().slice(11, 23)}–${new Date(endedMs).toISOString().slice(11, 23)}): ${call.verdict.why} ${JSON.stringify(call.seen)}\n   client transport: ${client.transportErrors.slice(-8).join(' | ')}`,
         );
+        await report(session);
+      }
     }
   } finally {
     await client.close();
+  }
+}
+
+/** Every record of `events` on a partition that is still there, up to `below` (default: the end). */
+async function* recordsOf(partition: number, below?: bigint) {
+  const { logStartOffset, highWatermark } = await log.offsets(cluster.names.events, partition);
+  const end = below ?? highWatermark;
+  for (let offset = logStartOffset; offset < end;) {
+    const fetched = await log.fetch(cluster.names.events, partition, offset, { maxWaitMs: 0 });
+    for (const record of fetched.records) if (record.offset < end) yield record;
+    if (fetched.records.length === 0) break;
+    offset = fetched.nextOffset;
   }
 }
 
@@ -145,20 +175,14 @@ async function report(key: string): Promise<void> {
   const lines: string[] = [];
   for (let partition = 0; partition < cluster.partitions; partition++) {
     // From what is left: the runner deletes events as one of its faults.
-    const { logStartOffset } = await log.offsets(cluster.names.events, partition);
-    for (let offset = logStartOffset; ;) {
-      const fetched = await log.fetch(cluster.names.events, partition, offset, { maxWaitMs: 0 });
-      for (const record of fetched.records) {
-        if (record.key !== key) continue;
-        const read = readStampedRecord(record);
-        const { stream, generation, kind, seq } = read?.stamp ?? {};
-        const payload = JSON.stringify(read?.payload ?? null).slice(0, 120);
-        lines.push(
-          `   events ${partition}@${record.offset} ${new Date(record.timestampMs).toISOString().slice(11, 23)} ${stream} ${generation?.epoch.slice(0, 8)}/${generation?.attempt} ${kind} ${seq} ${payload}`,
-        );
-      }
-      if (fetched.records.length === 0 || fetched.nextOffset >= fetched.highWatermark) break;
-      offset = fetched.nextOffset;
+    for await (const record of recordsOf(partition)) {
+      if (record.key !== key) continue;
+      const read = readStampedRecord(record);
+      const { stream, generation, kind, seq } = read?.stamp ?? {};
+      const payload = JSON.stringify(read?.payload ?? null).slice(0, 120);
+      lines.push(
+        `   events ${partition}@${record.offset} ${new Date(record.timestampMs).toISOString().slice(11, 23)} ${stream} ${generation?.epoch.slice(0, 8)}/${generation?.attempt} ${kind} ${seq} ${payload}`,
+      );
     }
   }
   for (const line of [...cluster.linesMentioning(key), ...cluster.linesMentioning('stateless')])
@@ -166,35 +190,55 @@ async function report(key: string): Promise<void> {
   console.error(lines.join('\n'));
 }
 
-const FAULTS: Record<string, () => Promise<void>> = {
-  'worker kill -9': async () => {
-    const victim = pick(cluster.workers);
-    await cluster.kill(victim);
-    await cluster.startWorker();
+const FAULTS: Record<string, { kind: HappeningKind; run: () => Promise<void> }> = {
+  'worker kill -9': {
+    kind: 'worker',
+    run: async () => {
+      const victim = pick(cluster.workers);
+      await cluster.kill(victim);
+      await cluster.startWorker();
+    },
   },
-  'worker drain (SIGTERM)': async () => {
-    const victim = pick(cluster.workers);
-    await cluster.startWorker();
-    await cluster.kill(victim, 'SIGTERM');
+  'worker drain (SIGTERM)': {
+    kind: 'worker',
+    run: async () => {
+      const victim = pick(cluster.workers);
+      await cluster.startWorker();
+      await cluster.kill(victim, 'SIGTERM');
+    },
   },
-  'gateway kill -9': async () => {
-    const victim = pick(cluster.gateways);
-    const replacement = await cluster.startGateway();
-    cluster.release(replacement);
-    await cluster.kill(victim);
+  'gateway kill -9': {
+    kind: 'gateway',
+    run: async () => {
+      const victim = pick(cluster.gateways);
+      const replacement = await cluster.startGateway();
+      cluster.release(replacement);
+      await cluster.kill(victim);
+    },
   },
-  'client sockets cut': () => {
-    cluster.cut(pick(cluster.gateways));
-    return Promise.resolve();
+  'client sockets cut': {
+    kind: 'cut',
+    run: () => {
+      cluster.cut(pick(cluster.gateways));
+      return Promise.resolve();
+    },
   },
-  'clients away while their events are deleted': async () => {
-    cluster.hold();
-    await sleep(between(300, 1_500));
-    const partition = between(0, cluster.partitions - 1);
-    const { highWatermark } = await log.offsets(cluster.names.events, partition);
-    deletions.push(Date.now());
-    await log.deleteRecordsBefore(cluster.names.events, partition, highWatermark);
-    cluster.release(pick(cluster.gateways));
+  'clients away while their events are deleted': {
+    kind: 'hold',
+    run: async () => {
+      cluster.hold();
+      await sleep(between(300, 1_500));
+      const partition = between(0, cluster.partitions - 1);
+      const { highWatermark } = await log.offsets(cluster.names.events, partition);
+      // Which calls lose records is read from the log itself, before they go.
+      const keys = new Set<string>();
+      for await (const record of recordsOf(partition, highWatermark))
+        if (record.key !== null) keys.add(record.key);
+      const deleting = Date.now();
+      await log.deleteRecordsBefore(cluster.names.events, partition, highWatermark);
+      timeline.record('delete', deleting, Date.now(), keys);
+      cluster.release(pick(cluster.gateways));
+    },
   },
 };
 
@@ -204,8 +248,9 @@ async function chaos(): Promise<void> {
     if (stopping) return;
     const name = pick(Object.keys(FAULTS));
     faults[name] = (faults[name] ?? 0) + 1;
-    console.error(`fault: ${name}`);
-    await FAULTS[name]!();
+    console.error(`fault: ${name} at ${new Date().toISOString().slice(11, 23)}`);
+    const fault = FAULTS[name]!;
+    await timeline.around(fault.kind, fault.run);
   }
 }
 
@@ -213,15 +258,38 @@ const started = Date.now();
 console.error(
   `chaos: ${sessions} sessions, ${seconds} s, seed ${firstSeed}, cluster of 2 gateways and 2 workers on ${kafka.brokers.join(',')}`,
 );
-let exitCode: number;
+/** At least this share of the calls must succeed (exact or reset): the faults are not that many. */
+const MIN_SUCCEEDED = 0.75;
+
+/** Why the run failed, if it did: one line per broken rule. */
+function failures(counts: Record<Outcome, number>): string[] {
+  const broken: string[] = [];
+  for (const outcome of ['silently-wrong', 'lost', 'needless-reset'] as const)
+    if (counts[outcome] > 0) broken.push(`${counts[outcome]} ${outcome}`);
+  if (unexplained.length > 0)
+    broken.push(
+      `${unexplained.length} errored with no fault near: ${unexplained.slice(0, 3).join('; ')}`,
+    );
+  const succeeded = counts.exact + counts.reset;
+  if (succeeded < MIN_SUCCEEDED * verdicts.length)
+    broken.push(
+      `only ${succeeded} of ${verdicts.length} calls succeeded (< ${MIN_SUCCEEDED * 100}%)`,
+    );
+  return broken;
+}
+
+let exitCode = 1;
 try {
+  const stopWatching = timeline.watchGroup(kafka.brokers, `${cluster.prefix}workers`);
   const running = Promise.all(Array.from({ length: sessions }, (_, i) => session(i)));
   const injecting = chaos();
   await running;
   stopping = true;
   await injecting;
+  await stopWatching();
   const counts = tally(verdicts);
   const injected = Object.values(faults).reduce((a, b) => a + b, 0);
+  const broken = failures(counts);
   console.log(
     [
       `chaos summary (${Math.round((Date.now() - started) / 1000)} s, seed ${firstSeed})`,
@@ -229,18 +297,24 @@ try {
       `  faults injected: ${injected} (${Object.entries(faults)
         .map(([k, v]) => `${k} ${v}`)
         .join(', ')})`,
-      `  exact: ${counts.exact}, reset: ${counts.reset}, errored: ${counts.errored}`,
-      `  silently wrong: ${counts['silently-wrong']}, lost: ${counts.lost}`,
+      `  exact: ${counts.exact}, reset: ${counts.reset}, errored: ${counts.errored} (${unexplained.length} with no fault near)`,
+      `  silently wrong: ${counts['silently-wrong']}, lost: ${counts.lost}, needless resets: ${counts['needless-reset']}`,
       ...[...errors]
         .sort((a, b) => b[1] - a[1])
         .slice(0, 5)
         .map(([message, count]) => `  errored ×${count}: ${message}`),
+      ...broken.map((line) => `  FAILED: ${line}`),
     ].join('\n'),
   );
-  exitCode = counts['silently-wrong'] + counts.lost === 0 && verdicts.length > 0 ? 0 : 1;
+  exitCode = broken.length === 0 && verdicts.length > 0 ? 0 : 1;
 } finally {
   await log.close();
   await cluster.stop();
   await kafka.stop();
+  // Last, so that no cut of the output loses it: how to run this again.
+  if (exitCode !== 0)
+    console.error(
+      `chaos failed — replay: npm run chaos -- --profile ${values.profile} --seed ${firstSeed}`,
+    );
 }
 process.exit(exitCode);

@@ -171,6 +171,31 @@ describe('the console, in a real browser', () => {
     for (const url of [`${origin}/console`, page.url()])
       expect(await accessibilityViolations(url), url).toEqual([]);
 
+    // Every page carries the policy, not the sign-in page alone; and "read-only" is a fact: a
+    // mutating request to any page is refused (4xx) and changes nothing.
+    const sessionUrl = `${origin}/console/sessions/${client.session}`;
+    const pages = [`${origin}/console`, sessionUrl, page.url(), `${origin}/console/sessions/AAAA`];
+    for (const url of pages) {
+      const response = await fetch(url);
+      expect(response.headers.get('content-security-policy'), url).toContain("default-src 'none'");
+      await response.body?.cancel();
+      for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+        const mutation = await fetch(url, {
+          method,
+          headers: { 'Content-Type': 'application/json' },
+          ...(method === 'DELETE' ? {} : { body: '{"token":"x"}' }),
+        });
+        await mutation.body?.cancel();
+        expect([mutation.status >= 400, mutation.status < 500], `${method} ${url}`).toEqual([
+          true,
+          true,
+        ]);
+      }
+    }
+    const after = await (await fetch(sessionUrl)).text();
+    expect(after).toContain('tools/call count');
+    expect(after).toContain('tools/call flaky_count');
+
     // Keyboard: the skip link is the first stop and lands on the content.
     await page.keyboard.press('Tab');
     expect(await page.locator(':focus').innerText()).toBe('Skip to content');
@@ -178,12 +203,14 @@ describe('the console, in a real browser', () => {
     // The live tail: a new call's progress appears while the call still runs.
     await page.goto(`${origin}/console`);
     await expect.poll(() => page.locator('#tail-state').innerText()).toMatch(/^Live/);
-    const live = client.callCount(3, 10, 300);
-    const tail = page.getByTestId('live-tail');
-    await tail.getByText('progress 2/10').waitFor({ timeout: 10_000 });
+    const live = client.callCount(3, 10, 500);
+    // Watched from the start: a tail that held progress back until the call ended would show
+    // progress 2 only after `live` settled (the call takes 10 × 500 ms; progress 2 is due at 1 s).
     let finished = false;
     void live.then(() => (finished = true));
-    expect(finished).toBe(false);
+    const tail = page.getByTestId('live-tail');
+    await tail.getByText('progress 2/10').waitFor({ timeout: 10_000 });
+    expect(finished, 'progress 2 appeared only after the call had ended').toBe(false);
     await shoot(page, 'live-tail');
     await live;
     await tail.getByText('result: 1,2,3,4,5,6,7,8,9,10').waitFor({ timeout: 10_000 });
@@ -237,6 +264,22 @@ describe('the console, in a real browser', () => {
       request.once('error', reject);
     });
     expect(rebound.status).toBe(403);
+    // A peer this console does not count as this machine (127.0.0.2: the one a test can be without
+    // listening beyond loopback), with a loopback Host and a valid token: 403 all the same.
+    const foreign = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = httpGet(
+        `${origin}/console`,
+        { headers: asAlice, localAddress: '127.0.0.2' },
+        (res) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      request.once('error', reject);
+    });
+    expect(foreign.status).toBe(403);
+    expect(foreign.body).not.toContain(alice.session.slice(0, 12));
 
     // In a browser: sign in with the form, the cookie carries the token from then on.
     const page = await browser.newPage();

@@ -1,6 +1,11 @@
 // Official SDK clients that record what they see of each tool call, for the checker.
 // (Runs under Node's type stripping too: the chaos runner imports it.)
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import {
+  Client,
+  SdkError,
+  SdkErrorCode,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
 import { classify, type Seen, type Verdict } from './checker.ts';
 
 export interface CallOptions {
@@ -12,14 +17,24 @@ export interface CallOptions {
   extra?: Record<string, unknown>;
   /** Called on each progress event the client sees (a test injects its fault here). */
   onProgress?: (value: number) => void;
+  /** How long the client waits for an answer; a call not answered by then is lost. */
   timeoutMs?: number;
-  /** Asked at the end: were events deleted while the call ran (the runner's own fault)? */
-  logLost?: () => boolean;
+  /** Asked at the end: were this call's events deleted while it ran (the runner's own fault)? */
+  logLost?: (during: CallWindow) => boolean;
+  /** Asked at the end for each reset: could something during the call cause it (default yes)? */
+  resetExcused?: (reason: string, during: CallWindow) => boolean;
+}
+
+/** When a call started and ended (epoch ms). */
+export interface CallWindow {
+  readonly startedMs: number;
+  readonly endedMs: number;
 }
 
 export interface CheckedCall {
   readonly seen: Seen[];
   readonly verdict: Verdict;
+  readonly window: CallWindow;
 }
 
 /**
@@ -30,8 +45,13 @@ export class TrackedClient {
   readonly client: Client;
   private current: Seen[] | undefined;
 
+  /** What the client's transport reported (failed reconnects, dropped streams), for failure reports. */
+  readonly transportErrors: string[] = [];
+
   private constructor(client: Client) {
     this.client = client;
+    client.onerror = (error) =>
+      void this.transportErrors.push(`${new Date().toISOString().slice(11, 23)} ${error.message}`);
     client.fallbackNotificationHandler = (notification) => {
       if (notification.method === 'notifications/tidemark/reset')
         this.current?.push({
@@ -70,6 +90,8 @@ export class TrackedClient {
   async call(options: CallOptions): Promise<CheckedCall> {
     const seen: Seen[] = [];
     this.current = seen;
+    const startedMs = Date.now();
+    const timeout = options.timeoutMs ?? 120_000;
     try {
       const result = await this.client.callTool(
         {
@@ -77,7 +99,7 @@ export class TrackedClient {
           arguments: { to: options.to, delayMs: options.delayMs, ...options.extra },
         },
         {
-          timeout: options.timeoutMs ?? 120_000,
+          timeout,
           onprogress: (p) => {
             seen.push({
               kind: 'progress',
@@ -92,13 +114,27 @@ export class TrackedClient {
       if (result.isError === true) seen.push({ kind: 'error', message: text });
       else seen.push({ kind: 'result', numbers: text === '' ? [] : text.split(',').map(Number) });
     } catch (error) {
-      seen.push({ kind: 'error', message: error instanceof Error ? error.message : String(error) });
+      // The SDK's own timeout is no answer from the server: the call was accepted and never
+      // answered (lost), not told that it failed.
+      if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)
+        seen.push({ kind: 'no-answer', afterMs: timeout });
+      else
+        seen.push({
+          kind: 'error',
+          message: error instanceof Error ? error.message : String(error),
+        });
     } finally {
       this.current = undefined;
     }
+    const window = { startedMs, endedMs: Date.now() };
+    const { resetExcused } = options;
     return {
       seen,
-      verdict: classify(options.to, seen, { logLost: options.logLost?.() ?? false }),
+      window,
+      verdict: classify(options.to, seen, {
+        logLost: options.logLost?.(window) ?? false,
+        ...(resetExcused ? { resetExcused: (reason) => resetExcused(reason, window) } : {}),
+      }),
     };
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classify, tally, type Seen } from './checker.js';
+import { classify, classifyTask, tally, type Seen } from './checker.js';
 
 const p = (...values: number[]): Seen[] => values.map((value) => ({ kind: 'progress', value }));
 /** A re-run's progress as the worker writes it: positions continued past `base`, of `base + n`. */
@@ -64,6 +64,90 @@ describe('the checker', () => {
     expect(classify(3, p(1, 2))).toMatchObject({ outcome: 'lost' });
     expect(
       tally([{ outcome: 'exact' }, { outcome: 'exact' }, { outcome: 'lost', why: 'x' }]),
-    ).toEqual({ exact: 2, reset: 0, errored: 0, 'silently-wrong': 0, lost: 1 });
+    ).toEqual({
+      exact: 2,
+      reset: 0,
+      errored: 0,
+      'silently-wrong': 0,
+      lost: 1,
+      'needless-reset': 0,
+    });
+  });
+
+  it('calls a call the server accepted and never answered lost — not errored', () => {
+    expect(classify(3, [...p(1), { kind: 'no-answer', afterMs: 90_000 }])).toEqual({
+      outcome: 'lost',
+      why: 'no answer after 90 s',
+    });
+  });
+
+  it('calls a reset that nothing could cause needless, and one a fault explains a reset', () => {
+    const seen = [...p(1, 2), reset, ...continued(2, 3, 1, 2, 3), result(3)];
+    expect(classify(3, seen, { resetExcused: () => false })).toEqual({
+      outcome: 'needless-reset',
+      why: 'reset (generation-superseded) with nothing during the call that could cause it',
+    });
+    expect(
+      classify(3, seen, { resetExcused: (reason) => reason === 'generation-superseded' }),
+    ).toEqual({
+      outcome: 'reset',
+    });
+    // A wrong stream stays wrong, excused or not.
+    expect(classify(3, [...p(1, 3), result(3)], { resetExcused: () => false }).outcome).toBe(
+      'silently-wrong',
+    );
+  });
+});
+
+describe('the task checker', () => {
+  const done = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+
+  it('calls a task exact when the client and the read-back agree', () => {
+    expect(
+      classifyTask(3, {
+        statuses: ['working', 'completed', 'completed', 'completed'],
+        numbers: done(3),
+        readBack: { numbers: done(3) },
+      }),
+    ).toEqual({ outcome: 'exact' });
+  });
+
+  it('catches a terminal status that changes when read back', () => {
+    expect(
+      classifyTask(3, {
+        statuses: ['working', 'failed', 'working', 'completed'],
+        ending: 'failed',
+      }),
+    ).toMatchObject({
+      outcome: 'silently-wrong',
+      why: 'status left failed: working → failed → working → completed',
+    });
+  });
+
+  it('catches a read-back result other than the one the client got', () => {
+    expect(
+      classifyTask(3, {
+        statuses: ['working', 'completed', 'completed'],
+        numbers: done(3),
+        readBack: { numbers: [1, 2, 3, 1, 2, 3] },
+      }).outcome,
+    ).toBe('silently-wrong');
+  });
+
+  it('calls a task that became unknown, or was never seen created, lost; a failure errored', () => {
+    expect(
+      classifyTask(3, {
+        statuses: ['working', 'completed', 'unknown'],
+        numbers: done(3),
+        readBack: { unknown: true },
+      }).outcome,
+    ).toBe('lost');
+    expect(classifyTask(3, { statuses: [], numbers: done(3) }).outcome).toBe('lost');
+    expect(
+      classifyTask(3, { statuses: ['working', 'failed', 'failed'], ending: 'failed' }),
+    ).toEqual({ outcome: 'errored' });
+    expect(classifyTask(3, { statuses: ['sleeping'], numbers: done(3) }).outcome).toBe(
+      'silently-wrong',
+    );
   });
 });

@@ -8,7 +8,9 @@ export type Seen =
   | { readonly kind: 'progress'; readonly value: number; readonly total?: number }
   | { readonly kind: 'reset'; readonly reason: string }
   | { readonly kind: 'result'; readonly numbers: readonly number[] }
-  | { readonly kind: 'error'; readonly message: string };
+  | { readonly kind: 'error'; readonly message: string }
+  /** The client gave up waiting: the server accepted the call and never answered it. */
+  | { readonly kind: 'no-answer'; readonly afterMs: number };
 
 export type Outcome =
   /** No reset, progress exactly 1..n, result exactly 1..n. */
@@ -20,7 +22,12 @@ export type Outcome =
   /** A splice, gap, duplicate or wrong result without a reset. Must never happen. */
   | 'silently-wrong'
   /** Neither a result nor an error. Must never happen either. */
-  | 'lost';
+  | 'lost'
+  /**
+   * Exact otherwise, but the client was reset when nothing that could cause one happened (no
+   * retry, no takeover, no eviction): a regression that resets where an exact resume was due.
+   */
+  | 'needless-reset';
 
 export interface Verdict {
   readonly outcome: Outcome;
@@ -47,11 +54,21 @@ const LOG_LOST = new Set(['evicted', 'terminal-evicted', 'log-replaced']);
 export function classify(
   n: number,
   seen: readonly Seen[],
-  /** Events were deleted (deleteRecords, retention) while the call ran: numbering may restart. */
-  { logLost = false }: { logLost?: boolean } = {},
+  {
+    logLost = false,
+    resetExcused = () => true,
+  }: {
+    /** Events of this call were deleted (deleteRecords, retention) while it ran: numbering may restart. */
+    logLost?: boolean;
+    /** Whether something that happened during the call could cause a reset of this reason. */
+    resetExcused?: (reason: string) => boolean;
+  } = {},
 ): Verdict {
   const error = seen.find((s) => s.kind === 'error');
   const result = seen.find((s) => s.kind === 'result');
+  const noAnswer = seen.find((s) => s.kind === 'no-answer');
+  if (noAnswer !== undefined)
+    return { outcome: 'lost', why: `no answer after ${Math.round(noAnswer.afterMs / 1000)} s` };
   if (result === undefined && error === undefined)
     return { outcome: 'lost', why: 'no result and no error' };
   if (result !== undefined) {
@@ -97,6 +114,12 @@ export function classify(
       why: `${segment.length} of ${n} progress events, no reset`,
     };
   if (result === undefined) return { outcome: 'errored' };
+  const needless = seen.find((s) => s.kind === 'reset' && !resetExcused(s.reason));
+  if (needless?.kind === 'reset')
+    return {
+      outcome: 'needless-reset',
+      why: `reset (${needless.reason}) with nothing during the call that could cause it`,
+    };
   return { outcome: resets === 0 ? 'exact' : 'reset' };
 }
 
@@ -108,6 +131,7 @@ export function tally(verdicts: readonly Verdict[]): Record<Outcome, number> {
     errored: 0,
     'silently-wrong': 0,
     lost: 0,
+    'needless-reset': 0,
   };
   for (const v of verdicts) counts[v.outcome]++;
   return counts;
@@ -115,9 +139,15 @@ export function tally(verdicts: readonly Verdict[]): Record<Outcome, number> {
 
 /** What a Tasks-extension client saw of one task: each status reported, then the outcome. */
 export interface TaskSeen {
+  /** Every status the client was told, then every status the checker read back afterwards. */
   readonly statuses: readonly string[];
-  /** The numbers of a completed task's result. */
+  /** The numbers of a completed task's result, as the client got them. */
   readonly numbers?: readonly number[];
+  /**
+   * The task as the checker read it back itself after the client's wait ended (raw `tasks/get`,
+   * independent of the client under test): its result's numbers when completed, or `unknown`.
+   */
+  readonly readBack?: { readonly numbers?: readonly number[]; readonly unknown?: boolean };
   /** How the wait ended otherwise: the task failed or was cancelled (explicit), or it was lost. */
   readonly ending?: 'failed' | 'cancelled' | 'lost';
   readonly why?: string;
@@ -126,13 +156,19 @@ export interface TaskSeen {
 }
 
 const TERMINAL_TASK = new Set(['completed', 'failed', 'cancelled']);
+const TASK_STATUSES = new Set([...TERMINAL_TASK, 'working', 'input_required']);
 
 /**
  * Classifies one task of a tool that counts 1..n: its result exact, or an explicit failure; a
- * status never changes once terminal; and a task the server created is never lost (unknown later,
- * or never finished).
+ * status never changes once terminal (read back after the client stopped following); the result
+ * read back is the one the client got; and a task the server created is never lost (unknown
+ * later, or never finished).
  */
 export function classifyTask(n: number, seen: TaskSeen): Verdict {
+  if (seen.readBack?.unknown === true && seen.statuses.some((s) => s !== 'unknown'))
+    return { outcome: 'lost', why: `the task became unknown: ${seen.statuses.join(' → ')}` };
+  const odd = seen.statuses.find((s) => !TASK_STATUSES.has(s));
+  if (odd !== undefined) return { outcome: 'silently-wrong', why: `status ${odd}` };
   const terminal = seen.statuses.findIndex((s) => TERMINAL_TASK.has(s));
   if (terminal >= 0 && seen.statuses.slice(terminal).some((s) => s !== seen.statuses[terminal]))
     return {
@@ -144,5 +180,10 @@ export function classifyTask(n: number, seen: TaskSeen): Verdict {
   const expected = range(n).join(',');
   if (seen.numbers?.join(',') !== expected)
     return { outcome: 'silently-wrong', why: `result ${seen.numbers?.join(',')} ≠ ${expected}` };
+  if (seen.readBack !== undefined && seen.readBack.numbers?.join(',') !== expected)
+    return {
+      outcome: 'silently-wrong',
+      why: `the client got ${expected}, tasks/get now holds ${seen.readBack.numbers?.join(',')}`,
+    };
   return { outcome: seen.statuses.length > 0 ? 'exact' : 'lost' };
 }

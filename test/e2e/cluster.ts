@@ -135,6 +135,25 @@ export class Cluster {
     }
   }
 
+  /**
+   * The worker group's members as the broker reports them (sorted member ids): the oracle of
+   * whether a partition could have moved. A worker that left, joined, or missed its heartbeats and
+   * rejoined (under a new member id) changes it; a fault of the gateways alone does not.
+   */
+  async workerMembers(): Promise<string> {
+    const admin = new Admin({
+      clientId: 'tidemark-e2e-members',
+      bootstrapBrokers: [...this.brokers],
+    });
+    try {
+      const group = `${this.prefix}workers`;
+      const described = (await admin.describeGroups({ groups: [group] })).get(group);
+      return [...(described?.members.keys() ?? [])].sort().join(',');
+    } finally {
+      await admin.close();
+    }
+  }
+
   /** Every execution the live workers started for a session: its cause and attempt. */
   executionsOf(session: string): Array<{ cause: string; attempt: number }> {
     return this.workers.flatMap((worker) =>

@@ -1,4 +1,10 @@
-import { ConnectionPool, describeQuorumV2, Admin } from '@platformatic/kafka';
+import {
+  Admin,
+  ConnectionPool,
+  describeQuorumV2,
+  ProduceAcks,
+  Producer,
+} from '@platformatic/kafka';
 import { partitionForSession } from '@tidemark/protocol';
 import { startDedicatedCluster, type DedicatedCluster } from '@tidemark/kafka-fixtures';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
@@ -65,6 +71,44 @@ async function leaderOf(topic: string, partition: number): Promise<number> {
     return metadata.topics.get(topic)!.partitions[partition]!.leader;
   } finally {
     await admin.close();
+  }
+}
+
+/** The partition's ISR once it no longer holds `node` (polled from the brokers' metadata). */
+async function isrWithout(topic: string, partition: number, node: number): Promise<number[]> {
+  const admin = new Admin({ clientId: 'tidemark-test-isr', bootstrapBrokers: [...kafka.brokers] });
+  try {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const metadata = await admin.metadata({ topics: [topic], forceUpdate: true });
+      const isr = metadata.topics.get(topic)!.partitions[partition]!.isr;
+      if (!isr.includes(node)) return isr;
+      if (Date.now() > deadline) throw new Error(`node ${node} still in the ISR ${isr.join(',')}`);
+      await sleep(250);
+    }
+  } finally {
+    await admin.close();
+  }
+}
+
+/** What the partition's leader answers one acks=all write of a probe record (no retries). */
+async function refusedWrite(topic: string, partition: number): Promise<string> {
+  const producer = new Producer({
+    clientId: 'tidemark-test-isr-probe',
+    bootstrapBrokers: [...kafka.brokers],
+    acks: ProduceAcks.ALL,
+    idempotent: false,
+    retries: 0,
+  });
+  try {
+    await producer.send({
+      messages: [{ topic, partition, key: Buffer.from('isr-probe'), value: Buffer.from('probe') }],
+    });
+    return 'written';
+  } catch (error) {
+    return JSON.stringify(error, Object.getOwnPropertyNames(error)) + String(error);
+  } finally {
+    await producer.close();
   }
 }
 
@@ -169,6 +213,8 @@ describe('a three-broker cluster (replication 3, min.insync.replicas 2)', () => 
       if (controller > 0 && controller !== victim) break;
       await sleep(500);
     }
+    // A real answer from the quorum (not the -1 of "none found"), and another node.
+    expect(controller).toBeGreaterThanOrEqual(0);
     expect(controller).not.toBe(victim);
     await expectNextCallExact(c, 'after-controller');
   }, 300_000);
@@ -191,25 +237,32 @@ describe('a three-broker cluster (replication 3, min.insync.replicas 2)', () => 
     onTestFinished(restoreAll);
     const tracked = await client(c, 'isr');
     const partition = partitionForSession(tracked.session as never, c.partitions);
-    let shrunk: Promise<number> | undefined;
-    let restored: Promise<void> | undefined;
+    let shrunk: Promise<{ follower: number; isr: number[]; refused: string }> | undefined;
     const call = await tracked.call({
       to: 30,
       delayMs: 100,
       timeoutMs: 240_000,
       onProgress: (value) => {
         if (value !== 5 || shrunk !== undefined) return;
-        shrunk = leaderOf(c.names.events, partition).then((leader) => {
+        shrunk = leaderOf(c.names.events, partition).then(async (leader) => {
           // A follower goes: the leader stays, its ISR shrinks to 2 < 3, and acks=all is refused.
           const follower = kafka.nodes.find((n) => n.id !== leader)!;
           follower.kill();
-          restored = sleep(8_000).then(() => follower.start());
-          return follower.id;
+          try {
+            // Seen, not assumed: the broker drops the follower from the ISR, then refuses a write.
+            const isr = await isrWithout(c.names.events, partition, follower.id);
+            const refused = await refusedWrite(c.names.events, partition);
+            return { follower: follower.id, isr, refused };
+          } finally {
+            await follower.start();
+          }
         });
       },
     });
-    await shrunk;
-    await restored;
+    const { follower, isr, refused } = await shrunk!;
+    expect(isr).not.toContain(follower);
+    expect(isr).toHaveLength(2);
+    expect(refused).toMatch(/NOT_ENOUGH_REPLICAS|fewer in-sync replicas/i);
     // While the ISR was short nothing was written; the client waited, then was told.
     expectTold(call, c);
     await expectNextCallExact(c, 'after-isr');

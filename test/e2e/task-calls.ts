@@ -1,6 +1,8 @@
 // Tasks-extension calls (2026-07-28) through @tidemark/client, recorded for the checker.
 // (Runs under Node's type stripping too: the chaos runner imports it.)
 import { TaskCancelledError, TaskClient, TaskFailedError, type FollowMode } from '@tidemark/client';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { rpc } from '../support/task-client.ts';
 import { classifyTask, type TaskSeen, type Verdict } from './checker.ts';
 
 export interface TaskCallOptions {
@@ -55,5 +57,47 @@ export async function checkedTask(url: string, options: TaskCallOptions): Promis
             : 'failed';
     seen = { statuses, ending, why, ...(taskId === undefined ? {} : { taskId }) };
   }
+  if (taskId !== undefined) {
+    const readBack = await readBackTask(url, taskId, statuses);
+    if (readBack !== undefined) seen = { ...seen, readBack };
+  }
   return { seen, verdict: classifyTask(options.to, seen) };
+}
+
+/**
+ * The task read again after the client stopped following it, with raw `tasks/get` requests that
+ * share no code with the client under test: three reads a little apart, each status appended to
+ * `statuses` (a terminal status must never change), and the result the last read holds. Undefined
+ * when no read got through (the balancer held past the deadline).
+ */
+async function readBackTask(
+  url: string,
+  taskId: string,
+  statuses: string[],
+): Promise<TaskSeen['readBack']> {
+  let readBack: TaskSeen['readBack'];
+  const deadline = Date.now() + 20_000;
+  for (let reads = 0; reads < 3 && Date.now() < deadline;) {
+    const answer = await rpc(url, 'tasks/get', { taskId }).catch(() => undefined);
+    if (answer === undefined || answer.status >= 500) {
+      await sleep(250); // a held balancer or a gateway restarting: read again
+      continue;
+    }
+    reads++;
+    const task = answer.body.result;
+    if (task === undefined) {
+      if (!/not found/i.test(answer.body.error?.message ?? '')) continue;
+      statuses.push('unknown');
+      readBack = { unknown: true };
+    } else {
+      statuses.push(String(task['status']));
+      const content = (task['result'] as { content?: Array<{ text?: string }> } | undefined)
+        ?.content;
+      const text = content?.[0]?.text;
+      readBack =
+        text === undefined ? {} : { numbers: text === '' ? [] : text.split(',').map(Number) };
+    }
+    await sleep(100);
+  }
+  return readBack;
 }

@@ -2,15 +2,10 @@ import type { AddressInfo } from 'node:net';
 import counting from '@tidemark/examples/counting';
 import { createGateway } from '@tidemark/gateway';
 import { KafkaLog } from '@tidemark/kafka';
-import {
-  createKeyring,
-  encodeEventId,
-  verifyEventId,
-  type SessionId,
-  type TopicNames,
-} from '@tidemark/protocol';
+import { createKeyring, encodeEventId, verifyEventId, type SessionId } from '@tidemark/protocol';
 import { Worker } from '@tidemark/worker';
 import { describe, expect, inject, it, type TestContext } from 'vitest';
+import { callEnded, messages, whenLogged } from '../support/log-wait.js';
 import { RawMcpClient, readSse } from '../support/sse.js';
 import { provisionTestTopics } from '../support/topics.js';
 
@@ -105,11 +100,6 @@ function expectRerun(seen: ReturnType<typeof summary>, n: number, alreadySeen: n
 
 const numbers = (n: number, from = 1) => Array.from({ length: n - from + 1 }, (_, i) => i + from);
 
-async function finished(log: KafkaLog, names: TopicNames, ms = 1_000) {
-  await new Promise((resolve) => setTimeout(resolve, ms));
-  return log.offsets(names.events, 0);
-}
-
 describe('every row of the resume decision over HTTP, on the real broker', () => {
   it('resume: a dropped stream continues from the claim, exactly', async (ctx) => {
     const { url, startWorker } = await setup(ctx);
@@ -183,8 +173,15 @@ describe('every row of the resume decision over HTTP, on the real broker', () =>
     const client = new RawMcpClient(url);
     await client.initialize();
     const first = await client.callCount(2, 40, 50, 3);
-    // Let the worker write on past the claim, so deleting up to the tail leaves a hole after it.
-    const { highWatermark } = await finished(log, names, 500);
+    // The worker writes on past the claim (progress 3 of 40), so deleting up to the tail leaves a
+    // hole after it: wait for ten more of its events.
+    const { highWatermark } = await whenLogged(
+      log,
+      names.events,
+      0,
+      client.session,
+      (streams) => messages(streams) >= 13,
+    );
     await log.deleteRecordsBefore(names.events, 0, highWatermark);
     const rest = await resumeToEnd(client, first.ids.at(-1)!);
     const seen = summary(rest.messages);
@@ -200,7 +197,7 @@ describe('every row of the resume decision over HTTP, on the real broker', () =>
     const client = new RawMcpClient(url);
     await client.initialize();
     const first = await client.callCount(3, 8, 20, 2);
-    const { highWatermark } = await finished(log, names);
+    const { highWatermark } = await whenLogged(log, names.events, 0, client.session, callEnded);
     await log.deleteRecordsBefore(names.events, 0, highWatermark);
     const rest = await resumeToEnd(client, first.ids.at(-1)!);
     expect(summary(rest.messages)).toEqual({

@@ -5,6 +5,21 @@ import { RawMcpClient } from '../support/sse.js';
 // The gateway's SSE responses: keep-alive comments from one timer for all of them, and a replay
 // paced to a slow reader instead of cut when its buffer fills.
 
+const keepAlives = (text: string) => text.split(': keep-alive\n\n').length - 1;
+
+/** A response's text, read until `enough` says so (or it ends). */
+async function readUntil(response: Response, enough: (text: string) => boolean): Promise<string> {
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = '';
+  while (!enough(text)) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += value;
+  }
+  await reader.cancel().catch(() => undefined);
+  return text;
+}
+
 describe('SSE responses', () => {
   it('an idle stream gets keep-alive comments; a busy one is left alone', async () => {
     const stack = await embeddedStack({ gateway: { keepAliveMs: 100 } });
@@ -21,19 +36,22 @@ describe('SSE responses', () => {
       signal: controller.signal,
     });
     expect(response.status).toBe(200);
-    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let text = '';
-    const until = Date.now() + 450;
-    while (Date.now() < until) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += value;
-    }
+    // Read until three keep-alives came (ordered by what arrives, not by a clock).
+    const idle = await readUntil(response, (text) => keepAlives(text) >= 3);
     controller.abort();
-    // Every 50 ms a stream idle for 50 ms gets one: 3 to 9 in 450 ms.
-    const comments = text.split(': keep-alive\n\n').length - 1;
-    expect(comments).toBeGreaterThanOrEqual(3);
-    expect(comments).toBeLessThanOrEqual(9);
+    expect(keepAlives(idle)).toBeGreaterThanOrEqual(3);
+
+    // A call whose progress comes every 20 ms never sits idle for 100 ms: no keep-alive among it.
+    const call = await client.post({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'count', arguments: { to: 30, delayMs: 20 }, _meta: { progressToken: 'p' } },
+    });
+    const busy = await readUntil(call, (text) => text.includes('"result"'));
+    const progress = busy.split('notifications/progress').length - 1;
+    const between = busy.slice(busy.indexOf('notifications/progress'), busy.indexOf('"result"'));
+    expect({ progress, keepAlives: keepAlives(between) }).toEqual({ progress: 30, keepAlives: 0 });
   });
 
   it('a long replay to a slow reader is paced to it, not cut: every event in one response', async () => {

@@ -26,6 +26,18 @@ export async function rpc(
   params: Record<string, unknown>,
   options: TaskClientOptions = {},
 ): Promise<RpcAnswer> {
+  const response = await rpcResponse(url, method, params, options);
+  const text = await response.text();
+  return { status: response.status, text, body: parseBody(text) as RpcAnswer['body'] };
+}
+
+/** The same request, answered as the HTTP response itself: for a test that reads a stream as it comes. */
+export function rpcResponse(
+  url: string,
+  method: string,
+  params: Record<string, unknown>,
+  options: TaskClientOptions = {},
+): Promise<Response> {
   // A client that can ask its user (elicitation), and — unless told otherwise — takes tasks.
   const capabilities = {
     elicitation: { form: {} },
@@ -33,7 +45,7 @@ export async function rpc(
   };
   const taskId = typeof params['taskId'] === 'string' ? params['taskId'] : undefined;
   const name = typeof params['name'] === 'string' ? params['name'] : taskId;
-  const response = await fetch(url, {
+  return fetch(url, {
     method: 'POST',
     headers: {
       'Content-Type': 'application/json',
@@ -57,8 +69,6 @@ export async function rpc(
       },
     }),
   });
-  const text = await response.text();
-  return { status: response.status, text, body: parseBody(text) as RpcAnswer['body'] };
 }
 
 /** A JSON body, or the last `data:` message of an SSE body. */

@@ -64,11 +64,12 @@ describe('durable tasks on Kafka: two gateways, two workers', () => {
     const runs = () =>
       c.executionsOf(taskId).filter((e) => (e as { stream?: string }).stream === 't');
     for (let i = 0; runs().length === 0; i++) {
-      if (i > 200) throw new Error('the task never started');
+      if (i > 600) throw new Error('the task never started in 30 s');
       await sleep(50);
     }
     const runner = c.runnerOf(taskId)!;
-    await sleep(500); // mid-task
+    // Mid-task: killed as soon as it started (it runs 30 × 100 ms, with nothing logged between
+    // its start and its end to wait for: a task sends no progress without a token).
     await c.kill(runner, 'SIGKILL');
     const statuses: string[] = [];
     const done = await pollTask(urls, taskId, TERMINAL, {

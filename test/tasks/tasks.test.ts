@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import * as z from 'zod';
 import { embeddedStack, type EmbeddedStackOptions } from '../support/embedded-stack.js';
-import { pollTask, rpc, sseMessages, TASKS } from '../support/task-client.js';
+import { pollTask, rpc, rpcResponse, sseMessages, TASKS } from '../support/task-client.js';
 
 // The Tasks extension on the stateless lane, end to end on the embedded log with two gateway
 // replicas: every answer below is read from the log by whichever replica is asked.
@@ -241,16 +241,17 @@ describe('Tasks extension (io.modelcontextprotocol/tasks) on the stateless lane'
 
   it('a finished task is kept until its TTL, past the session and result TTLs, then forgotten', async () => {
     const { urls } = await setup({
-      worker: { sessionTtlMs: 300, resultTtlMs: 300, taskTtlMs: 2_000 },
+      // Margins a loaded machine keeps: the other TTLs pass 5× over before the task's does.
+      worker: { sessionTtlMs: 300, resultTtlMs: 300, taskTtlMs: 6_000 },
     });
     const created = await rpc(urls[0]!, 'tools/call', { name: 'count', arguments: { to: 2 } });
     const taskId = String(created.body.result?.['taskId']);
     await pollTask(urls, taskId, ['completed']);
-    await new Promise((resolve) => setTimeout(resolve, 1_000)); // both other TTLs passed, swept
+    await new Promise((resolve) => setTimeout(resolve, 1_500)); // both other TTLs passed, swept
     expect((await rpc(urls[1]!, 'tasks/get', { taskId })).body.result?.['status']).toBe(
       'completed',
     );
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 20_000;
     let answer = await rpc(urls[1]!, 'tasks/get', { taskId });
     while (answer.body.result !== undefined && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -373,8 +374,21 @@ describe('Tasks extension (io.modelcontextprotocol/tasks) on the stateless lane'
     });
     const taskId = String(created.body.result?.['taskId']);
     const asking = await pollTask([urls[0]!], taskId, ['input_required']);
-    const listen = rpc(urls[1]!, 'subscriptions/listen', { notifications: { taskIds: [taskId] } });
-    await sleep(500); // the listen has read the task once and waits
+    const response = await rpcResponse(urls[1]!, 'subscriptions/listen', {
+      notifications: { taskIds: [taskId] },
+    });
+    // The listen's first notifications/tasks carries the task as it read it: from then on it waits.
+    let readOnce!: () => void;
+    const firstRead = new Promise<void>((resolve) => (readOnce = resolve));
+    const listen = (async () => {
+      let text = '';
+      for await (const chunk of response.body!.pipeThrough(new TextDecoderStream())) {
+        text += chunk;
+        if (text.includes('notifications/tasks')) readOnce();
+      }
+      return { text };
+    })();
+    await firstRead;
     reads = 0;
     await sleep(2_000);
     const idleReads = reads;

@@ -42,17 +42,16 @@ describe('the tool test harness, on the example modules', () => {
 
   it('cancels a running tool through its signal', async () => {
     const controller = new AbortController();
-    const started = Date.now();
+    // A count that would run for half an hour: only the abort can end it (before the test's timeout).
     const running = runTool(
       counting,
       'count',
-      { to: 1000, delayMs: 20 },
+      { to: 100_000, delayMs: 20 },
       { signal: controller.signal },
     );
     setTimeout(() => controller.abort(), 100);
     await expect(running).rejects.toThrow();
-    expect(Date.now() - started).toBeLessThan(2_000);
-  });
+  }, 30_000);
 
   it('answers elicitation from the test, accepting or declining', async () => {
     const accepted = await runTool(

@@ -36,7 +36,8 @@ it('a partition whose read stops coming back makes the worker not alive; a quiet
     topics,
     modules: [counting],
     pollMs: 50,
-    stallMs: 400,
+    // Wide enough that a loaded machine's pauses are not taken for a stall.
+    stallMs: 1_500,
     onProblem: () => {},
   });
   await worker.start();
@@ -49,24 +50,27 @@ it('a partition whose read stops coming back makes the worker not alive; a quiet
   while (worker.assignedPartitions.length < 2)
     await new Promise((resolve) => setTimeout(resolve, 20));
   // Idle for longer than stallMs: long polls keep coming back, the worker is alive.
-  await new Promise((resolve) => setTimeout(resolve, 800));
+  await new Promise((resolve) => setTimeout(resolve, 2_500));
   expect(worker.liveness()).toEqual({ alive: true, stalled: [] });
+  // Its reads hang: once they have hung past stallMs, it says so (polled, not timed).
   hang = true;
-  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  const deadline = Date.now() + 15_000;
+  while (worker.liveness().stalled.length < 2 && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 50));
   expect(worker.liveness()).toEqual({ alive: false, stalled: [0, 1] });
 });
 
 it('readers waiting for a call slot (every slot busy with long calls) are not a stall', async () => {
   const stack = await embeddedStack({
-    worker: { maxConcurrentCalls: 1, stallMs: 300, pollMs: 50 },
+    worker: { maxConcurrentCalls: 1, stallMs: 1_000, pollMs: 50 },
   });
   onTestFinished(() => stack.stop());
   const client = new RawMcpClient(stack.gateways[0]!.url);
   await client.initialize();
-  const long = client.callCount(1, 40, 40);
+  const long = client.callCount(1, 80, 50); // 4 s in the one slot
   await new Promise((resolve) => setTimeout(resolve, 200));
   const queued = client.callCount(2, 1, 0); // its reader waits for the one slot
-  await new Promise((resolve) => setTimeout(resolve, 800));
+  await new Promise((resolve) => setTimeout(resolve, 2_000)); // twice stallMs
   expect(stack.worker.liveness()).toEqual({ alive: true, stalled: [] });
   await Promise.all([long, queued]);
 });

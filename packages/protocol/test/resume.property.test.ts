@@ -4,7 +4,6 @@ import {
   decideResume,
   encodeEventId,
   foldStreamHead,
-  sameGeneration,
   StreamCursor,
   verifyEventId,
   type CursorStep,
@@ -73,8 +72,18 @@ interface Seen {
   payload: string | undefined;
 }
 
+/** Generations compared by their fields: the oracle does not borrow the product's comparison. */
+const same = (a: Generation | undefined, b: Generation | undefined) =>
+  a !== undefined && b !== undefined && a.epoch === b.epoch && a.attempt === b.attempt;
+
 class Simulation {
   readonly entries: Entry[] = [];
+  /**
+   * The stream's outcome as the simulation wrote it, kept by the writers themselves (not folded
+   * from the log by the product's code): the generation started last wins, until the one that is
+   * current writes a terminal record — that ends the stream, whatever is written after it.
+   */
+  readonly truth: { generation?: Generation; terminalOffset?: bigint } = {};
   logStart = 0n;
   private epochs = 0;
   private readonly writers: Writer[] = [];
@@ -166,6 +175,7 @@ class Simulation {
     const attempt = Math.max(0, ...this.writers.map((w) => w.generation.attempt)) + 1;
     const writer: Writer = { generation: { epoch, attempt }, nextSeq: 1, stopped: false };
     this.writers.push(writer);
+    if (this.truth.terminalOffset === undefined) this.truth.generation = writer.generation;
     this.append(
       {
         offset: this.hwm,
@@ -179,6 +189,12 @@ class Simulation {
     const seq = writer.nextSeq++;
     if (kind === 'terminal') writer.stopped = true;
     const payload = `${writer.generation.epoch.slice(-3)}.${writer.generation.attempt}:${seq}`;
+    if (
+      kind === 'terminal' &&
+      writer === this.writers.at(-1) &&
+      this.truth.terminalOffset === undefined
+    )
+      this.truth.terminalOffset = this.hwm;
     this.append(
       { offset: this.hwm, stamp: { stream, generation: writer.generation, seq, kind }, payload },
       true,
@@ -217,8 +233,8 @@ class Simulation {
     return head;
   }
 
-  /** The stream as the log decides it: the full history folded. */
-  winner(): StreamHead<string> | undefined {
+  /** The head a gateway that read the whole history would hold (an input of the decision). */
+  foldedHead(): StreamHead<string> | undefined {
     let head: StreamHead<string> | undefined;
     for (const entry of this.entries)
       if (entry.mine) head = foldStreamHead(head, entry.record).head;
@@ -325,10 +341,7 @@ class Simulation {
     const previous = this.view.at(-1);
     if (previous !== undefined) {
       // Between resets: one execution, contiguous, no duplicate, nothing after the final record.
-      expect(
-        sameGeneration(previous.generation, seen.generation),
-        'splice of two generations',
-      ).toBe(true);
+      expect(same(previous.generation, seen.generation), 'splice of two generations').toBe(true);
       expect(seen.seq, 'gap or duplicate').toBe(previous.seq + 1);
       expect(previous.final, 'event after the final record').toBe(false);
     }
@@ -337,8 +350,7 @@ class Simulation {
     this.view.push(seen);
     this.lastId = this.mint(offset, seen.generation, seen.seq);
     if (seen.final) {
-      const winner = this.winner();
-      expect(winner?.terminal?.offset, 'final record of a losing generation').toBe(offset);
+      expect(this.truth.terminalOffset, 'final record of a losing generation').toBe(offset);
       this.finished = true;
     }
   }
@@ -356,13 +368,18 @@ function runToEnd(commands: Command[]): Simulation {
   const sim = new Simulation();
   sim.run(commands);
   sim.run([{ t: 'resume', lag: 0 }]);
+  // The product's fold of the whole history names the outcome the writers made.
+  const folded = sim.foldedHead();
+  expect(
+    folded?.generation === sim.truth.generation || same(folded?.generation, sim.truth.generation),
+  ).toBe(true);
+  expect(folded?.terminal?.offset).toBe(sim.truth.terminalOffset);
   if (sim.resets === 0 && sim.view.length > 0) {
     // Told nothing: it must hold the current generation from seq 1 without a hole.
     expect(sim.view[0]!.seq).toBe(1);
-    expect(
-      sameGeneration(sim.view[0]!.generation, sim.winner()?.generation),
-      'not the winning generation',
-    ).toBe(true);
+    expect(same(sim.view[0]!.generation, sim.truth.generation), 'not the winning generation').toBe(
+      true,
+    );
   }
   return sim;
 }
@@ -433,7 +450,7 @@ describe('decideResume over generated logs (restarts, takeovers, retries, zombie
             partition: 0,
             logStartOffset: sim.logStart,
             highWatermark: sim.hwm,
-            head: sim.winner(),
+            head: sim.foldedHead(),
           };
           const bytes = Buffer.from(sim.lastId, 'base64url');
           bytes[flipAt % bytes.length] =
@@ -453,7 +470,7 @@ describe('decideResume over generated logs (restarts, takeovers, retries, zombie
               logIdentity: log,
               partition: 0,
               offset: sim.hwm + BigInt(delta % 5),
-              generation: sim.winner()?.generation ?? {
+              generation: sim.foldedHead()?.generation ?? {
                 epoch: '0'.repeat(20) as WorkerEpoch,
                 attempt: 1,
               },

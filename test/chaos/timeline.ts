@@ -1,0 +1,137 @@
+// What the chaos runner did and what the broker saw, in time: the oracle that says whether a
+// call's reset or error had a cause. It knows only what the runner itself did (which process it
+// killed, which records it deleted) and what the broker reports (the worker group's members) —
+// nothing the product under test says about itself.
+// (Runs under Node's type stripping: the chaos runner imports it.)
+import { Admin } from '@platformatic/kafka';
+import type { CallWindow } from '../e2e/calls.ts';
+
+export type HappeningKind =
+  /** A worker killed or drained by the runner. */
+  | 'worker'
+  | 'gateway'
+  /** Client connections cut at the balancer. */
+  | 'cut'
+  /** The balancer refusing connections (clients away). */
+  | 'hold'
+  /** Records deleted from `events`: `keys` are the keys of every record deleted. */
+  | 'delete'
+  /** The broker saw the worker group's members change (a kill, a drain, a missed heartbeat). */
+  | 'membership';
+
+interface Happening {
+  readonly kind: HappeningKind;
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly keys?: ReadonlySet<string>;
+}
+
+/**
+ * A partition moves — and a call under way on it is taken over — only when the broker changes
+ * the group's members (a worker killed -9 keeps its partitions until its group session ends, so
+ * the kill itself is not the moment). The change is seen by polling, a poll late at most; a call
+ * that started just after a change may still be under way on the old owner when it revokes.
+ */
+const MEMBERSHIP_POLL_MS = 250;
+const MEMBERSHIP_REACH_BEFORE_MS = 2_000;
+/** An error this close to a fault is the fault's (a refused or cut connection). */
+const ERROR_REACH_MS = 1_500;
+
+export class Timeline {
+  private readonly happenings: Happening[] = [];
+
+  /** Runs one fault, recording when it ran. */
+  async around(kind: HappeningKind, fault: () => Promise<void>): Promise<void> {
+    const startMs = Date.now();
+    try {
+      await fault();
+    } finally {
+      this.happenings.push({ kind, startMs, endMs: Date.now() });
+    }
+  }
+
+  record(kind: HappeningKind, startMs: number, endMs = Date.now(), keys?: ReadonlySet<string>) {
+    this.happenings.push({ kind, startMs, endMs, ...(keys ? { keys } : {}) });
+  }
+
+  /** Whether records of `key` were deleted while the call ran. */
+  deleted(key: string, during: CallWindow): boolean {
+    return this.happenings.some(
+      (h) =>
+        h.kind === 'delete' &&
+        h.keys?.has(key) === true &&
+        h.endMs >= during.startedMs &&
+        h.startMs <= during.endedMs,
+    );
+  }
+
+  /**
+   * Whether something during the call could reset it for `reason`: a new generation needs a retry
+   * (the flaky tool) or a partition that moved (the broker changed the group's members: a worker
+   * killed or drained, or one that missed its heartbeats); an eviction or a gap needs the call's own records deleted. `log-replaced` never has a
+   * cause here: the runner never replaces the log.
+   */
+  resetExcused(
+    reason: string,
+    key: string,
+    during: CallWindow,
+    { retried }: { retried: boolean },
+  ): boolean {
+    if (reason === 'generation-superseded')
+      return (
+        retried ||
+        this.overlaps(['membership'], {
+          startedMs: during.startedMs - MEMBERSHIP_REACH_BEFORE_MS,
+          endedMs: during.endedMs + 2 * MEMBERSHIP_POLL_MS,
+        })
+      );
+    if (reason === 'evicted' || reason === 'terminal-evicted' || reason === 'seq-gap')
+      return this.deleted(key, during);
+    return false;
+  }
+
+  /** Whether a fault happened near enough to a failed call to be why it failed. */
+  explainsError(during: CallWindow): boolean {
+    return this.overlaps(['worker', 'gateway', 'cut', 'hold', 'delete', 'membership'], {
+      startedMs: during.startedMs - ERROR_REACH_MS,
+      endedMs: during.endedMs + ERROR_REACH_MS,
+    });
+  }
+
+  private overlaps(kinds: readonly HappeningKind[], during: CallWindow): boolean {
+    return this.happenings.some(
+      (h) => kinds.includes(h.kind) && h.endMs >= during.startedMs && h.startMs <= during.endedMs,
+    );
+  }
+
+  /**
+   * Asks the broker for the worker group's members every 250 ms and records each change; returns
+   * the function that stops watching.
+   */
+  watchGroup(brokers: readonly string[], group: string): () => Promise<void> {
+    const admin = new Admin({ clientId: 'tidemark-chaos-watch', bootstrapBrokers: [...brokers] });
+    let stopped = false;
+    const watching = (async () => {
+      let members: string | undefined;
+      let polledMs = Date.now();
+      while (!stopped) {
+        const groups = await admin.describeGroups({ groups: [group] }).catch(() => undefined);
+        const now = Date.now();
+        const described = groups?.get(group);
+        if (described !== undefined) {
+          const current = [...described.members.keys()].sort().join(',');
+          if (members !== undefined && current !== members)
+            this.record('membership', polledMs, now);
+          members = current;
+        }
+        polledMs = now;
+        await new Promise((resolve) => setTimeout(resolve, MEMBERSHIP_POLL_MS));
+      }
+    })();
+    return async () => {
+      stopped = true;
+      await watching;
+      await admin.close();
+    };
+  }
+}
