@@ -83,7 +83,10 @@ const unexplained: string[] = [];
 function errored(call: string, message: string, during: CallWindow): void {
   const short = message.replace(/[0-9a-f]{8,}/g, '…').slice(0, 160);
   errors.set(short, (errors.get(short) ?? 0) + 1);
-  if (!timeline.explainsError(during)) unexplained.push(`${call}: ${short}`);
+  if (!timeline.explainsError(during)) {
+    const at = (ms: number) => new Date(ms).toISOString().slice(11, 23);
+    unexplained.push(`${call} (${at(during.startedMs)}–${at(during.endedMs)}): ${short}`);
+  }
 }
 
 /** A 2026-07-28 client: each call a task, awaited across whatever the faults do. */

@@ -118,11 +118,7 @@ export class TrackedClient {
       // answered (lost), not told that it failed.
       if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)
         seen.push({ kind: 'no-answer', afterMs: timeout });
-      else
-        seen.push({
-          kind: 'error',
-          message: error instanceof Error ? error.message : String(error),
-        });
+      else seen.push({ kind: 'error', message: describeError(error) });
     } finally {
       this.current = undefined;
     }
@@ -141,4 +137,20 @@ export class TrackedClient {
   close(): Promise<void> {
     return this.client.close().catch(() => undefined);
   }
+}
+
+/** An error's message with its causes (`fetch failed` says little; its cause says why). */
+function describeError(error: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = error; e !== undefined && parts.length < 4; ) {
+    if (e instanceof Error) {
+      const code = (e as { code?: unknown }).code;
+      parts.push(typeof code === 'string' ? `${e.message} [${code}]` : e.message);
+      e = e.cause;
+    } else {
+      parts.push(String(e));
+      break;
+    }
+  }
+  return parts.join(': ');
 }

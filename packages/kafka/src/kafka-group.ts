@@ -78,6 +78,11 @@ export async function joinKafkaGroup(
       }
     },
     commit: async (partition, offset) => {
+      // Only a partition this member owns: once the group gave it to another member, the new
+      // owner decides its progress. (The old owner learns of the move after the rebalance, and
+      // may finish a call meanwhile that the new owner already runs again: committing past it
+      // would leave the new owner's execution — if it dies too — with nobody to run it on.)
+      if (!owned.has(partition)) return;
       try {
         await consumer.commit({
           offsets: [{ topic: join.topic, partition, offset, leaderEpoch: -1 }],

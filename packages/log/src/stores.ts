@@ -11,6 +11,7 @@ import {
   type TopicNames,
 } from '@tidemark/protocol';
 import { CompactedTable, type TableEntry } from './compacted-table.js';
+import { decidedHead } from './decided-head.js';
 
 export interface StoreOptions {
   port: LogPort;
@@ -91,6 +92,18 @@ export class StreamHeadStore {
   /** The stored head, read up to the `streams` partition's high watermark of now. */
   async get(session: SessionId, stream: StreamId): Promise<StreamHead | undefined> {
     return (await this.getTraced(session, stream))?.head;
+  }
+
+  /**
+   * The stored head as `events` decides it: a finished head whose generation lost to a newer one
+   * (its worker finished after its partition had moved) gives way to the newer, unfinished head.
+   * What a worker asks before it runs a request again, or skips it as done.
+   */
+  async decided(session: SessionId, stream: StreamId): Promise<StreamHead | undefined> {
+    const stored = await this.get(session, stream);
+    if (stored === undefined) return undefined;
+    const { port, topics } = this.options;
+    return decidedHead(port, topics.events, this.partitionOf(session), session, stored);
   }
 
   /** The stored head and the trace of the call that wrote it. */

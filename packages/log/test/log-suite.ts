@@ -304,6 +304,51 @@ export function describeLogComponents(name: string, subject: () => Promise<LogSu
       });
     });
 
+    it('a zombie’s finished head does not hide the newer generation: `decided` gives the unfinished one the log chose', async () => {
+      const { port, topics } = await subject();
+      const names = await topics(1);
+      const session = newSessionId();
+      const stream = requestStreamId('call-8');
+      const [workerA, workerB] = [newWorkerEpoch(), newWorkerEpoch()].map(
+        (epoch) => new StreamWriter({ port, topics: names, epoch, partitionCount: 1 }),
+      );
+      const heads = new StreamHeadStore({ port, topics: names, partitionCount: 1 });
+      const a = await workerA!.begin(session, stream, { previous: undefined });
+      await a.send({ n: 'a1' });
+      const b = await workerB!.begin(session, stream, {
+        previous: await heads.get(session, stream),
+      });
+      await b.send({ n: 'b1' });
+      // The zombie finishes after the takeover; its finished head is written last.
+      await a.finish({ n: 'a-final' });
+      expect((await heads.get(session, stream))?.terminal).toBeDefined();
+      const decided = await heads.decided(session, stream);
+      expect(decided).toMatchObject({ generation: b.generation, terminal: undefined });
+      // A redelivery runs it on as the next generation after the newer one.
+      const c = await workerA!.begin(session, stream, { previous: decided });
+      expect(c.generation.attempt).toBe(3);
+      await c.finish({ n: 'c-final' });
+      expect(await heads.decided(session, stream)).toMatchObject({
+        generation: c.generation,
+        terminal: { payload: { n: 'c-final' } },
+      });
+
+      // A finished head whose records are contiguous is trusted without a read; one whose
+      // generation won its fold too, interleaved with other sessions' records.
+      const other = newSessionId();
+      const lone = await workerA!.begin(session, requestStreamId('call-9'), {
+        previous: undefined,
+      });
+      const noise = await workerB!.begin(other, requestStreamId('call-1'), { previous: undefined });
+      await lone.send({ n: 1 });
+      await noise.send({ n: 1 });
+      await lone.finish({ n: 'done' });
+      expect(await heads.decided(session, requestStreamId('call-9'))).toMatchObject({
+        generation: lone.generation,
+        terminal: { payload: { n: 'done' } },
+      });
+    });
+
     it('keeps an index, not the values: lookups past a one-entry cache, rewrites, tombstones and compaction stay right', async () => {
       const { port, topics, compact } = await subject();
       const names = await topics(1);

@@ -115,7 +115,7 @@ export class SessionRuntime {
     this.lastActivityMs = Date.now();
     const stream = requestStreamId(message.id);
     if (this.inflight.has(stream)) return this.options.onDone(offset); // delivered twice to this process
-    const head = await this.options.heads.get(this.session, stream);
+    const head = await this.options.heads.decided(this.session, stream);
     if (head?.terminal !== undefined) {
       // Redelivered after it finished (a crash before the commit): never run a call twice.
       return this.options.onDone(offset);

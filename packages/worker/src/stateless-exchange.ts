@@ -81,7 +81,7 @@ export class StatelessExchange {
   /** Runs the exchange to its terminal record; false when it had already finished. */
   async run(): Promise<boolean> {
     const { key, message, heads, sessions, mode, modules } = this.options;
-    const head = await heads.get(key, this.stream);
+    const head = await heads.decided(key, this.stream);
     const tasks = mode !== 'never';
     if (tasks) {
       // A task already created under this key (its worker stopped): run it on, never twice.

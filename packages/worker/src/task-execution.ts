@@ -72,7 +72,7 @@ export class TaskExecution {
   async resume(record: SessionRecord, callHead: StreamHead | undefined): Promise<boolean> {
     const task = record as TaskRecord;
     await this.answerCall(task, callHead);
-    const head = await this.options.heads.get(this.options.key, TASK_STREAM);
+    const head = await this.options.heads.decided(this.options.key, TASK_STREAM);
     if (head?.terminal !== undefined) return false;
     await this.begin(head);
     const executions = this.run!.attempt;

@@ -57,7 +57,7 @@ export async function answerFailure(
   const { heads, writer } = lane.stores;
   const stream = requestStreamId(message.id);
   try {
-    const previous = await heads.get(session, stream);
+    const previous = await heads.decided(session, stream);
     if (previous?.terminal !== undefined) return;
     const generation = await writer.begin(session, stream, { previous });
     await generation.finish({ jsonrpc: '2.0', id: message.id, error });
