@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { KafkaLog } from '@tidemark/kafka';
 import { resolveKafka } from '@tidemark/kafka-fixtures';
 import { readStampedRecord } from '@tidemark/protocol';
-import { tally, type Outcome, type Verdict } from '../e2e/checker.ts';
+import { classify, tally, type Outcome, type Verdict } from '../e2e/checker.ts';
 import { TrackedClient, type CallWindow, type CheckedCall } from '../e2e/calls.ts';
 import { checkedTask } from '../e2e/task-calls.ts';
 import { Cluster, sleep } from '../e2e/cluster.ts';
@@ -70,23 +70,36 @@ const cluster = await Cluster.start({
 const log = new KafkaLog({ brokers: [...kafka.brokers] });
 const faults: Record<string, number> = {};
 const verdicts: Array<Verdict & { call: string }> = [];
+/**
+ * Session-lane calls, classified again once the run is over: whether a reset had a cause is asked of
+ * the whole timeline (a membership change is seen by polling, a moment after the reset it caused).
+ */
+const judged: Array<() => Verdict & { call: string }> = [];
 const errors = new Map<string, number>();
 const deadline = Date.now() + seconds * 1000;
 let stopping = false;
 let tasks = 0;
 /** What the runner did and the broker saw, when: what may excuse a reset or an error. */
 const timeline = new Timeline();
-/** Errored calls with no fault near them: each one is a failure of the run. */
-const unexplained: string[] = [];
+/** Errored calls, each asked at the end of the run whether a fault was near it. */
+const erroredCalls: Array<{ call: string; message: string; during: CallWindow }> = [];
 
-/** Counts an errored call's message, and keeps it as unexplained when no fault was near it. */
+/** Counts an errored call's message; whether a fault explains it is asked at the end. */
 function errored(call: string, message: string, during: CallWindow): void {
   const short = message.replace(/[0-9a-f]{8,}/g, '…').slice(0, 160);
   errors.set(short, (errors.get(short) ?? 0) + 1);
-  if (!timeline.explainsError(during)) {
-    const at = (ms: number) => new Date(ms).toISOString().slice(11, 23);
-    unexplained.push(`${call} (${at(during.startedMs)}–${at(during.endedMs)}): ${short}`);
-  }
+  erroredCalls.push({ call, message: short, during });
+}
+
+/** The errored calls no fault explains: each one is a failure of the run. */
+function unexplainedErrors(): string[] {
+  const at = (ms: number) => new Date(ms).toISOString().slice(11, 23);
+  return erroredCalls
+    .filter(({ during }) => !timeline.explainsError(during))
+    .map(
+      ({ call, message, during }) =>
+        `${call} (${at(during.startedMs)}–${at(during.endedMs)}): ${message}`,
+    );
 }
 
 /** A 2026-07-28 client: each call a task, awaited across whatever the faults do. */
@@ -134,17 +147,25 @@ async function session(index: number): Promise<void> {
       const session = client.session;
       const call: CheckedCall = await client.call({
         logLost: (during) => timeline.deleted(session, during),
-        resetExcused: (reason, during) =>
-          timeline.resetExcused(reason, session, during, { retried: flaky }),
         tool: flaky ? 'flaky_count' : 'count',
         to,
         delayMs: between(10, 80),
         ...(flaky ? { extra: { failAt: between(1, to), failAttempts: between(1, 2) } } : {}),
         timeoutMs: profile!.callTimeoutMs,
       });
-      verdicts.push({ ...call.verdict, call: `session ${index} call ${n}` });
+      const name = `session ${index} call ${n}`;
+      judged.push(() => {
+        const verdict = classify(to, call.seen, {
+          logLost: timeline.deleted(session, call.window),
+          resetExcused: (reason) =>
+            timeline.resetExcused(reason, session, call.window, { retried: flaky }),
+        });
+        if (verdict.outcome === 'needless-reset')
+          console.error(`!! ${name}: ${verdict.why} ${JSON.stringify(call.seen)}`);
+        return { ...verdict, call: name };
+      });
       for (const seen of call.seen)
-        if (seen.kind === 'error') errored(`session ${index} call ${n}`, seen.message, call.window);
+        if (seen.kind === 'error') errored(name, seen.message, call.window);
       // A client told its call failed backs off before the next, as an agent would (a held
       // balancer refuses connections for a second or so; a tight loop would count each refusal).
       if (call.verdict.outcome === 'errored') await sleep(250);
@@ -265,7 +286,7 @@ console.error(
 const MIN_SUCCEEDED = 0.75;
 
 /** Why the run failed, if it did: one line per broken rule. */
-function failures(counts: Record<Outcome, number>): string[] {
+function failures(counts: Record<Outcome, number>, unexplained: readonly string[]): string[] {
   const broken: string[] = [];
   for (const outcome of ['silently-wrong', 'lost', 'needless-reset'] as const)
     if (counts[outcome] > 0) broken.push(`${counts[outcome]} ${outcome}`);
@@ -290,9 +311,11 @@ try {
   stopping = true;
   await injecting;
   await stopWatching();
+  verdicts.push(...judged.map((judge) => judge()));
+  const unexplained = unexplainedErrors();
   const counts = tally(verdicts);
   const injected = Object.values(faults).reduce((a, b) => a + b, 0);
-  const broken = failures(counts);
+  const broken = failures(counts, unexplained);
   console.log(
     [
       `chaos summary (${Math.round((Date.now() - started) / 1000)} s, seed ${firstSeed})`,

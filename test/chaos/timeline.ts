@@ -22,7 +22,7 @@ export type HappeningKind =
 interface Happening {
   readonly kind: HappeningKind;
   readonly startMs: number;
-  readonly endMs: number;
+  endMs: number;
   readonly keys?: ReadonlySet<string>;
 }
 
@@ -40,13 +40,14 @@ const ERROR_REACH_MS = 1_500;
 export class Timeline {
   private readonly happenings: Happening[] = [];
 
-  /** Runs one fault, recording when it ran. */
+  /** Runs one fault, recording when it ran (from its start: until it ends, it runs on). */
   async around(kind: HappeningKind, fault: () => Promise<void>): Promise<void> {
-    const startMs = Date.now();
+    const happening = { kind, startMs: Date.now(), endMs: Number.POSITIVE_INFINITY };
+    this.happenings.push(happening);
     try {
       await fault();
     } finally {
-      this.happenings.push({ kind, startMs, endMs: Date.now() });
+      happening.endMs = Date.now();
     }
   }
 

@@ -142,13 +142,13 @@ export class TrackedClient {
 /** An error's message with its causes (`fetch failed` says little; its cause says why). */
 function describeError(error: unknown): string {
   const parts: string[] = [];
-  for (let e: unknown = error; e !== undefined && parts.length < 4; ) {
+  for (let e: unknown = error; e !== undefined && parts.length < 4;) {
     if (e instanceof Error) {
       const code = (e as { code?: unknown }).code;
       parts.push(typeof code === 'string' ? `${e.message} [${code}]` : e.message);
       e = e.cause;
     } else {
-      parts.push(String(e));
+      parts.push(typeof e === 'string' ? e : JSON.stringify(e));
       break;
     }
   }

@@ -96,13 +96,14 @@ async function refusedWrite(topic: string, partition: number): Promise<string> {
   const producer = new Producer({
     clientId: 'tidemark-test-isr-probe',
     bootstrapBrokers: [...kafka.brokers],
-    acks: ProduceAcks.ALL,
     idempotent: false,
     retries: 0,
   });
   try {
+    // acks is a send option (a client-level one is not applied to sends).
     await producer.send({
       messages: [{ topic, partition, key: Buffer.from('isr-probe'), value: Buffer.from('probe') }],
+      acks: ProduceAcks.ALL,
     });
     return 'written';
   } catch (error) {
