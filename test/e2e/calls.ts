@@ -47,11 +47,15 @@ export class TrackedClient {
 
   /** What the client's transport reported (failed reconnects, dropped streams), for failure reports. */
   readonly transportErrors: string[] = [];
+  /** Called when the transport reports a dropped stream (the call in flight decides what it means). */
+  private onDrop: (() => void) | undefined;
 
   private constructor(client: Client) {
     this.client = client;
-    client.onerror = (error) =>
-      void this.transportErrors.push(`${new Date().toISOString().slice(11, 23)} ${error.message}`);
+    client.onerror = (error) => {
+      this.transportErrors.push(`${new Date().toISOString().slice(11, 23)} ${error.message}`);
+      if (error.message.startsWith('SSE stream disconnected')) this.onDrop?.();
+    };
     client.fallbackNotificationHandler = (notification) => {
       if (notification.method === 'notifications/tidemark/reset')
         this.current?.push({
@@ -92,6 +96,15 @@ export class TrackedClient {
     this.current = seen;
     const startedMs = Date.now();
     const timeout = options.timeoutMs ?? 120_000;
+    // A call's stream cut before its first event id can never be resumed: the SDK does not
+    // reconnect it and waits out its timeout. The client knows it at once (its transport says the
+    // stream dropped, and it holds no id for the call), so it ends the call as failed — a real
+    // application would too. A call that holds an id and still gets no answer is lost.
+    let resumable = false;
+    const cut = new AbortController();
+    this.onDrop = () => {
+      if (!resumable) cut.abort(new Error(CUT_BEFORE_FIRST_ID));
+    };
     try {
       const result = await this.client.callTool(
         {
@@ -100,6 +113,8 @@ export class TrackedClient {
         },
         {
           timeout,
+          signal: cut.signal,
+          onresumptiontoken: () => (resumable = true),
           onprogress: (p) => {
             seen.push({
               kind: 'progress',
@@ -118,9 +133,11 @@ export class TrackedClient {
       // answered (lost), not told that it failed.
       if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)
         seen.push({ kind: 'no-answer', afterMs: timeout });
+      else if (cut.signal.aborted) seen.push({ kind: 'error', message: CUT_BEFORE_FIRST_ID });
       else seen.push({ kind: 'error', message: describeError(error) });
     } finally {
       this.current = undefined;
+      this.onDrop = undefined;
     }
     const window = { startedMs, endedMs: Date.now() };
     const { resetExcused } = options;
@@ -138,6 +155,8 @@ export class TrackedClient {
     return this.client.close().catch(() => undefined);
   }
 }
+
+const CUT_BEFORE_FIRST_ID = 'the stream was cut before its first event id: nothing to resume from';
 
 /** An error's message with its causes (`fetch failed` says little; its cause says why). */
 function describeError(error: unknown): string {
