@@ -6,6 +6,7 @@ import * as z from 'zod';
 import { get as httpGet, type IncomingMessage } from 'node:http';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import counting from '@tidemark/examples/counting';
+import { paymentsModule, PretendPayments } from '@tidemark/examples/payments';
 import { embeddedStack } from '../support/embedded-stack.js';
 import { pollTask, rpc } from '../support/task-client.js';
 import { RawMcpClient } from '../support/sse.js';
@@ -98,6 +99,31 @@ describe('console pages', () => {
     ]);
     expect(page).toContain('The task runs again (a new execution).');
     expect(page.match(/class="gen gen-\d"\s*>generation \d/g)).toHaveLength(2);
+  });
+
+  it('shows a call’s durable steps: each journaled once, in the generation that ran it', async () => {
+    const { url, origin } = await stackWithConsole([
+      paymentsModule(new PretendPayments(undefined)),
+    ]);
+    const client = new RawMcpClient(url);
+    await client.initialize();
+    const response = await client.post({
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tools/call',
+      params: {
+        name: 'pay',
+        arguments: { to: 'ada@example.com', amountCents: 5, failAfterCharge: 1 },
+      },
+    });
+    expect(await response.text()).toContain('chargeId');
+    const page = await (
+      await fetch(`${origin}/console/sessions/${client.session}/calls/n3`)
+    ).text();
+    const steps = /data-testid="steps">([^]*?)<\/ol>/.exec(page)?.[1] ?? '';
+    expect(steps.replace(/\s+/g, ' ')).toMatch(
+      /charge<\/span> — ok, ran in generation 1 [^]*receipt<\/span> — ok, ran in generation 2/,
+    );
   });
 
   it('a live tail that cannot keep up skips records and says how many: every record is delivered or counted', async () => {

@@ -1,7 +1,13 @@
 // Session expiry and result retention, end to end through a gateway and a worker: the same tests
 // on the embedded log and on Kafka.
 import { SessionStore, StreamHeadStore } from '@tidemark/log';
-import { requestStreamId, type LogPort, type SessionId, type TopicNames } from '@tidemark/protocol';
+import {
+  headKeyOfStep,
+  requestStreamId,
+  type LogPort,
+  type SessionId,
+  type TopicNames,
+} from '@tidemark/protocol';
 import { describe, expect, it } from 'vitest';
 import { MCP_HEADERS, MODERN_META, RawMcpClient, readSse } from '../support/sse.js';
 
@@ -149,6 +155,54 @@ export function describeExpiry(
       expect(await late.json()).toMatchObject({ error: { data: { reason: 'unknown-stream' } } });
       // The session itself lives on.
       expect((await client.post(toolsList(2))).status).toBe(200);
+    });
+
+    it('a call’s journaled steps go with it: kept while its result is, tombstoned after the result TTL (session and stateless lanes)', async () => {
+      const stack = await start({ sessionTtlMs: 60_000, resultTtlMs: 4_000 });
+      const client = new RawMcpClient(stack.url);
+      await client.initialize();
+      const pay = { name: 'pay', arguments: { to: 'ada@example.com', amountCents: 1 } };
+      const session = await client.post({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: pay,
+      });
+      const stateless = await fetch(stack.url, {
+        method: 'POST',
+        headers: { ...MCP_HEADERS, 'MCP-Protocol-Version': '2026-07-28' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/call',
+          params: { ...pay, _meta: MODERN_META },
+        }),
+      });
+      for (const response of [session, stateless]) {
+        const messages: Array<Record<string, unknown>> = [];
+        await readSse(response, (event) => {
+          if (event.data !== '') messages.push(JSON.parse(event.data) as Record<string, unknown>);
+        });
+        expect(messages.at(-1)).toMatchObject({ result: { structuredContent: {} } });
+      }
+      const heads = new StreamHeadStore({
+        port: stack.log,
+        topics: stack.topics,
+        partitionCount: stack.partitions,
+      });
+      const stepKeys = async () => {
+        const keys: string[] = [];
+        for (let p = 0; p < stack.partitions; p++) {
+          await heads.catchUp(p);
+          for (const [key] of heads.entries(p))
+            if (headKeyOfStep(key) !== undefined) keys.push(key);
+        }
+        return keys;
+      };
+      // Two steps (charge, receipt) of each call.
+      expect(await stepKeys()).toHaveLength(4);
+      await eventually(stepKeys, (keys) => keys.length === 0, 30_000, 'the steps to go');
+      expect(await heads.get(client.session as SessionId, requestStreamId(1))).toBeUndefined();
     });
 
     it('the stateless lane (2026-07-28) leaves no per-request state behind', async () => {

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import counting from '@tidemark/examples/counting';
+import { paymentsModule, PretendPayments } from '@tidemark/examples/payments';
 import { createGateway } from '@tidemark/gateway';
 import { KafkaLog } from '@tidemark/kafka';
 import { createKeyring } from '@tidemark/protocol';
@@ -23,7 +24,7 @@ describeExpiry(
     const worker = new Worker({
       log,
       topics: names,
-      modules: [counting],
+      modules: [counting, paymentsModule(new PretendPayments(undefined))],
       group: `${prefix}workers`,
       pollMs: 100,
       commitIntervalMs: 100,

@@ -1,3 +1,5 @@
+import counting from '@tidemark/examples/counting';
+import { paymentsModule, PretendPayments } from '@tidemark/examples/payments';
 import { onTestFinished } from 'vitest';
 import { embeddedStack } from '../support/embedded-stack.js';
 import { describeExpiry } from './expiry-suite.js';
@@ -7,6 +9,7 @@ describeExpiry(
   async ({ sessionTtlMs, resultTtlMs }) => {
     const stack = await embeddedStack({
       partitions: 2,
+      modules: [counting, paymentsModule(new PretendPayments(undefined))],
       gateway: { sessionTtlMs },
       worker: { sessionTtlMs, resultTtlMs, commitIntervalMs: 100 },
     });

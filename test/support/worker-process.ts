@@ -2,6 +2,7 @@
 // Prints JSON lines: {"assigned":[...]} when its partitions change, {"execution":{...}} per execution.
 import counting from '@tidemark/examples/counting';
 import interactive from '@tidemark/examples/interactive';
+import payments from '@tidemark/examples/payments';
 import { KafkaLog } from '@tidemark/kafka';
 import { topicNames } from '@tidemark/protocol';
 import { Worker } from '@tidemark/worker';
@@ -11,11 +12,12 @@ const log = new KafkaLog({ brokers: brokers.split(','), groupSessionTimeoutMs: 6
 const worker = new Worker({
   log,
   topics: topicNames(prefix),
-  modules: [counting, interactive],
+  modules: [counting, interactive, payments],
   group,
   commitIntervalMs: 200,
   pollMs: 200,
   onExecution: (execution) => console.log(JSON.stringify({ execution })),
+  onStep: (step) => console.log(JSON.stringify({ step })),
   onProblem: (problem, error) =>
     console.error(error === undefined ? problem : `${problem}: ${describe(error)}`),
 });

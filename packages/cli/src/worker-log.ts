@@ -7,11 +7,18 @@ import { messageOf } from '@tidemark/protocol';
 /** The worker's hooks, writing to the process's structured log. */
 export function observe(
   log: Logger,
-): Pick<WorkerOptions, 'onProblem' | 'onExecution' | 'onExecutionEnd' | 'logger'> {
+): Pick<WorkerOptions, 'onProblem' | 'onExecution' | 'onExecutionEnd' | 'onStep' | 'logger'> {
   return {
     // Tools log through the process's logger: JSON lines with the trace and span ids.
     logger: log,
     onExecutionEnd: (end) => logExecutionEnd(log, end),
+    // A step is an effect on the world: the operator sees each one journaled, or replayed
+    // instead of run again.
+    onStep: ({ session, stream, step, replayed, ok }) =>
+      log.info(
+        { session, stream, step, ok },
+        replayed ? 'step replayed from the journal' : 'step journaled',
+      ),
     onProblem: (problem, error) =>
       error === undefined ? log.warn(problem) : log.warn({ err: error }, problem),
     // A first execution is routine (every initialize, tools/list …): debug. One that runs again

@@ -30,6 +30,7 @@ export function callPage(ctx: PageContext, call: CallDetail): Html {
         <dd>${traceLink(ctx, call.traceId)}</dd>
       </dl>
       ${call.task === undefined ? '' : taskHistory(ctx, call)}
+      ${call.steps.length === 0 ? '' : stepList(ctx, call, generations)}
       <h2>Generations</h2>
       <ul class="legend" data-testid="generations">
         ${generations.map((generation, index) => html`<li><span class="gen gen-${colour(generation)}">generation ${index + 1}</span> <span class="mono">${generation}</span></li>`)}
@@ -123,5 +124,28 @@ function taskHistory(ctx: PageContext, call: CallDetail): Html {
     </p>
     <ol class="history">
       ${task.changes.map((change) => html`<li><span class="status status-${change.status}">${change.status}</span> ${time(change.atMs, ctx.now)} — ${change.note}</li>`)}
+    </ol>`;
+}
+
+/**
+ * The call's durable steps as its journal holds them: each ran once, in the generation named; a
+ * later generation replayed it instead of running it again.
+ */
+function stepList(ctx: PageContext, call: CallDetail, generations: readonly string[]): Html {
+  return html`<h2>Steps</h2>
+    <p class="note">
+      Journaled once each; a later execution of this call replays them instead of running them
+      again.
+    </p>
+    <ol class="history" data-testid="steps">
+      ${call.steps.map((step) => {
+        const index = generations.indexOf(step.generation);
+        const ran = index < 0 ? step.generation : `generation ${index + 1}`;
+        const outcome = step.outcome.ok ? 'ok' : `failed: ${step.outcome.error.message}`;
+        return html`<li>
+          <span class="mono">${step.step}</span> — ${outcome}, ran in ${ran}
+          (${Math.round(step.durationMs)} ms) · ${time(step.atMs, ctx.now)}
+        </li>`;
+      })}
     </ol>`;
 }

@@ -1,5 +1,12 @@
-import { SessionStore, StreamHeadStore, type SessionRecord } from '@tidemark/log';
 import {
+  SessionStore,
+  StepJournal,
+  StreamHeadStore,
+  type JournaledStep,
+  type SessionRecord,
+} from '@tidemark/log';
+import {
+  headKeyOfStep,
   decodeRequestRecord,
   foldStreamHead,
   formatGeneration,
@@ -84,6 +91,8 @@ export interface CallDetail extends CallSummary {
   /** The timeline starts after the partition's oldest records (retention or the scan bound). */
   readonly truncated: boolean;
   readonly task: TaskHistory | undefined;
+  /** The call's durable steps in its journal, in the order they were first journaled. */
+  readonly steps: ReadonlyArray<{ readonly step: string } & JournaledStep>;
 }
 
 /** Who may see what: with authentication on, a subject sees its own sessions only. */
@@ -92,6 +101,7 @@ export type Visibility = { readonly all: true } | { readonly all: false; readonl
 export class LogView {
   private readonly sessions: SessionStore;
   private readonly heads: StreamHeadStore;
+  private readonly steps: StepJournal;
 
   constructor(private readonly options: LogViewOptions) {
     const stores = {
@@ -102,6 +112,7 @@ export class LogView {
     };
     this.sessions = new SessionStore({ ...stores, withInitialize: false });
     this.heads = new StreamHeadStore(stores);
+    this.steps = new StepJournal(stores);
   }
 
   /** Sessions and tasks, the most recently active first. */
@@ -113,6 +124,7 @@ export class LogView {
       await Promise.all([this.sessions.catchUp(partition), this.heads.catchUp(partition)]);
       const activity = new Map<string, { at: number; streams: number }>();
       for (const [key, entry] of this.heads.entries(partition)) {
+        if (headKeyOfStep(key) !== undefined) continue;
         const session = sessionOfHeadKey(key);
         const seen = activity.get(session) ?? { at: 0, streams: 0 };
         activity.set(session, {
@@ -149,7 +161,9 @@ export class LogView {
     if (record === undefined || !visible(record, visibility)) return undefined;
     const partition = this.sessions.partitionOf(id);
     await this.heads.catchUp(partition);
-    const keys = [...this.heads.entries(partition)].filter(([key]) => sessionOfHeadKey(key) === id);
+    const keys = [...this.heads.entries(partition)].filter(
+      ([key]) => sessionOfHeadKey(key) === id && headKeyOfStep(key) === undefined,
+    );
     const labels = await this.requestLabels(id, partition);
     const calls: CallSummary[] = [];
     for (const [key, entry] of keys) {
@@ -220,6 +234,7 @@ export class LogView {
       truncated: scan.truncated,
       task:
         stream === TASK_STREAM ? taskHistoryOf(found.session.createdAtMs, taskRecords) : undefined,
+      steps: await this.steps.list(id, stream),
     };
   }
 

@@ -14,6 +14,8 @@ export interface CompactedTableOptions<V> {
   /** Reads a stored value (and its record's headers); undefined for one it does not understand. */
   decode(value: Uint8Array, headers: ReadonlyArray<readonly [string, string]>): V | undefined;
   encode(value: V): Uint8Array;
+  /** Headers written with a value (what `flags` reads back without decoding it). */
+  headers?(value: V): ReadonlyArray<readonly [string, string]>;
   /**
    * A few bits about a record kept in the index beside its offset (for sweeps that must not decode
    * every value, e.g. "this head is terminal"). Read from headers; default 0.
@@ -106,8 +108,9 @@ export class CompactedTable<V> {
   /** Writes a value; this process reads it back from memory until it is evicted. */
   async put(partition: number, key: string, value: V): Promise<void> {
     const bytes = this.options.encode(value);
+    const headers = this.options.headers?.(value);
     const [offset] = await this.options.port.append(this.options.topic, [
-      { partition, key, value: bytes },
+      { partition, key, value: bytes, ...(headers === undefined ? {} : { headers }) },
     ]);
     this.remember(partition, key, offset!, value, bytes.length);
   }

@@ -21,6 +21,8 @@ export const ErrorCodes = {
   logLocked: 'TIDEMARK_LOG_LOCKED',
   /** A tool module cannot be loaded, or its `register` fails: found at startup, before serving. */
   toolModule: 'TIDEMARK_TOOL_MODULE',
+  /** A durable step's outcome cannot be journaled: larger than `maxStepBytes`, or not JSON. */
+  stepNotJournaled: 'TIDEMARK_STEP_NOT_JOURNALED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

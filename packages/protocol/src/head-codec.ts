@@ -16,6 +16,32 @@ export function streamHeadKey(session: SessionId, stream: StreamId): string {
   return `${session}/${stream}`;
 }
 
+/**
+ * The key of one journaled step of a call (`currentExecution().step`), beside its stream's head in
+ * `streams`. Never a head's key: a stream id never starts with `~`. The parts are URI-encoded, so a
+ * stream or step name holding `/` cannot be read as another.
+ */
+export function stepKey(session: SessionId, stream: StreamId, step: string): string {
+  return `${session}/${STEP_KEY_MARK}${encodeURIComponent(stream)}/${encodeURIComponent(step)}`;
+}
+
+/** The head key of the call a step key belongs to; undefined for a key that is not a step's. */
+export function headKeyOfStep(key: string): string | undefined {
+  const session = sessionOfHeadKey(key);
+  const rest = key.slice(session.length + 1);
+  if (!rest.startsWith(STEP_KEY_MARK)) return undefined;
+  const [stream, step] = rest.slice(STEP_KEY_MARK.length).split('/');
+  if (stream === undefined || step === undefined) return undefined;
+  return `${session}/${decodeURIComponent(stream)}`;
+}
+
+/** The prefix of the step keys of one call (for listing its journal). */
+export function stepKeyPrefix(session: SessionId, stream: StreamId): string {
+  return `${session}/${STEP_KEY_MARK}${encodeURIComponent(stream)}/`;
+}
+
+const STEP_KEY_MARK = '~step/';
+
 /** The session a head key belongs to (the part before the first `/`). */
 export function sessionOfHeadKey(key: string): string {
   const slash = key.indexOf('/');

@@ -96,6 +96,9 @@ export {
   encodeStreamHead,
   sessionOfHeadKey,
   streamHeadKey,
+  headKeyOfStep,
+  stepKey,
+  stepKeyPrefix,
 } from './head-codec.js';
 export {
   CLASSIFICATION_HEADER,

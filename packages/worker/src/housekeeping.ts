@@ -1,9 +1,23 @@
-import { TERMINAL_HEAD, type SessionStore, type StreamHeadStore } from '@tidemark/log';
-import { sessionOfHeadKey, streamHeadKey, TASK_STREAM, type SessionId } from '@tidemark/protocol';
+import {
+  TERMINAL_HEAD,
+  type SessionStore,
+  type StepJournal,
+  type StreamHeadStore,
+  type TableEntry,
+} from '@tidemark/log';
+import {
+  headKeyOfStep,
+  sessionOfHeadKey,
+  streamHeadKey,
+  TASK_STREAM,
+  type SessionId,
+} from '@tidemark/protocol';
 
 export interface HousekeepingOptions {
   sessions: SessionStore;
   heads: StreamHeadStore;
+  /** The journal of durable steps (its records are in `streams`, beside the heads). */
+  steps: StepJournal;
   /** A session with no request and no open stream for this long expires. */
   sessionTtlMs: number;
   /** A finished stream's head (with its final result) is kept this long after it finished. */
@@ -44,6 +58,7 @@ export class Housekeeping {
     this.partitions.delete(partition);
     this.options.sessions.release(partition);
     this.options.heads.release(partition);
+    this.options.steps.release(partition);
   }
 
   /** A record of the session arrived. */
@@ -67,6 +82,26 @@ export class Housekeeping {
     const ttlMs = record?.task?.ttlMs;
     if (record === undefined || ttlMs === undefined) return false;
     return ttlMs === null || now < record.createdAtMs + ttlMs;
+  }
+
+  /**
+   * A call's journaled steps go with its head: when the head goes now, or — once the head is gone
+   * (a stateless request's, forgotten at its commit) — a result TTL after they were written.
+   */
+  private expiredSteps(
+    partition: number,
+    steps: readonly StepEntry[],
+    forgotten: ReadonlySet<string>,
+  ): string[] {
+    if (steps.length === 0) return [];
+    const heads = new Set([...this.options.heads.entries(partition)].map(([key]) => key));
+    return steps
+      .filter(
+        ({ head, session, age }) =>
+          forgotten.has(head) ||
+          (!heads.has(head) && age >= this.options.resultTtlMs && !this.options.isBusy(session)),
+      )
+      .map(({ key }) => key);
   }
 
   /** Tombstones what expired in one partition; resolves with how many sessions and heads. */
@@ -101,7 +136,8 @@ export class Housekeeping {
 
     const gone = new Set<string>(expired);
     const forget: string[] = [];
-    for (const [key, entry] of heads.entries(partition)) {
+    const { steps, others } = splitSteps(heads.entries(partition), gone, now);
+    for (const [key, entry] of others) {
       const session = sessionOfHeadKey(key);
       const age = now - entry.timestampMs;
       if (gone.has(session)) forget.push(key);
@@ -116,10 +152,36 @@ export class Housekeeping {
         forget.push(key);
       }
     }
+    forget.push(...this.expiredSteps(partition, steps, new Set(forget)));
     // The session first: from then on a gateway answers 404, and nothing resumes its streams.
     await sessions.endMany(partition, expired);
     await heads.forget(partition, forget);
     for (const session of expired) await this.options.onExpired(session);
     return { sessions: expired.length, heads: forget.length };
   }
+}
+
+/** A journaled step's key in `streams`, with its call's head key, its session and its age. */
+interface StepEntry {
+  readonly key: string;
+  readonly head: string;
+  readonly session: string;
+  readonly age: number;
+}
+
+/** The step keys of sessions that live on (they go with their call), and every other key. */
+function splitSteps(
+  entries: Iterable<[string, TableEntry]>,
+  gone: ReadonlySet<string>,
+  now: number,
+): { steps: StepEntry[]; others: Array<[string, TableEntry]> } {
+  const steps: StepEntry[] = [];
+  const others: Array<[string, TableEntry]> = [];
+  for (const [key, entry] of entries) {
+    const head = headKeyOfStep(key);
+    const session = sessionOfHeadKey(key);
+    if (head === undefined || gone.has(session)) others.push([key, entry]);
+    else steps.push({ key, head, session, age: now - entry.timestampMs });
+  }
+  return { steps, others };
 }

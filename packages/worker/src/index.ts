@@ -26,3 +26,5 @@ export type { ModuleListing } from './module-probe.js';
 export { OffsetTracker } from './offset-tracker.js';
 export { currentExecution } from './execution.js';
 export type { Execution } from './execution.js';
+export { StepFailedError } from './steps.js';
+export type { CallStepEvent, StepContext, StepEvent, StepFunction } from './steps.js';

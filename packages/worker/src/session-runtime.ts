@@ -5,8 +5,15 @@ import {
   type McpServer,
   type TransportSendOptions,
 } from '@modelcontextprotocol/server';
-import type { GenerationWriter, SessionRecord, StreamHeadStore, StreamWriter } from '@tidemark/log';
+import type {
+  GenerationWriter,
+  SessionRecord,
+  StepJournal,
+  StreamHeadStore,
+  StreamWriter,
+} from '@tidemark/log';
 import {
+  formatGeneration,
   requestStreamId,
   STANDALONE_STREAM,
   type RequestId,
@@ -21,6 +28,7 @@ import { LogTransport } from './log-transport.js';
 import type { ToolLogger } from './tool-logger.js';
 import { createToolServer, SESSION_SERVER_VERSIONS } from './tool-server.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
+import { journaledSteps, type CallSteps } from './steps.js';
 import { StreamRun, type StreamRunHost } from './stream-run.js';
 import type { ToolModule } from './tool-module.js';
 
@@ -36,6 +44,10 @@ export interface SessionRuntimeOptions {
   instructions?: string | undefined;
   writer: StreamWriter;
   heads: StreamHeadStore;
+  /** Where the calls' durable steps are journaled. */
+  steps: StepJournal;
+  maxStepBytes: number;
+  onStep?: Parameters<typeof journaledSteps>[4]['onStep'];
   onDone: StreamDone;
   /** Calls of this session running at once; more are answered with an error at once. */
   maxConcurrentCalls: number;
@@ -59,6 +71,7 @@ export interface SessionRuntimeOptions {
 
 interface InFlight {
   readonly run: StreamRun;
+  readonly steps: CallSteps;
   readonly requestId: RequestId;
   readonly offset: bigint;
   closed: boolean;
@@ -129,7 +142,12 @@ export class SessionRuntime {
       return this.options.onDone(offset);
     }
     run.reportStart();
-    this.inflight.set(stream, { run, requestId: message.id, offset, closed: false });
+    const steps = journaledSteps(this.options.steps, this.session, stream, run.attempt, {
+      maxStepBytes: this.options.maxStepBytes,
+      onStep: this.options.onStep,
+      onRetry: (error) => this.options.onWriteFailure?.(stream, error),
+    });
+    this.inflight.set(stream, { run, steps, requestId: message.id, offset, closed: false });
     this.transport.receive(message);
   }
 
@@ -254,6 +272,7 @@ export class SessionRuntime {
       generation,
       attempt: generation.attempt,
       ...(this.options.subject === undefined ? {} : { subject: this.options.subject }),
+      step: entry.steps.forExecution(formatGeneration(generation)),
     };
   }
 

@@ -1,5 +1,5 @@
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/server';
-import type { SessionStore, StreamHeadStore, StreamWriter } from '@tidemark/log';
+import type { SessionStore, StepJournal, StreamHeadStore, StreamWriter } from '@tidemark/log';
 import {
   declaresTasks,
   missingTasksCapability,
@@ -9,6 +9,7 @@ import {
   type TaskMode,
 } from '@tidemark/protocol';
 import { invokeStateless, type InvocationOptions } from './stateless-invocation.js';
+import { journaledSteps } from './steps.js';
 import { StreamRun, type StreamRunHost } from './stream-run.js';
 import { TaskExecution } from './task-execution.js';
 import { taskSupportOf } from './tool-module.js';
@@ -21,6 +22,10 @@ export interface StatelessExchangeOptions extends Omit<InvocationOptions, 'tasks
   writer: StreamWriter;
   heads: StreamHeadStore;
   sessions: SessionStore;
+  /** Where the calls' durable steps are journaled. */
+  steps: StepJournal;
+  maxStepBytes: number;
+  onStep?: Parameters<typeof journaledSteps>[4]['onStep'];
   taskTtlMs: number;
   taskPollIntervalMs: number;
   maxExecutionsPerCall: number;
@@ -117,6 +122,7 @@ export class StatelessExchange {
         { ...this.options, tasks },
         message,
         run,
+        journaledSteps(this.options.steps, key, this.stream, run.attempt, this.options),
         this.abort.signal,
         async (sent) => void (await run.send(sent)),
       );

@@ -6,9 +6,15 @@ import {
   type MessageClassification,
 } from '@modelcontextprotocol/server';
 import { EventSourceParserStream } from 'eventsource-parser/stream';
-import { STATELESS_PROTOCOL_VERSION, type RequestId, type SessionId } from '@tidemark/protocol';
+import {
+  formatGeneration,
+  STATELESS_PROTOCOL_VERSION,
+  type RequestId,
+  type SessionId,
+} from '@tidemark/protocol';
 import { authInfoOf } from './auth-info.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
+import type { CallSteps } from './steps.js';
 import type { StreamRun } from './stream-run.js';
 import type { ToolLogger } from './tool-logger.js';
 import { createToolServer, type ServerIdentity } from './tool-server.js';
@@ -38,6 +44,7 @@ export async function invokeStateless(
   options: InvocationOptions,
   message: JSONRPCRequest,
   run: StreamRun,
+  steps: CallSteps,
   signal: AbortSignal,
   onMessage: (message: JSONRPCMessage) => Promise<void>,
 ): Promise<JSONRPCMessage | undefined> {
@@ -54,6 +61,7 @@ export async function invokeStateless(
       generation: run.generation.generation,
       attempt: run.attempt,
       ...(options.subject === undefined ? {} : { subject: options.subject }),
+      step: steps.forExecution(formatGeneration(run.generation.generation)),
     }),
     retry: () => run.retry(),
     onExecutionEnd: (end: ExecutionEnd) => options.onExecutionEnd?.(end),

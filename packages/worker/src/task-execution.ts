@@ -13,6 +13,7 @@ import {
 } from '@tidemark/protocol';
 import type { StatelessExchangeOptions } from './stateless-exchange.js';
 import { invokeStateless } from './stateless-invocation.js';
+import { journaledSteps, type CallSteps } from './steps.js';
 import { notOwned, StreamRun } from './stream-run.js';
 
 type TaskRecord = SessionRecord & { task: NonNullable<SessionRecord['task']> };
@@ -40,6 +41,7 @@ export class TaskExecution {
   private readonly abort = new AbortController();
   private stopReason: StopReason | undefined;
   private run: StreamRun | undefined;
+  private steps: CallSteps | undefined;
   private waiting: Waiting | undefined;
   private finished = false;
   private abandoned = false;
@@ -135,6 +137,13 @@ export class TaskExecution {
       () => this.abort.signal.aborted,
     );
     this.run.reportStart();
+    this.steps = journaledSteps(
+      this.options.steps,
+      key,
+      TASK_STREAM,
+      this.run.attempt,
+      this.options,
+    );
   }
 
   /** Ends the `tools/call` stream with the CreateTaskResult (once: a takeover may find it done). */
@@ -190,6 +199,7 @@ export class TaskExecution {
       { ...this.options, tasks: true },
       message,
       run,
+      this.steps!,
       this.abort.signal,
       async (sent) => {
         if (!this.finished) await run.send(sent);

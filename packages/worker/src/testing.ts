@@ -10,13 +10,16 @@ import {
   type ElicitResult,
 } from '@modelcontextprotocol/server';
 import { STATELESS_PROTOCOL_VERSION, type RequestId, type WorkerEpoch } from '@tidemark/protocol';
+import type { JournaledStep } from '@tidemark/log';
 import type { Execution } from './execution.js';
+import { CallSteps, type StepEvent } from './steps.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
 import { levelName, lineLogger, type ToolLogLine } from './tool-logger.js';
 
 export type { ToolLogLine } from './tool-logger.js';
 import type { ToolModule } from './tool-module.js';
 import { createToolServer, SESSION_SERVER_VERSIONS } from './tool-server.js';
+import { WORKER_DEFAULTS } from './worker-options.js';
 
 /**
  * The tool authors' harness: a module run the way the worker runs it — the official SDK's server
@@ -56,6 +59,11 @@ export interface ToolRun {
    * the next execution is a new generation).
    */
   readonly executions: ReadonlyArray<Pick<ExecutionEnd, 'outcome' | 'error'> & { attempt: number }>;
+  /**
+   * The durable steps (`currentExecution().step`) in the order they were taken: `replayed` when a
+   * later execution (a retry) got the journaled outcome without running the step again.
+   */
+  readonly steps: ReadonlyArray<StepEvent & { attempt: number }>;
 }
 
 export interface ToolSessionOptions {
@@ -140,6 +148,7 @@ export async function openToolSession(
       const logsBefore = logs.length;
       const linesBefore = calls.lines.length;
       const before = calls.ends.length;
+      const stepsBefore = calls.steps.length;
       const result = await client.callTool(
         { name, arguments: args },
         {
@@ -158,6 +167,7 @@ export async function openToolSession(
         logLines: calls.lines.slice(linesBefore),
         attempts: Math.max(1, ...executions.map((e) => e.attempt)),
         executions,
+        steps: calls.steps.slice(stepsBefore),
       };
     },
     close: async () => {
@@ -218,6 +228,9 @@ class CallLedger {
   private readonly epoch = '0'.repeat(20) as WorkerEpoch;
   readonly ends: Array<Pick<ExecutionEnd, 'outcome' | 'error'> & { attempt: number }> = [];
   readonly lines: ToolLogLine[] = [];
+  readonly steps: Array<StepEvent & { attempt: number }> = [];
+  /** Each call's steps, journaled in memory as a worker journals them in the log. */
+  private readonly journals = new Map<RequestId, CallSteps>();
   /** The tools' logger (`currentExecution().log`), captured instead of written to stderr. */
   readonly logger = lineLogger(({ level, time: _time, ...fields }) =>
     this.lines.push({
@@ -235,7 +248,26 @@ class CallLedger {
       stream: String(requestId),
       generation: { epoch: this.epoch, attempt },
       attempt,
+      step: this.stepsOf(requestId).forExecution(`${this.epoch}.${attempt}`),
     };
+  }
+
+  private stepsOf(requestId: RequestId): CallSteps {
+    let steps = this.journals.get(requestId);
+    if (steps !== undefined) return steps;
+    const journal = new Map<string, JournaledStep>();
+    steps = new CallSteps({
+      store: {
+        get: (step) => Promise.resolve(journal.get(step)),
+        put: (step, value) => Promise.resolve(void journal.set(step, value)),
+      },
+      callId: `test-session/${String(requestId)}`,
+      replay: true,
+      maxStepBytes: WORKER_DEFAULTS.maxStepBytes,
+      onStep: (event) => this.steps.push({ ...event, attempt: this.attempts.get(requestId) ?? 1 }),
+    });
+    this.journals.set(requestId, steps);
+    return steps;
   }
 
   retry(requestId: RequestId): Promise<void> {

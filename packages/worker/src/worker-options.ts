@@ -7,6 +7,7 @@ import {
   type TopicNames,
 } from '@tidemark/protocol';
 import type { ExecutionEnd } from './retries.js';
+import type { CallStepEvent } from './steps.js';
 import type { ToolModule } from './tool-module.js';
 import { stderrLogger, type ToolLogger } from './tool-logger.js';
 
@@ -48,6 +49,12 @@ export interface WorkerOptions {
    * @default 8
    */
   maxExecutionsPerCall?: number;
+  /**
+   * Bytes a durable step's journaled outcome (`currentExecution().step`) may take; a larger one fails
+   * the step with `TIDEMARK_STEP_TOO_LARGE` (journal an id, not the document).
+   * @default 65_536
+   */
+  maxStepBytes?: number;
   /**
    * A session with no request and no open stream for this long expires: its record and heads are
    * tombstoned, and its next request is answered "session not found" (the client re-initializes).
@@ -93,6 +100,8 @@ export interface WorkerOptions {
    * @default 500
    */
   pollMs?: number;
+  /** Sees every durable step a call journals or replays (`currentExecution().step`). */
+  onStep?: (event: CallStepEvent) => void;
   /** Sees every execution start: for metrics and tests. */
   onExecution?: (event: ExecutionEvent) => void;
   /**
@@ -125,6 +134,7 @@ export const WORKER_DEFAULTS = {
   maxConcurrentCalls: 64,
   maxConcurrentCallsPerSession: 16,
   maxExecutionsPerCall: 8,
+  maxStepBytes: 64 * 1024,
   sessionTtlMs: 60 * 60 * 1000,
   resultTtlMs: 60 * 60 * 1000,
   taskTtlMs: 60 * 60 * 1000,
@@ -137,15 +147,16 @@ export const WORKER_DEFAULTS = {
 
 /** Options with their defaults applied, validated. */
 export type CompiledWorkerOptions = Required<
-  Omit<WorkerOptions, 'onExecution' | 'onExecutionEnd' | 'instructions'>
+  Omit<WorkerOptions, 'onExecution' | 'onExecutionEnd' | 'onStep' | 'instructions'>
 > &
-  Pick<WorkerOptions, 'onExecution' | 'onExecutionEnd' | 'instructions'>;
+  Pick<WorkerOptions, 'onExecution' | 'onExecutionEnd' | 'onStep' | 'instructions'>;
 
 const POSITIVE_INTEGERS = [
   'maxSessions',
   'maxConcurrentCalls',
   'maxConcurrentCallsPerSession',
   'maxExecutionsPerCall',
+  'maxStepBytes',
   'sessionTtlMs',
   'resultTtlMs',
   'taskTtlMs',

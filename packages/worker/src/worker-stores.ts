@@ -1,5 +1,5 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
-import type { SessionStore, StreamHeadStore, StreamWriter } from '@tidemark/log';
+import type { SessionStore, StepJournal, StreamHeadStore, StreamWriter } from '@tidemark/log';
 import { requestStreamId, type RequestId, type SessionId } from '@tidemark/protocol';
 import type { CallSlots } from './call-slots.js';
 import type { Housekeeping } from './housekeeping.js';
@@ -12,6 +12,7 @@ export interface WorkerStores {
   writer: StreamWriter;
   heads: StreamHeadStore;
   sessions: SessionStore;
+  steps: StepJournal;
   housekeeping: Housekeeping;
 }
 

@@ -1,5 +1,5 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
-import { SessionStore, StreamHeadStore, StreamWriter } from '@tidemark/log';
+import { SessionStore, StepJournal, StreamHeadStore, StreamWriter } from '@tidemark/log';
 import { recordAssignedPartitions } from '@tidemark/otel';
 import {
   decodeRequestRecord,
@@ -165,9 +165,11 @@ export class Worker {
     const base = { port: log, topics, partitionCount };
     const heads = new StreamHeadStore(base);
     const sessions = new SessionStore(base);
+    const steps = new StepJournal(base);
     const housekeeping = new Housekeeping({
       sessions,
       heads,
+      steps,
       sessionTtlMs: this.options.sessionTtlMs,
       resultTtlMs: this.options.resultTtlMs,
       now: Date.now,
@@ -177,7 +179,7 @@ export class Worker {
       onExpired: (session) => started.sessionCalls.runtimes.drop(session),
     });
     const writer = new StreamWriter({ ...base, epoch: this.epoch });
-    const stores = { writer, heads, sessions, housekeeping };
+    const stores = { writer, heads, sessions, steps, housekeeping };
     const lane = { options: this.options, stores, slots: this.slots };
     const started: Started = {
       stores,

@@ -1,0 +1,125 @@
+import {
+  HEAD_STATE_HEADER,
+  partitionForSession,
+  stepKey,
+  stepKeyPrefix,
+  type SessionId,
+  type StreamId,
+} from '@tidemark/protocol';
+import { CompactedTable } from './compacted-table.js';
+import type { StoreOptions } from './stores.js';
+
+/** What a step's function did: its value (JSON), or the error it threw. */
+export type StepOutcome =
+  | { readonly ok: true; readonly value?: unknown }
+  | {
+      readonly ok: false;
+      readonly error: {
+        readonly name: string;
+        readonly message: string;
+        readonly code?: unknown;
+        readonly data?: unknown;
+      };
+    };
+
+/** One journaled step of a call: its outcome and which execution ran it. */
+export interface JournaledStep {
+  readonly outcome: StepOutcome;
+  /** The execution (generation) that ran the function, as `epoch.attempt`. */
+  readonly generation: string;
+  readonly atMs: number;
+  readonly durationMs: number;
+}
+
+/** Version of the stored step format. */
+const STEP_FORMAT_VERSION = 1;
+
+/** The value of `HEAD_STATE_HEADER` on a step record: a sweep reads it without decoding. */
+const STEP_RECORD_STATE = 'step';
+
+/**
+ * The journal of durable steps (`currentExecution().step`): each step's outcome a record of the
+ * compacted `streams` topic, keyed beside its call's head, in the partition of its session. A later
+ * execution of the same call — a retry, a takeover after a kill -9 — reads it instead of running
+ * the step again. Read-your-writes across replicas, like every table: `get` first catches up.
+ * Expired with the call (housekeeping: when its head goes, or its session).
+ */
+export class StepJournal {
+  private readonly table: CompactedTable<JournaledStep>;
+
+  constructor(private readonly options: StoreOptions) {
+    this.table = new CompactedTable<JournaledStep>({
+      port: options.port,
+      topic: options.topics.streams,
+      decode: decodeStep,
+      encode: (step) => Buffer.from(JSON.stringify({ step: STEP_FORMAT_VERSION, ...step })),
+      headers: () => [[HEAD_STATE_HEADER, STEP_RECORD_STATE]],
+      ...(options.cacheEntries === undefined ? {} : { cacheEntries: options.cacheEntries }),
+    });
+  }
+
+  /** Bytes a step's record takes in the log (what the worker's size cap is checked against). */
+  static encodedSize(step: JournaledStep): number {
+    return Buffer.byteLength(JSON.stringify({ step: STEP_FORMAT_VERSION, ...step }));
+  }
+
+  get(session: SessionId, stream: StreamId, step: string): Promise<JournaledStep | undefined> {
+    return this.table.get(this.partitionOf(session), stepKey(session, stream, step));
+  }
+
+  /** Journals a step; resolves once it is durable. */
+  put(session: SessionId, stream: StreamId, step: string, value: JournaledStep): Promise<void> {
+    return this.table.put(this.partitionOf(session), stepKey(session, stream, step), value);
+  }
+
+  /** Every journaled step of a call, in the order they were written (for the console). */
+  async list(
+    session: SessionId,
+    stream: StreamId,
+  ): Promise<Array<{ step: string } & JournaledStep>> {
+    const partition = this.partitionOf(session);
+    await this.table.catchUp(partition);
+    const prefix = stepKeyPrefix(session, stream);
+    const keys = [...this.table.entries(partition)]
+      .map(([key]) => key)
+      .filter((key) => key.startsWith(prefix));
+    const steps: Array<{ step: string } & JournaledStep> = [];
+    for (const key of keys) {
+      const step = decodeURIComponent(key.slice(prefix.length));
+      const value = await this.table.get(partition, key);
+      if (value !== undefined) steps.push({ step, ...value });
+    }
+    return steps;
+  }
+
+  /** Drops what is held of a partition this process stopped serving. */
+  release(partition: number): void {
+    this.table.release(partition);
+  }
+
+  private partitionOf(session: SessionId): number {
+    return partitionForSession(session, this.options.partitionCount);
+  }
+}
+
+function decodeStep(value: Uint8Array): JournaledStep | undefined {
+  try {
+    const stored = JSON.parse(Buffer.from(value).toString()) as Partial<JournaledStep> & {
+      step?: unknown;
+    };
+    if (
+      stored.step !== STEP_FORMAT_VERSION ||
+      typeof stored.outcome !== 'object' ||
+      stored.outcome === null ||
+      typeof stored.outcome.ok !== 'boolean' ||
+      typeof stored.generation !== 'string' ||
+      typeof stored.atMs !== 'number' ||
+      typeof stored.durationMs !== 'number'
+    )
+      return undefined;
+    const { outcome, generation, atMs, durationMs } = stored;
+    return { outcome, generation, atMs, durationMs };
+  } catch {
+    return undefined;
+  }
+}

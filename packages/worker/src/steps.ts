@@ -1,0 +1,245 @@
+import { createHash } from 'node:crypto';
+import { trace } from '@opentelemetry/api';
+import type { JournaledStep, StepJournal, StepOutcome } from '@tidemark/log';
+import {
+  ErrorCodes,
+  invalidOption,
+  messageOf,
+  TidemarkError,
+  type SessionId,
+  type StreamId,
+} from '@tidemark/protocol';
+import { whileUnavailable } from './backoff.js';
+import { isRetryableError } from './tool-module.js';
+
+/** What a step's function is given. */
+export interface StepContext {
+  /** The step's id in its call: its name, with `#2`, `#3` … for later steps of the same name. */
+  readonly step: string;
+  /**
+   * A key that is the same in every execution of this step of this call, and different for every
+   * other: pass it to the external API as *its* idempotency key, so a step that was still running
+   * when its worker died charges once even though it runs again.
+   */
+  readonly effectKey: string;
+}
+
+/** A durable step: `fn` runs once per call, its outcome journaled; later executions replay it. */
+export type StepFunction = <T>(
+  name: string,
+  fn: (step: StepContext) => T | Promise<T>,
+) => Promise<T>;
+
+/** One step a call ran or replayed (for `runTool` and the operator's view). */
+export interface StepEvent {
+  readonly step: string;
+  /** True when the outcome came from the journal and the function did not run. */
+  readonly replayed: boolean;
+  readonly ok: boolean;
+}
+
+/** Where a call's steps are journaled: the log (`StepJournal`) in a worker, memory in `runTool`. */
+interface StepStore {
+  get(step: string): Promise<JournaledStep | undefined>;
+  put(step: string, value: JournaledStep): Promise<void>;
+}
+
+export interface CallStepsOptions {
+  store: StepStore;
+  /** The call, the same in every execution of it (session/key and stream): effect keys derive from it. */
+  callId: string;
+  /**
+   * Whether an earlier execution in another process may have journaled steps (the call's first
+   * generation here is not its first): then a step not known here is looked up in the journal.
+   */
+  replay: boolean;
+  maxStepBytes: number;
+  onStep?: ((event: StepEvent) => void) | undefined;
+  /** A refused journal write that will be retried. */
+  onRetry?: ((error: unknown) => void) | undefined;
+}
+
+/** Longest step name, in characters. */
+const MAX_STEP_NAME = 200;
+
+/**
+ * The durable steps of one call in this process: the outcomes known here (journaled or replayed)
+ * and, for each execution, a `step` function that counts its names — the n-th `step('charge')` of
+ * every execution is the same step.
+ */
+export class CallSteps {
+  private readonly known = new Map<string, JournaledStep>();
+
+  constructor(private readonly options: CallStepsOptions) {}
+
+  /** The `step` of one execution (generation `epoch.attempt`). */
+  forExecution(generation: string): StepFunction {
+    const seen = new Map<string, number>();
+    return (name, fn) => {
+      if (typeof name !== 'string' || name.length === 0 || name.length > MAX_STEP_NAME)
+        return Promise.reject(
+          invalidOption('step name', `a string of 1..${MAX_STEP_NAME} characters`, name),
+        );
+      const count = (seen.get(name) ?? 0) + 1;
+      seen.set(name, count);
+      return this.run(count === 1 ? name : `${name}#${count}`, generation, fn);
+    };
+  }
+
+  private async run<T>(
+    step: string,
+    generation: string,
+    fn: (step: StepContext) => T | Promise<T>,
+  ): Promise<T> {
+    const { store, replay, onStep } = this.options;
+    const journaled = this.known.get(step) ?? (replay ? await store.get(step) : undefined);
+    if (journaled !== undefined) {
+      this.known.set(step, journaled);
+      report(onStep, { step, replayed: true, ok: journaled.outcome.ok });
+      return replayed<T>(journaled.outcome);
+    }
+    const started = performance.now();
+    let outcome: StepOutcome;
+    let thrown: { error: unknown } | undefined;
+    try {
+      const value = await fn({ step, effectKey: effectKeyOf(this.options.callId, step) });
+      outcome = value === undefined ? { ok: true } : { ok: true, value: asJson(step, value) };
+    } catch (error) {
+      // A retryable failure is not an outcome: the retry runs the step again.
+      if (isRetryableError(error) || isNotJournaled(error)) throw error;
+      thrown = { error };
+      outcome = { ok: false, error: errorRecord(error) };
+    }
+    const record: JournaledStep = {
+      outcome,
+      generation,
+      atMs: Date.now(),
+      durationMs: performance.now() - started,
+    };
+    await this.journal(step, record);
+    report(onStep, { step, replayed: false, ok: outcome.ok });
+    if (thrown !== undefined) throw thrown.error;
+    // The value as a replay returns it (JSON), so the first execution sees what later ones will.
+    return replayed<T>(outcome);
+  }
+
+  private async journal(step: string, record: JournaledStep): Promise<void> {
+    const bytes = Buffer.byteLength(JSON.stringify(record));
+    if (bytes > this.options.maxStepBytes)
+      throw new TidemarkError(
+        ErrorCodes.stepNotJournaled,
+        `step ${step}: its outcome takes ${bytes} bytes, more than maxStepBytes (${this.options.maxStepBytes}); journal an id, not the document`,
+      );
+    await whileUnavailable(() => this.options.store.put(step, record), {
+      stopped: () => false,
+      onRetry: (error) => this.options.onRetry?.(error),
+    });
+    this.known.set(step, record);
+  }
+}
+
+/** The steps of a call journaled in the log: the worker's. */
+export function journaledSteps(
+  journal: StepJournal,
+  session: SessionId,
+  stream: StreamId,
+  /** The attempt of the call's first generation in this process. */
+  attempt: number,
+  options: Pick<CallStepsOptions, 'maxStepBytes' | 'onRetry'> & {
+    onStep?: ((event: CallStepEvent) => void) | undefined;
+  },
+): CallSteps {
+  const { onStep } = options;
+  return new CallSteps({
+    store: {
+      get: (step) => journal.get(session, stream, step),
+      put: (step, value) => journal.put(session, stream, step, value),
+    },
+    callId: `${session}/${stream}`,
+    replay: attempt > 1,
+    maxStepBytes: options.maxStepBytes,
+    onRetry: options.onRetry,
+    onStep: onStep === undefined ? undefined : (event) => onStep({ session, stream, ...event }),
+  });
+}
+
+/** A step of a call on a worker, for the operator's log (`WorkerOptions.onStep`). */
+export interface CallStepEvent extends StepEvent {
+  readonly session: SessionId;
+  readonly stream: StreamId;
+}
+
+/** A step run or replayed: to the caller's hook, and as an event of the tool's span. */
+function report(onStep: CallStepsOptions['onStep'], event: StepEvent): void {
+  onStep?.(event);
+  trace.getActiveSpan()?.addEvent('tidemark.step', {
+    'tidemark.step': event.step,
+    'tidemark.step.replayed': event.replayed,
+    'tidemark.step.ok': event.ok,
+  });
+}
+
+/** The effect key of a step of a call: a digest, so it says nothing of the session it is in. */
+function effectKeyOf(callId: string, step: string): string {
+  return `tm-${createHash('sha256').update(`${callId}\u0000${step}`).digest('base64url').slice(0, 32)}`;
+}
+
+/** A journaled step's error, thrown again when its step is replayed. */
+export class StepFailedError extends Error {
+  readonly code: unknown;
+  readonly data: unknown;
+
+  constructor(error: Extract<StepOutcome, { ok: false }>['error']) {
+    super(error.message);
+    this.name = error.name;
+    this.code = error.code;
+    this.data = error.data;
+  }
+}
+
+function replayed<T>(outcome: StepOutcome): T {
+  if (!outcome.ok) throw new StepFailedError(outcome.error);
+  return outcome.value as T;
+}
+
+function asJson(step: string, value: unknown): unknown {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (error) {
+    throw new TidemarkError(
+      ErrorCodes.stepNotJournaled,
+      `step ${step}: its value is not JSON (${messageOf(error)})`,
+      { cause: error },
+    );
+  }
+  return text === undefined ? undefined : JSON.parse(text);
+}
+
+function errorRecord(error: unknown): Extract<StepOutcome, { ok: false }>['error'] {
+  if (!(error instanceof Error)) return { name: 'Error', message: String(error) };
+  const { code, data } = error as { code?: unknown; data?: unknown };
+  return {
+    name: error.name,
+    message: error.message,
+    ...(isJsonScalar(code) ? { code } : {}),
+    ...(data === undefined ? {} : { data: safeJson(data) }),
+  };
+}
+
+function isJsonScalar(value: unknown): boolean {
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+}
+
+function safeJson(value: unknown): unknown {
+  try {
+    const text = JSON.stringify(value);
+    return text === undefined ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function isNotJournaled(error: unknown): boolean {
+  return error instanceof TidemarkError && error.code === ErrorCodes.stepNotJournaled;
+}
