@@ -8,6 +8,13 @@ export interface TaskClientOptions {
   /** Declare the Tasks extension on each request (default true). */
   tasks?: boolean;
   token?: string;
+  /** More headers (e.g. `Idempotency-Key`). */
+  headers?: Record<string, string>;
+  /** The JSON-RPC id (default a fresh UUID). */
+  id?: string | number;
+  /** More `_meta` (e.g. an idempotency key). */
+  meta?: Record<string, unknown>;
+  signal?: AbortSignal;
 }
 
 export interface RpcAnswer {
@@ -54,10 +61,12 @@ export function rpcResponse(
       'Mcp-Method': method,
       ...(name === undefined ? {} : { 'Mcp-Name': name }),
       ...(options.token === undefined ? {} : { Authorization: `Bearer ${options.token}` }),
+      ...options.headers,
     },
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
     body: JSON.stringify({
       jsonrpc: '2.0',
-      id: randomUUID(),
+      id: options.id ?? randomUUID(),
       method,
       params: {
         ...params,
@@ -65,6 +74,7 @@ export function rpcResponse(
           'io.modelcontextprotocol/protocolVersion': '2026-07-28',
           'io.modelcontextprotocol/clientInfo': { name: 'raw-task-client', version: '1.0.0' },
           'io.modelcontextprotocol/clientCapabilities': capabilities,
+          ...options.meta,
         },
       },
     }),

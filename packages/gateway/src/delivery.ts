@@ -1,5 +1,5 @@
 import { PartitionTail, type Subscription, type TailListener } from '@tidemark/log';
-import type { LogRecord } from '@tidemark/protocol';
+import { JsonText, type LogRecord } from '@tidemark/protocol';
 import {
   eventIdMinter,
   readStampedFrame,
@@ -10,6 +10,7 @@ import {
   type Keyring,
   type LogIdentity,
   type LogPort,
+  type RequestId,
   type SessionId,
   type StreamEnd,
   type StreamId,
@@ -90,6 +91,11 @@ export interface DeliveryOptions {
   eventIds?: boolean;
   /** A resume: the events delivered before `caughtUpAt` are counted as its replay length. */
   replay?: boolean;
+  /**
+   * The id the final message goes out with: a keyed request's own, where the log holds the
+   * request under an id of the gateway's (every keyed request has a stream of its own).
+   */
+  answerAs?: RequestId;
 }
 
 type Finish = 'final' | 'closed' | 'error';
@@ -211,7 +217,8 @@ class StreamDelivery implements TailListener, Subscription {
       sse.event(undefined, resetNotification(step.resetBefore.reason, step.resetBefore.generation));
     const { stamp, offset, payload } = step.record;
     if (payload !== undefined) {
-      sse.event(this.mint(offset, stamp.generation, stamp.seq), payload);
+      const answer = step.final ? answeredAs(payload, this.options.answerAs) : payload;
+      sse.event(this.mint(offset, stamp.generation, stamp.seq), answer);
       if (this.replayed !== undefined) this.replayed++;
     }
     if (step.final) this.finish('final');
@@ -284,4 +291,13 @@ class StreamDelivery implements TailListener, Subscription {
     const step = cursor.complete(stream);
     if (step !== undefined) this.apply(step);
   }
+}
+
+/** A final message with the id its client sent, when the log holds it under another. */
+export function answeredAs(payload: unknown, id: RequestId | undefined): unknown {
+  if (id === undefined) return payload;
+  // A delivery passes messages on as their JSON text (unparsed): the final one is parsed here.
+  const message = payload instanceof JsonText ? (JSON.parse(payload.text) as unknown) : payload;
+  if (typeof message !== 'object' || message === null || !('id' in message)) return payload;
+  return { ...message, id };
 }

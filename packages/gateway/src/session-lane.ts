@@ -185,10 +185,12 @@ export async function findSession(
   if (header === undefined) return refuse(HttpRefusals.missingSession());
   const id = parseSessionId(header);
   const record = id === undefined ? undefined : await ctx.sessions.get(id);
-  // A task's record lives beside the sessions, under its task id: it is not a session.
+  // A task's record lives beside the sessions, under its task id, and an idempotency key's claim
+  // under its routing key: neither is a session.
   if (
     record === undefined ||
     record.task !== undefined ||
+    record.idempotency !== undefined ||
     (auth !== undefined && record.subject !== auth.subject)
   )
     return refuse(HttpRefusals.unknownSession());

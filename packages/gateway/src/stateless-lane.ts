@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import {
   classifyInboundRequest,
@@ -5,8 +6,11 @@ import {
   type InboundModernRoute,
 } from '@modelcontextprotocol/server';
 import {
+  HttpRefusals,
+  idempotentRoutingKey,
   isStatelessRevision,
   newSessionId,
+  readIdempotencyKey,
   type HttpRefusal,
   type RequestId,
   type RequestRecord,
@@ -14,6 +18,7 @@ import {
 import type { AuthResult } from './auth/authenticators.js';
 import type { GatewayContext } from './gateway-context.js';
 import { requestSpan } from './gateway-spans.js';
+import { sendRefusal } from './http-answers.js';
 import { accepts, headerValue } from './http-guards.js';
 import { handleTaskMethod, isTaskMethod } from './task-lane.js';
 import { handleTaskListen, listenedTaskIds } from './task-listen.js';
@@ -87,8 +92,16 @@ export async function handleStatelessPost(
   if (isTaskMethod(request.method)) return handleTaskMethod(ctx, res, route, request, auth);
   const taskIds = listenedTaskIds(request.method, request['params']);
   if (taskIds !== undefined) return handleTaskListen(ctx, res, request, taskIds, auth);
-  const key = newSessionId();
-  const started = await newStream(ctx, key, request.id);
+  const keyed = idempotencyKeyOf(req, request);
+  if (!keyed.ok) return sendRefusal(res, HttpRefusals.badIdempotencyKey(request.id, keyed.problem));
+  // A keyed call's routing key derives from its key: every request with it meets the first. Each
+  // keyed request gets a stream of its own (an id of the gateway's; its answer goes out with the
+  // client's), so a retry that reuses the JSON-RPC id is a request like any other.
+  const key =
+    keyed.key === undefined ? newSessionId() : idempotentRoutingKey(auth?.subject, keyed.key);
+  const logged = keyed.key === undefined ? request : { ...request, id: `tm-${randomUUID()}` };
+  const answerAs = keyed.key === undefined ? undefined : request.id;
+  const started = await newStream(ctx, key, logged.id);
   const record = (message: Record<string, unknown>): RequestRecord => ({
     lane: 'stateless',
     key,
@@ -96,8 +109,11 @@ export async function handleStatelessPost(
     classification: route.classification,
     subject: auth?.subject,
     tasks: ctx.options.tasks,
+    ...(keyed.key === undefined ? {} : { idempotent: true }),
   });
-  const cancel = () =>
+  // A closed stream cancels a call — but not a keyed one: its client comes back with the key.
+  const cancel = () => {
+    if (keyed.key !== undefined) return;
     void ctx.producer
       .produce(key, [
         record({
@@ -107,24 +123,33 @@ export async function handleStatelessPost(
         }),
       ])
       .catch(ctx.onError);
+  };
   if (!accepts(req, 'text/event-stream')) {
     res.once('close', () => {
       if (!res.writableFinished) cancel();
     });
-    const produce = () => ctx.producer.produce(key, [record(request)]);
-    return respondJson(ctx, res, key, started, produce, false);
+    const produce = () => ctx.producer.produce(key, [record(logged)]);
+    return respondJson(ctx, res, key, started, produce, false, answerAs);
   }
   const { span, ctx: traced } = requestSpan(key, request);
   const { partition, stream, highWatermark, cursor } = started;
   const at = { session: key, stream, partition, fromOffset: highWatermark };
   deliverStream(ctx, ctx.streams.open(res, undefined), at, cursor, {
     eventIds: false,
+    ...(answerAs === undefined ? {} : { answerAs }),
     onEnd: (reason) => {
       if (reason === 'closed') cancel();
       span.end();
     },
   });
-  await ctx.producer.produce(key, [record(request)], traced);
+  await ctx.producer.produce(key, [record(logged)], traced);
+}
+
+/** A `tools/call`'s idempotency key (header or `_meta`); other methods' keys are not read. */
+function idempotencyKeyOf(req: Request, request: Record<string, unknown> & { method: string }) {
+  if (request.method !== 'tools/call') return { ok: true as const, key: undefined };
+  const params = request['params'] as { _meta?: unknown } | undefined;
+  return readIdempotencyKey(headerValue(req.headers['idempotency-key']), params?._meta);
 }
 
 function optional<K extends string>(

@@ -8,7 +8,7 @@ import {
   type SessionId,
   type StreamId,
 } from '@tidemark/protocol';
-import { startDelivery, type DeliveryOptions } from './delivery.js';
+import { answeredAs, startDelivery, type DeliveryOptions } from './delivery.js';
 import type { GatewayContext } from './gateway-context.js';
 import type { SseStream } from './sse.js';
 
@@ -55,7 +55,7 @@ export async function streamFromNow(
 
 /** What a delivery needs beyond where it reads: the stream's end, event ids, callbacks. */
 export type DeliveryExtras = Partial<
-  Pick<DeliveryOptions, 'eventIds' | 'onEnd' | 'caughtUpAt' | 'terminal' | 'replay'>
+  Pick<DeliveryOptions, 'eventIds' | 'onEnd' | 'caughtUpAt' | 'terminal' | 'replay' | 'answerAs'>
 >;
 
 /**
@@ -94,6 +94,8 @@ export async function respondJson(
   started: NewStream,
   produce: () => Promise<void>,
   showSession: boolean,
+  /** The id the answer goes out with (a keyed request's own: see `DeliveryOptions.answerAs`). */
+  answerAs?: RequestId,
 ): Promise<void> {
   const { partition, stream, cursor, highWatermark } = started;
   const final = new Promise<unknown>((resolve, reject) => {
@@ -117,5 +119,5 @@ export async function respondJson(
   await produce();
   const payload = await final;
   if (showSession) res.setHeader('Mcp-Session-Id', key);
-  res.status(200).json(payload ?? null);
+  res.status(200).json(answeredAs(payload, answerAs) ?? null);
 }

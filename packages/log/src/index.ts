@@ -6,6 +6,11 @@ export type { BeginOptions, StreamWriterOptions } from './stream-writer.js';
 export { COMPACTED_TABLE_DEFAULTS, CompactedTable } from './compacted-table.js';
 export type { CompactedTableOptions, TableEntry } from './compacted-table.js';
 export { SessionStore, StreamHeadStore, TERMINAL_HEAD, type TracedStreamHead } from './stores.js';
-export type { SessionRecord, SessionStoreOptions, StoreOptions } from './stores.js';
+export type {
+  IdempotencyClaim,
+  SessionRecord,
+  SessionStoreOptions,
+  StoreOptions,
+} from './stores.js';
 export { StepJournal } from './step-journal.js';
 export type { JournaledStep, StepOutcome } from './step-journal.js';

@@ -129,6 +129,21 @@ export interface SessionRecord {
    * `TASK_STREAM` under that key. A task is not a session: the session lane never serves it.
    */
   readonly task?: { readonly ttlMs: number | null; readonly pollIntervalMs: number };
+  /**
+   * Set when the record is an idempotency key's claim (a keyed `tools/call` of the stateless lane,
+   * under the key derived from it; a keyed task's record holds it too). Not a session either.
+   */
+  readonly idempotency?: IdempotencyClaim;
+}
+
+/** The call an idempotency key belongs to: later requests with the key get its outcome. */
+export interface IdempotencyClaim {
+  /** `callFingerprint` of the call's tool and arguments. */
+  readonly fingerprint: string;
+  /** The stream of the request that is the execution (its final message is the outcome). */
+  readonly stream: StreamId;
+  /** The stream whose durable steps the execution journals: the first request's, always. */
+  readonly journal: StreamId;
 }
 
 /** Sessions over the compacted `sessions` topic: create, look up, end (tombstone). */

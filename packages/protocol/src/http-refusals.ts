@@ -150,6 +150,11 @@ export const HttpRefusals = {
       invalidRequest,
       `Invalid Request: request id ${JSON.stringify(id)} was already used in this session`,
     ),
+  /** An idempotency key that is not one (empty, too long, not printable ASCII, two that differ). */
+  badIdempotencyKey: (id: string | number | null, problem: string): HttpRefusal => ({
+    ...refusal(400, -32602, `Invalid params: ${problem}`, 'idempotency-key'),
+    id,
+  }),
   /** A message the SDK's schemas refuse (its own code and message), answered with its id. */
   invalidMessage: (id: string | number | null, code: number, message: string): HttpRefusal => ({
     ...refusal(400, code, message, 'invalid-request'),

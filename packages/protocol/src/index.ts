@@ -163,3 +163,12 @@ export type {
   TaskStreamRecord,
   TaskSupport,
 } from './tasks.js';
+export {
+  IDEMPOTENCY_KEY_REUSED,
+  IDEMPOTENCY_META_KEY,
+  callFingerprint,
+  idempotencyKeyReused,
+  idempotentRoutingKey,
+  readIdempotencyKey,
+} from './idempotency.js';
+export type { IdempotencyKeyReading } from './idempotency.js';

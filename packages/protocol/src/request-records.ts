@@ -21,6 +21,9 @@ export const SUBJECT_HEADER = 'tm-subject';
 /** Header of a 2026-07-28 request: when its gateway lets a `tools/call` become a task. */
 const TASKS_HEADER = 'tm-tasks';
 
+/** Header of a 2026-07-28 `tools/call` with an idempotency key (its routing key derives from it). */
+const IDEMPOTENT_HEADER = 'tm-idempotent';
+
 /** Header of a control record: the gateway telling the session's worker something. */
 export const CONTROL_HEADER = 'tm-control';
 
@@ -57,6 +60,11 @@ export type RequestRecord =
       readonly subject: string | undefined;
       /** The gateway's `--tasks`; absent (a gateway from before tasks) is `never`. */
       readonly tasks?: TaskMode | undefined;
+      /**
+       * A `tools/call` with an idempotency key: `key` derives from it, and the worker runs the
+       * first such request, answering the later ones with its outcome (or a refusal).
+       */
+      readonly idempotent?: boolean | undefined;
     }
   /** The gateway telling the session's worker something; never shown to a tool. */
   | { readonly lane: 'control'; readonly session: SessionId; readonly control: SessionControl };
@@ -80,6 +88,7 @@ export function encodeRequestRecord(record: RequestRecord): EncodedRequestRecord
       if (record.subject !== undefined) headers.push([SUBJECT_HEADER, record.subject]);
       if (record.tasks !== undefined && record.tasks !== 'never')
         headers.push([TASKS_HEADER, record.tasks]);
+      if (record.idempotent === true) headers.push([IDEMPOTENT_HEADER, '1']);
       return { key: record.key, value: json(record.message), headers };
     case 'control': {
       headers.push([CONTROL_HEADER, record.control]);
@@ -121,9 +130,18 @@ export function decodeRequestRecord(record: {
   }
   const subject = header(SUBJECT_HEADER);
   const tasks = TASK_MODES.find((mode) => mode === header(TASKS_HEADER)) ?? 'never';
+  const idempotent = header(IDEMPOTENT_HEADER) === '1';
   return {
     ok: true,
-    record: { lane: 'stateless', key: session, message, classification: parsed, subject, tasks },
+    record: {
+      lane: 'stateless',
+      key: session,
+      message,
+      classification: parsed,
+      subject,
+      tasks,
+      ...(idempotent ? { idempotent } : {}),
+    },
   };
 }
 

@@ -77,8 +77,15 @@ export class Housekeeping {
     await this.options.heads.forget(partition, keys);
   }
 
-  private async taskOutlives(session: SessionId, now: number): Promise<boolean> {
+  /**
+   * Whether an idle record lives on: a task at least its TTL after its creation; an idempotency
+   * key's claim as long as its call's outcome is kept (a later request with the key gets it).
+   */
+  private async outlivesIdle(session: SessionId, now: number): Promise<boolean> {
     const record = await this.options.sessions.get(session);
+    const claim = record?.idempotency;
+    if (record?.task === undefined && claim !== undefined)
+      return (await this.options.heads.get(session, claim.stream)) !== undefined;
     const ttlMs = record?.task?.ttlMs;
     if (record === undefined || ttlMs === undefined) return false;
     return ttlMs === null || now < record.createdAtMs + ttlMs;
@@ -121,11 +128,10 @@ export class Housekeeping {
         expired.push(session as SessionId);
       else live.add(session);
     }
-    // A task is kept at least its TTL after its creation, however idle (only the idle ones are
-    // read here, from the table's cache or the log).
+    // A task is kept at least its TTL after its creation, a key's claim as long as its outcome,
+    // however idle (only the idle ones are read here, from the table's cache or the log).
     for (const session of [...expired]) {
-      const task = await this.taskOutlives(session, now);
-      if (task) {
+      if (await this.outlivesIdle(session, now)) {
         expired.splice(expired.indexOf(session), 1);
         live.add(session);
       }

@@ -151,7 +151,8 @@ export class SessionCalls {
     const { options, stores, slots } = this.lane;
     // The gateway wrote the session's record before its initialize: it names the subject.
     const record = await stores.sessions.get(session);
-    if (!isInitialize && (record === undefined || record.task !== undefined)) return undefined;
+    const notASession = record?.task !== undefined || record?.idempotency !== undefined;
+    if (!isInitialize && (record === undefined || notASession)) return undefined;
     const { partition } = reader;
     const runtime = new SessionRuntime({
       session,

@@ -1,9 +1,16 @@
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/server';
-import type { SessionStore, StepJournal, StreamHeadStore, StreamWriter } from '@tidemark/log';
+import type {
+  IdempotencyClaim,
+  SessionStore,
+  StepJournal,
+  StreamHeadStore,
+  StreamWriter,
+} from '@tidemark/log';
 import {
   declaresTasks,
   missingTasksCapability,
   requestStreamId,
+  STATELESS_PROTOCOL_VERSION,
   taskDecision,
   type StreamId,
   type TaskMode,
@@ -34,6 +41,8 @@ export interface StatelessExchangeOptions extends Omit<InvocationOptions, 'tasks
   lastProgress?: StreamRunHost['lastProgress'];
   /** Runs a wait for the client (a task's input) without holding a call slot. */
   idle?: <T>(waiting: Promise<T>) => Promise<T>;
+  /** A keyed call's claim (an idempotency key): written before it runs, kept with its outcome. */
+  claim?: IdempotencyClaim | undefined;
 }
 
 /**
@@ -46,10 +55,21 @@ export class StatelessExchange {
   private readonly abort = new AbortController();
   private task: TaskExecution | undefined;
   private abandonedHere = false;
+  private markAnswered!: () => void;
   readonly stream: StreamId;
+  /**
+   * Resolves once the request's own stream has its final message (a task's: the task), or the
+   * exchange ended without one: what later requests with its idempotency key wait for.
+   */
+  readonly answered = new Promise<void>((resolve) => (this.markAnswered = resolve));
 
   constructor(private readonly options: StatelessExchangeOptions) {
     this.stream = requestStreamId(options.message.id);
+  }
+
+  /** The idempotency key's claim this exchange runs under, if the call carried a key. */
+  get claim(): IdempotencyClaim | undefined {
+    return this.options.claim;
   }
 
   /** The client closed its response stream (or cancelled its task): the call is cancelled. */
@@ -85,6 +105,14 @@ export class StatelessExchange {
 
   /** Runs the exchange to its terminal record; false when it had already finished. */
   async run(): Promise<boolean> {
+    try {
+      return await this.runToEnd();
+    } finally {
+      this.markAnswered();
+    }
+  }
+
+  private async runToEnd(): Promise<boolean> {
     const { key, message, heads, sessions, mode, modules } = this.options;
     const head = await heads.decided(key, this.stream);
     const tasks = mode !== 'never';
@@ -99,7 +127,9 @@ export class StatelessExchange {
       message.method === 'tools/call' && typeof tool === 'string'
         ? taskDecision(mode, taskSupportOf(modules, tool), declaresTasks(message.params))
         : 'direct';
-    if (decision === 'task') return this.taskExecution().create(head);
+    if (decision === 'task') return this.taskExecution().create(head, () => this.markAnswered());
+    const { claim } = this.options;
+    if (claim !== undefined) await this.writeClaim(claim);
     const run = await StreamRun.begin(
       this.options,
       key,
@@ -122,7 +152,11 @@ export class StatelessExchange {
         { ...this.options, tasks },
         message,
         run,
-        journaledSteps(this.options.steps, key, this.stream, run.attempt, this.options),
+        journaledSteps(this.options.steps, key, claim?.journal ?? this.stream, run.attempt, {
+          ...this.options,
+          // A keyed call run again in a later request's stream replays the first one's steps.
+          replay: claim !== undefined && claim.journal !== this.stream,
+        }),
         this.abort.signal,
         async (sent) => void (await run.send(sent)),
       );
@@ -134,5 +168,18 @@ export class StatelessExchange {
       if (!this.abandonedHere) await run.generation.finish(answer);
     }
     return !this.abandonedHere;
+  }
+
+  /** Claims the idempotency key: a record under the key, beside the call it names. */
+  private writeClaim(claim: IdempotencyClaim): Promise<void> {
+    const { key, subject, sessions } = this.options;
+    return sessions.create({
+      id: key,
+      protocolVersion: STATELESS_PROTOCOL_VERSION,
+      initialize: null,
+      ...(subject === undefined ? {} : { subject }),
+      createdAtMs: Date.now(),
+      idempotency: claim,
+    });
   }
 }

@@ -8,6 +8,8 @@ import {
   type RequestRecord,
   type SessionId,
 } from '@tidemark/protocol';
+import type { IdempotencyClaim } from '@tidemark/log';
+import { IdempotentCalls } from './idempotent-calls.js';
 import { StatelessExchange } from './stateless-exchange.js';
 import type { PartitionReader } from './partition-reader.js';
 import { answerFailure, progressReader, type LaneContext } from './worker-stores.js';
@@ -22,8 +24,11 @@ type StatelessRecord = Extract<RequestRecord, { lane: 'stateless' }>;
 export class StatelessRequests {
   /** Requests running, by their routing key. */
   private readonly exchanges = new Map<SessionId, StatelessExchange>();
+  private readonly keyed: IdempotentCalls;
 
-  constructor(private readonly lane: LaneContext) {}
+  constructor(private readonly lane: LaneContext) {
+    this.keyed = new IdempotentCalls(lane);
+  }
 
   isRunning(key: SessionId): boolean {
     return this.exchanges.has(key);
@@ -32,12 +37,25 @@ export class StatelessRequests {
   async dispatch(
     reader: PartitionReader,
     record: LogRecord,
-    { key, message, classification, subject, tasks }: StatelessRecord,
+    { key, message, classification, subject, tasks, idempotent }: StatelessRecord,
   ): Promise<void> {
     const { offset } = record;
     if (!('id' in message) || !('method' in message)) {
       await this.notify(key, message);
       return reader.done(offset);
+    }
+    let claim: IdempotencyClaim | undefined;
+    if (idempotent === true && message['method'] === 'tools/call') {
+      const request = message as unknown as Parameters<IdempotentCalls['decide']>[3];
+      const decided = await this.keyed.decide(
+        reader,
+        offset,
+        key,
+        request,
+        this.exchanges.get(key),
+      );
+      if (decided === 'answered') return;
+      claim = decided;
     }
     const { options, stores, slots } = this.lane;
     await slots.acquire();
@@ -65,6 +83,7 @@ export class StatelessRequests {
       taskTtlMs: options.taskTtlMs,
       taskPollIntervalMs: options.taskPollIntervalMs,
       maxExecutionsPerCall: options.maxExecutionsPerCall,
+      claim,
       onExecution: (event) => options.onExecution?.({ session: key, ...event }),
       onExecutionEnd: options.onExecutionEnd,
       logger: options.logger,
@@ -85,9 +104,9 @@ export class StatelessRequests {
         // below it, so the next owner runs it.
         if (exchange.abandoned) return;
         // Nothing resumes a stateless request: its head only guards against running it twice
-        // until its offset is committed.
-        // (A task's own stream is kept: its head holds the outcome `tasks/get` reads.)
-        reader.forgetOnCommit(offset, streamHeadKey(key, exchange.stream));
+        // until its offset is committed. (A task's own stream is kept: its head holds the outcome
+        // `tasks/get` reads; so is a keyed call's: later requests with its key get its outcome.)
+        if (claim === undefined) reader.forgetOnCommit(offset, streamHeadKey(key, exchange.stream));
         reader.done(offset);
       });
   }

@@ -147,6 +147,8 @@ export function journaledSteps(
   attempt: number,
   options: Pick<CallStepsOptions, 'maxStepBytes' | 'onRetry'> & {
     onStep?: ((event: CallStepEvent) => void) | undefined;
+    /** Look steps up in the journal even on a first generation (another stream's execution wrote it). */
+    replay?: boolean | undefined;
   },
 ): CallSteps {
   const { onStep } = options;
@@ -156,7 +158,7 @@ export function journaledSteps(
       put: (step, value) => journal.put(session, stream, step, value),
     },
     callId: `${session}/${stream}`,
-    replay: attempt > 1,
+    replay: attempt > 1 || options.replay === true,
     maxStepBytes: options.maxStepBytes,
     onRetry: options.onRetry,
     onStep: onStep === undefined ? undefined : (event) => onStep({ session, stream, ...event }),

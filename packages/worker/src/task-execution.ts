@@ -52,9 +52,9 @@ export class TaskExecution {
     private readonly callStream: StreamId,
   ) {}
 
-  /** Creates the task, answers the call with it, and runs it. */
-  async create(callHead: StreamHead | undefined): Promise<boolean> {
-    const { key, subject, sessions, taskTtlMs, taskPollIntervalMs } = this.options;
+  /** Creates the task, answers the call with it (then `onAnswered`), and runs it. */
+  async create(callHead: StreamHead | undefined, onAnswered: () => void): Promise<boolean> {
+    const { key, subject, sessions, taskTtlMs, taskPollIntervalMs, claim } = this.options;
     const record: TaskRecord = {
       id: key,
       protocolVersion: STATELESS_PROTOCOL_VERSION,
@@ -62,10 +62,12 @@ export class TaskExecution {
       ...(subject === undefined ? {} : { subject }),
       createdAtMs: Date.now(),
       task: { ttlMs: taskTtlMs, pollIntervalMs: taskPollIntervalMs },
+      ...(claim === undefined ? {} : { idempotency: claim }),
     };
     await sessions.create(record);
     await this.begin(undefined);
     await this.answerCall(record, callHead);
+    onAnswered();
     await this.execute(record);
     return true;
   }

@@ -48,11 +48,24 @@ export const INTERNAL_ERROR = {
  * module's `register` threw; the log refused a write) still gets an answer: a JSON-RPC error as the
  * end of its stream. Every request a worker takes is answered.
  */
-export async function answerFailure(
+export function answerFailure(
   lane: LaneContext,
   session: SessionId,
   message: JSONRPCMessage,
   error = INTERNAL_ERROR,
+): Promise<void> {
+  return answerRequest(lane, session, message, { error });
+}
+
+/**
+ * Ends a request's stream with an answer of the worker's own (`result` or `error`), unless the
+ * stream already ended. A refused write is reported, not thrown.
+ */
+export async function answerRequest(
+  lane: LaneContext,
+  session: SessionId,
+  message: JSONRPCMessage,
+  answer: Readonly<Record<string, unknown>>,
 ): Promise<void> {
   if (!('method' in message) || !('id' in message) || !isRequestId(message.id)) return;
   const { heads, writer } = lane.stores;
@@ -61,12 +74,9 @@ export async function answerFailure(
     const previous = await heads.decided(session, stream);
     if (previous?.terminal !== undefined) return;
     const generation = await writer.begin(session, stream, { previous });
-    await generation.finish({ jsonrpc: '2.0', id: message.id, error });
+    await generation.finish({ jsonrpc: '2.0', id: message.id, ...answer });
   } catch (failure) {
-    lane.options.onProblem(
-      `answering the failed request ${String(message.id)} of ${session}`,
-      failure,
-    );
+    lane.options.onProblem(`answering the request ${String(message.id)} of ${session}`, failure);
   }
 }
 

@@ -1,0 +1,101 @@
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import type { IdempotencyClaim } from '@tidemark/log';
+import {
+  callFingerprint,
+  idempotencyKeyReused,
+  requestStreamId,
+  streamHeadKey,
+  type RequestId,
+  type SessionId,
+} from '@tidemark/protocol';
+import type { PartitionReader } from './partition-reader.js';
+import type { StatelessExchange } from './stateless-exchange.js';
+import { answerRequest, type LaneContext } from './worker-stores.js';
+
+type KeyedRequest = JSONRPCMessage & { id: RequestId; method: string; params?: unknown };
+
+/**
+ * Keyed `tools/call` requests of the stateless lane (an idempotency key). Every request with one
+ * key reaches the worker that owns the key's routing key, in log order, so the decision needs no
+ * lock: the first request is the execution and claims the key (a record in `sessions` naming its
+ * stream); a later one with the same tool and arguments is answered with the execution's own
+ * final message once there is one (for a task: the same task), one with other arguments is
+ * refused. A claimed execution that neither runs nor finished (its worker died after the key's
+ * records moved on) runs again in the later request's stream, journaling into the first one's
+ * steps, so its effects still happen once.
+ */
+export class IdempotentCalls {
+  constructor(private readonly lane: LaneContext) {}
+
+  /**
+   * What becomes of a keyed request: the claim to run it under, or `answered` when it was taken
+   * care of here (joined, refused, or the running execution's own request again).
+   */
+  async decide(
+    reader: PartitionReader,
+    offset: bigint,
+    key: SessionId,
+    message: KeyedRequest,
+    running: StatelessExchange | undefined,
+  ): Promise<IdempotencyClaim | 'answered'> {
+    const stream = requestStreamId(message.id);
+    const fingerprint = callFingerprint(message.params);
+    const claim = running?.claim ?? (await this.lane.stores.sessions.get(key))?.idempotency;
+    if (claim === undefined) return { fingerprint, stream, journal: stream };
+    const tool = (message.params as { name?: unknown } | undefined)?.name;
+    if (claim.fingerprint !== fingerprint) {
+      await answerRequest(this.lane, key, message, { error: idempotencyKeyReused(tool) });
+      return this.answered(reader, offset, key, message);
+    }
+    // The execution's own request, delivered again: run or skipped as any redelivered request.
+    // (Every keyed request has a stream of its own: the gateway gives it an id of its own.)
+    if (claim.stream === stream) return claim;
+    if (running === undefined) {
+      const head = await this.lane.stores.heads.decided(key, claim.stream);
+      if (head?.terminal === undefined) return { ...claim, stream };
+    }
+    void this.join(reader, offset, key, message, claim, running);
+    return 'answered';
+  }
+
+  /** Answers a later request with the execution's final message, once it has one. */
+  private async join(
+    reader: PartitionReader,
+    offset: bigint,
+    key: SessionId,
+    message: KeyedRequest,
+    claim: IdempotencyClaim,
+    running: StatelessExchange | undefined,
+  ): Promise<void> {
+    try {
+      await running?.answered;
+      if (reader.signal.aborted) return; // the next owner answers it
+      const head = await this.lane.stores.heads.decided(key, claim.stream);
+      const outcome = head?.terminal?.payload as Record<string, unknown> | undefined;
+      if (outcome === undefined) {
+        if (reader.signal.aborted) return;
+        throw new Error(`the execution of ${streamHeadKey(key, claim.stream)} ended unanswered`);
+      }
+      const { jsonrpc: _jsonrpc, id: _id, ...answer } = outcome;
+      await answerRequest(this.lane, key, message, answer);
+    } catch (error) {
+      this.lane.options.onProblem(`joining ${key} to its execution`, error);
+      await answerRequest(this.lane, key, message, {
+        error: { code: -32603, message: 'Internal error: the keyed call could not be joined' },
+      });
+    }
+    this.answered(reader, offset, key, message);
+  }
+
+  private answered(
+    reader: PartitionReader,
+    offset: bigint,
+    key: SessionId,
+    message: KeyedRequest,
+  ): 'answered' {
+    // A later request's stream is an answer only: it goes at its commit, as a stateless one does.
+    reader.forgetOnCommit(offset, streamHeadKey(key, requestStreamId(message.id)));
+    reader.done(offset);
+    return 'answered';
+  }
+}
