@@ -14,6 +14,7 @@ import {
 } from '@tidemark/client';
 import counting from '@tidemark/examples/counting';
 import interactive from '@tidemark/examples/interactive';
+import { paymentsModule, PretendPayments } from '@tidemark/examples/payments';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { embeddedStack, type EmbeddedStackOptions } from '../support/embedded-stack.js';
 
@@ -124,6 +125,44 @@ describe('@tidemark/client: a task awaited as a result', () => {
     const result = await client.callTool('count', { to: 3, delayMs: 20 });
     expect(result.content).toEqual([{ type: 'text', text: numbers(3).join(',') }]);
     expect(methods.filter((m) => m === 'tasks/get').length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a tools/call whose answer is cut off is asked again with the same idempotency key: the tool runs once', async () => {
+    const api = new PretendPayments(undefined);
+    const [url] = await setup({ modules: [paymentsModule(api)] });
+    const keys: Array<string | null> = [];
+    let calls = 0;
+    const fetchOnce: typeof fetch = async (input, init) => {
+      const headers = new Headers(init?.headers);
+      if (headers.get('mcp-method') !== 'tools/call') return fetch(input, init);
+      keys.push(headers.get('idempotency-key'));
+      const response = await fetch(input, init);
+      return ++calls === 1 ? cutAfterFirstChunk(response) : response;
+    };
+    const client = new TaskClient({ url: url!, fetch: fetchOnce, minPollIntervalMs: 20 });
+    const result = await client.callTool('pay', { to: 'ada@example.com', amountCents: 7 });
+    expect(result.structuredContent).toMatchObject({ chargeId: api.entries()[0]!.id });
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys[1]).toBe(keys[0]);
+    expect(api.entries().filter((e) => e.kind === 'charge')).toHaveLength(1);
+    // A key of the host's own: the same call again (a restarted host) is the same call.
+    const own = await client.callTool(
+      'pay',
+      { to: 'bo@example.com', amountCents: 8 },
+      {
+        idempotencyKey: 'order-42',
+      },
+    );
+    const again = await client.callTool(
+      'pay',
+      { to: 'bo@example.com', amountCents: 8 },
+      {
+        idempotencyKey: 'order-42',
+      },
+    );
+    expect(again).toEqual(own);
+    expect(api.entries().filter((e) => e.kind === 'charge')).toHaveLength(2);
   });
 
   it('a cancelled task is a TaskCancelledError; an expired one a TaskFailedError', async () => {

@@ -66,17 +66,23 @@ export class TaskClient {
     });
   }
 
-  /** Calls a tool; a task is awaited to its end. Rejects with the task's failure or cancellation. */
+  /**
+   * Calls a tool; a task is awaited to its end. Rejects with the task's failure or cancellation.
+   * The call carries an idempotency key — `idempotencyKey`, else a fresh one — so asking again
+   * after a lost answer never runs the tool twice; pass your own to make that hold across
+   * restarts of your host (the same key with other arguments is refused).
+   */
   async callTool(
     name: string,
     args: Record<string, unknown> = {},
-    { signal }: { signal?: AbortSignal } = {},
+    { signal, idempotencyKey }: { signal?: AbortSignal; idempotencyKey?: string } = {},
   ): Promise<ToolResult> {
     const result = await this.transport.request(
       'tools/call',
       { name, arguments: args },
       name,
       signal,
+      idempotencyKey,
     );
     if (result['resultType'] !== 'task') return result;
     const task = result as unknown as TaskView;

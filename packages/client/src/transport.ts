@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   answerInBody,
@@ -31,23 +32,26 @@ export class StatelessTransport {
 
   /**
    * One request; resolves with its result, rejects with its JSON-RPC error. An answer cut off
-   * mid-body (its gateway died while sending it) is asked again — except a `tools/call`, which
-   * would start the tool a second time.
+   * mid-body (its gateway died while sending it) is asked again. A `tools/call` carries an
+   * idempotency key (`idempotencyKey`, else a fresh one), the same on every try: asked again, it
+   * joins the execution the first try started instead of starting another.
    */
   async request(
     method: string,
     params: Record<string, unknown>,
     name: string,
     signal?: AbortSignal,
+    idempotencyKey?: string,
   ): Promise<Record<string, unknown>> {
     const deadline = this.deadline();
+    const key = method === 'tools/call' ? (idempotencyKey ?? randomUUID()) : undefined;
     for (let attempt = 0; ; attempt++) {
-      const response = await this.post(method, params, name, signal, deadline);
+      const response = await this.post(method, params, name, signal, deadline, key);
       let text: string;
       try {
         text = await response.text();
       } catch (error) {
-        if (method === 'tools/call' || signal?.aborted || Date.now() > deadline) throw error;
+        if (signal?.aborted || Date.now() > deadline) throw error;
         await backoff(attempt, signal);
         continue;
       }
@@ -62,6 +66,7 @@ export class StatelessTransport {
     name: string,
     signal?: AbortSignal,
     deadline = this.deadline(),
+    idempotencyKey?: string,
   ): Promise<Response> {
     for (let attempt = 0; ; attempt++) {
       const { headers, body } = statelessRequest(method, params, {
@@ -78,7 +83,11 @@ export class StatelessTransport {
       try {
         response = await this.fetch(this.options.url, {
           method: 'POST',
-          headers: { ...headers, ...extra },
+          headers: {
+            ...headers,
+            ...(idempotencyKey === undefined ? {} : { 'Idempotency-Key': idempotencyKey }),
+            ...extra,
+          },
           body,
           ...(signal ? { signal } : {}),
         });
