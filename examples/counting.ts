@@ -1,4 +1,7 @@
 // `count` and `flaky_count`: deterministic streams, so a splice, a gap or a duplicate is visible.
+// With `effect`, a call also takes one durable step — an effect on a pretend outside system — so
+// the failure suites can count effects as well as streams.
+import { appendFileSync } from 'node:fs';
 import { defineToolModule, currentExecution, RetryableToolError } from '@tidemark/worker';
 import type { McpServer, ServerContext } from '@modelcontextprotocol/server';
 import * as z from 'zod';
@@ -6,7 +9,32 @@ import * as z from 'zod';
 const countInput = z.object({
   to: z.number().int().min(1).max(100_000),
   delayMs: z.number().int().min(0).max(60_000).default(0),
+  /** Take one durable step half-way: an effect, recorded (see `applyEffect`). */
+  effect: z.boolean().default(false),
 });
+
+const countOutput = z.object({ numbers: z.array(z.number()), effect: z.string().optional() });
+
+/**
+ * The pretend outside system of `effect`: every run of the step appends a line — its effect key,
+ * the call and the generation that ran it — to the file `TIDEMARK_EFFECTS` names (nothing without
+ * it). A test reads the file to count effects: a key twice is a step that ran twice.
+ */
+function applyEffect(effectKey: string): string {
+  const file = process.env['TIDEMARK_EFFECTS'];
+  const execution = currentExecution();
+  if (file !== undefined)
+    appendFileSync(
+      file,
+      `${JSON.stringify({
+        effectKey,
+        session: execution?.sessionId,
+        stream: execution?.stream,
+        attempt: execution?.attempt,
+      })}\n`,
+    );
+  return effectKey;
+}
 
 /** Waits `delayMs`, or with 0 only yields to the event loop (never a timer: benchmarks measure the transport). */
 function pause(delayMs: number, signal: AbortSignal): Promise<void> {
@@ -25,10 +53,18 @@ function pause(delayMs: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-async function count(to: number, delayMs: number, ctx: ServerContext, failAt?: number) {
+async function count(
+  { to, delayMs, effect }: { to: number; delayMs: number; effect: boolean },
+  ctx: ServerContext,
+  failAt?: number,
+) {
   const token = ctx.mcpReq._meta?.progressToken;
   const numbers: number[] = [];
+  let effectKey: string | undefined;
   for (let i = 1; i <= to; i++) {
+    // Half-way: an execution killed after this point replays the step instead of running it.
+    if (effect && i === Math.ceil(to / 2))
+      effectKey = await currentExecution()?.step('effect', (step) => applyEffect(step.effectKey));
     await pause(delayMs, ctx.mcpReq.signal);
     if (failAt !== undefined && i === failAt) {
       throw new RetryableToolError(
@@ -45,7 +81,7 @@ async function count(to: number, delayMs: number, ctx: ServerContext, failAt?: n
   }
   return {
     content: [{ type: 'text' as const, text: numbers.join(',') }],
-    structuredContent: { numbers },
+    structuredContent: { numbers, ...(effectKey === undefined ? {} : { effect: effectKey }) },
   };
 }
 
@@ -56,9 +92,9 @@ export function registerCounting(server: McpServer): void {
       description:
         'Counts from 1 to `to`, one progress notification per number, waiting `delayMs` between numbers.',
       inputSchema: countInput,
-      outputSchema: z.object({ numbers: z.array(z.number()) }),
+      outputSchema: countOutput,
     },
-    ({ to, delayMs }, ctx) => count(to, delayMs, ctx),
+    (args, ctx) => count(args, ctx),
   );
   server.registerTool(
     'flaky_count',
@@ -69,11 +105,11 @@ export function registerCounting(server: McpServer): void {
         failAt: z.number().int().min(1),
         failAttempts: z.number().int().min(0).max(10).default(1),
       }),
-      outputSchema: z.object({ numbers: z.array(z.number()) }),
+      outputSchema: countOutput,
     },
-    ({ to, delayMs, failAt, failAttempts }, ctx) => {
+    ({ failAt, failAttempts, ...args }, ctx) => {
       const attempt = currentExecution()?.attempt ?? 1;
-      return count(to, delayMs, ctx, attempt <= failAttempts ? failAt : undefined);
+      return count(args, ctx, attempt <= failAttempts ? failAt : undefined);
     },
   );
 }

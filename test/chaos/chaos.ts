@@ -11,6 +11,9 @@
 //   npm run chaos -- --seconds 60 --sessions 8 --seed 7
 //
 // Kafka: KAFKA_BROKERS, else Testcontainers, else the local broker (infra/kafka).
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KafkaLog } from '@tidemark/kafka';
 import { resolveKafka } from '@tidemark/kafka-fixtures';
@@ -19,6 +22,7 @@ import { classify, tally, type Outcome, type Verdict } from '../e2e/checker.ts';
 import { TrackedClient, type CallWindow, type CheckedCall } from '../e2e/calls.ts';
 import { checkedTask } from '../e2e/task-calls.ts';
 import { Cluster, sleep } from '../e2e/cluster.ts';
+import { countEffects, type EffectCount } from './effects.ts';
 import { Timeline, type HappeningKind } from './timeline.ts';
 
 const PROFILES = {
@@ -60,6 +64,9 @@ const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.le
 const between = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
 
 const kafka = await resolveKafka({ log: (line) => console.error(line) });
+// Every call takes one durable step (counting's `effect`), recorded by the workers in this file.
+const effectsFile = join(mkdtempSync(join(tmpdir(), 'tidemark-chaos-')), 'effects.jsonl');
+process.env['TIDEMARK_EFFECTS'] = effectsFile;
 const cluster = await Cluster.start({
   brokers: kafka.brokers,
   label: 'chaos',
@@ -76,6 +83,8 @@ const verdicts: Array<Verdict & { call: string }> = [];
  */
 const judged: Array<() => Verdict & { call: string }> = [];
 const errors = new Map<string, number>();
+/** The effect keys of the calls that succeeded: each must have been applied, once. */
+const answeredEffects = new Set<string>();
 const deadline = Date.now() + seconds * 1000;
 let stopping = false;
 let tasks = 0;
@@ -114,10 +123,14 @@ async function taskSession(index: number): Promise<void> {
       delayMs: between(10, 80),
       // Half the tasks are followed on a listen stream, which the faults cut (gateway kills).
       follow: n % 2 === 0 ? 'poll' : 'listen',
-      ...(flaky ? { extra: { failAt: between(1, to), failAttempts: between(1, 2) } } : {}),
+      extra: {
+        effect: true,
+        ...(flaky ? { failAt: between(1, to), failAttempts: between(1, 2) } : {}),
+      },
       timeoutMs: profile!.callTimeoutMs,
     });
     verdicts.push({ ...task.verdict, call: `task session ${index} call ${n}` });
+    if (task.effect !== undefined) answeredEffects.add(task.effect);
     tasks++;
     if (task.verdict.outcome === 'errored') {
       const created = task.seen.statuses.length === 0 ? 'not created' : 'ended';
@@ -150,10 +163,14 @@ async function session(index: number): Promise<void> {
         tool: flaky ? 'flaky_count' : 'count',
         to,
         delayMs: between(10, 80),
-        ...(flaky ? { extra: { failAt: between(1, to), failAttempts: between(1, 2) } } : {}),
+        extra: {
+          effect: true,
+          ...(flaky ? { failAt: between(1, to), failAttempts: between(1, 2) } : {}),
+        },
         timeoutMs: profile!.callTimeoutMs,
       });
       const name = `session ${index} call ${n}`;
+      if (call.effect !== undefined) answeredEffects.add(call.effect);
       judged.push(() => {
         const verdict = classify(to, call.seen, {
           logLost: timeline.deleted(session, call.window),
@@ -286,8 +303,20 @@ console.error(
 const MIN_SUCCEEDED = 0.75;
 
 /** Why the run failed, if it did: one line per broken rule. */
-function failures(counts: Record<Outcome, number>, unexplained: readonly string[]): string[] {
+function failures(
+  counts: Record<Outcome, number>,
+  unexplained: readonly string[],
+  effects: EffectCount,
+): string[] {
   const broken: string[] = [];
+  if (effects.duplicated.length > 0)
+    broken.push(
+      `${effects.duplicated.length} effects applied again after their step was journaled: ${effects.duplicated.slice(0, 3).join('; ')}`,
+    );
+  if (effects.lost.length > 0)
+    broken.push(
+      `${effects.lost.length} calls answered without their effect: ${effects.lost.slice(0, 3).join('; ')}`,
+    );
   for (const outcome of ['silently-wrong', 'lost', 'needless-reset'] as const)
     if (counts[outcome] > 0) broken.push(`${counts[outcome]} ${outcome}`);
   if (unexplained.length > 0)
@@ -315,7 +344,8 @@ try {
   const unexplained = unexplainedErrors();
   const counts = tally(verdicts);
   const injected = Object.values(faults).reduce((a, b) => a + b, 0);
-  const broken = failures(counts, unexplained);
+  const effects = countEffects(effectsFile, answeredEffects, cluster.stepLines());
+  const broken = failures(counts, unexplained, effects);
   console.log(
     [
       `chaos summary (${Math.round((Date.now() - started) / 1000)} s, seed ${firstSeed})`,
@@ -325,6 +355,7 @@ try {
         .join(', ')})`,
       `  exact: ${counts.exact}, reset: ${counts.reset}, errored: ${counts.errored} (${unexplained.length} with no fault near)`,
       `  silently wrong: ${counts['silently-wrong']}, lost: ${counts.lost}, needless resets: ${counts['needless-reset']}`,
+      `  effects: ${effects.applied} applied for ${answeredEffects.size} answered calls, ${effects.inFlight} steps run again after a death mid-step (same effect key), duplicated: ${effects.duplicated.length}, lost: ${effects.lost.length}`,
       ...[...errors]
         .sort((a, b) => b[1] - a[1])
         .slice(0, 5)

@@ -35,6 +35,8 @@ export interface CheckedCall {
   readonly seen: Seen[];
   readonly verdict: Verdict;
   readonly window: CallWindow;
+  /** The effect key the call's result names (a call with `effect: true`), when it answered one. */
+  readonly effect?: string;
 }
 
 /**
@@ -101,6 +103,7 @@ export class TrackedClient {
     // stream dropped, and it holds no id for the call), so it ends the call as failed — a real
     // application would too. A call that holds an id and still gets no answer is lost.
     let resumable = false;
+    let effect: string | undefined;
     const cut = new AbortController();
     this.onDrop = () => {
       if (!resumable) cut.abort(new Error(CUT_BEFORE_FIRST_ID));
@@ -126,6 +129,7 @@ export class TrackedClient {
         },
       );
       const text = (result.content as Array<{ type: string; text?: string }>)[0]?.text ?? '';
+      effect = effectOf(result.structuredContent);
       if (result.isError === true) seen.push({ kind: 'error', message: text });
       else seen.push({ kind: 'result', numbers: text === '' ? [] : text.split(',').map(Number) });
     } catch (error) {
@@ -144,6 +148,7 @@ export class TrackedClient {
     return {
       seen,
       window,
+      ...(effect === undefined ? {} : { effect }),
       verdict: classify(options.to, seen, {
         logLost: options.logLost?.(window) ?? false,
         ...(resetExcused ? { resetExcused: (reason) => resetExcused(reason, window) } : {}),
@@ -154,6 +159,12 @@ export class TrackedClient {
   close(): Promise<void> {
     return this.client.close().catch(() => undefined);
   }
+}
+
+/** The effect key a counting result names (`effect: true`), if any. */
+export function effectOf(structured: unknown): string | undefined {
+  const effect = (structured as { effect?: unknown } | undefined)?.effect;
+  return typeof effect === 'string' ? effect : undefined;
 }
 
 const CUT_BEFORE_FIRST_ID = 'the stream was cut before its first event id: nothing to resume from';

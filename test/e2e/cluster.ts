@@ -165,6 +165,17 @@ export class Cluster {
     );
   }
 
+  /** Every durable step a worker printed (`onStep`), killed and drained workers included. */
+  stepLines(): Array<{ session: string; stream: string; step: string; replayed: boolean }> {
+    return [...this.workers, ...this.retired].flatMap((worker) =>
+      worker.process.events.flatMap((e) =>
+        e['step'] === undefined
+          ? []
+          : [e['step'] as { session: string; stream: string; step: string; replayed: boolean }],
+      ),
+    );
+  }
+
   /** The worker that started the latest execution of a session's stream. */
   runnerOf(session: string): Member | undefined {
     let found: Member | undefined;

@@ -3,6 +3,7 @@
 import { TaskCancelledError, TaskClient, TaskFailedError, type FollowMode } from '@tidemark/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { rpc } from '../support/task-client.ts';
+import { effectOf } from './calls.ts';
 import { classifyTask, type TaskSeen, type Verdict } from './checker.ts';
 
 export interface TaskCallOptions {
@@ -18,6 +19,8 @@ export interface TaskCallOptions {
 export interface CheckedTask {
   readonly seen: TaskSeen;
   readonly verdict: Verdict;
+  /** The effect key the task's result names (a call with `effect: true`). */
+  readonly effect?: string;
 }
 
 /** Calls a counting tool as a task and waits for it; every ending is classified, never thrown. */
@@ -35,6 +38,7 @@ export async function checkedTask(url: string, options: TaskCallOptions): Promis
     },
   });
   let seen: TaskSeen;
+  let effect: string | undefined;
   try {
     const result = await client.callTool(
       options.tool ?? 'count',
@@ -42,6 +46,7 @@ export async function checkedTask(url: string, options: TaskCallOptions): Promis
       { signal: AbortSignal.timeout(options.timeoutMs ?? 180_000) },
     );
     const text = (result.content as Array<{ text?: string }> | undefined)?.[0]?.text ?? '';
+    effect = effectOf(result.structuredContent);
     seen = { statuses, numbers: text === '' ? [] : text.split(',').map(Number) };
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
@@ -61,7 +66,11 @@ export async function checkedTask(url: string, options: TaskCallOptions): Promis
     const readBack = await readBackTask(url, taskId, statuses);
     if (readBack !== undefined) seen = { ...seen, readBack };
   }
-  return { seen, verdict: classifyTask(options.to, seen) };
+  return {
+    seen,
+    verdict: classifyTask(options.to, seen),
+    ...(effect === undefined ? {} : { effect }),
+  };
 }
 
 /**

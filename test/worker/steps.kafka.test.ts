@@ -15,13 +15,6 @@ import { pollTask, rpc, rpcResponse, sseMessages } from '../support/task-client.
 
 const brokers = inject('kafkaBrokers');
 
-interface StepLine {
-  session: string;
-  stream: string;
-  step: string;
-  replayed: boolean;
-}
-
 async function cluster(label: string) {
   // The pretend API's ledger: a file the worker processes (started now) share and outlive.
   const ledger = join(mkdtempSync(join(tmpdir(), 'tidemark-steps-')), 'payments.jsonl');
@@ -35,16 +28,10 @@ async function cluster(label: string) {
   };
 }
 
-/** Every step line a live or retired worker printed. */
-function steps(c: Cluster): StepLine[] {
-  return [...c.workers, ...c.retired].flatMap((w) =>
-    w.process.events.flatMap((e) => (e['step'] === undefined ? [] : [e['step'] as StepLine])),
-  );
-}
-
 /** A call's steps as `[step, replayed]`, in the order they were journaled or replayed. */
 function stepsOf(c: Cluster, session?: string): Array<[string, boolean]> {
-  return steps(c)
+  return c
+    .stepLines()
     .filter((s) => session === undefined || s.session === session)
     .map((s) => [s.step, s.replayed]);
 }
@@ -61,7 +48,7 @@ async function journaledBy(c: Cluster, step: string, timeoutMs = 30_000): Promis
   for (;;) {
     for (const worker of c.workers) {
       const found = worker.process.events.some((e) => {
-        const line = e['step'] as StepLine | undefined;
+        const line = e['step'] as { step: string; replayed: boolean } | undefined;
         return line?.step === step && !line.replayed;
       });
       if (found) return worker;
