@@ -1,7 +1,7 @@
 // The benchmark's tool, `ticker`: n progress notifications, each stamped with the time it was
 // emitted, then a result. The same tool runs on Tidemark (this module) and on the SDK baseline
 // (sdk-server.ts), so both carry identical messages.
-import { defineToolModule } from '@tidemark/worker';
+import { currentExecution, defineToolModule } from '@tidemark/worker';
 import type { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 
@@ -51,6 +51,20 @@ export default defineToolModule({
         return tick(n, intervalMs, mcpReq._meta?.progressToken, (params) =>
           mcpReq.notify({ method: 'notifications/progress', params }),
         );
+      },
+    );
+    // What a durable step costs (`npm run bench:effects`): n steps, each journaled in the log.
+    server.registerTool(
+      'steps',
+      {
+        description: 'n durable steps, each returning its index, then a result',
+        inputSchema: z.object({ n: z.number().int().min(0).max(10_000) }),
+      },
+      async ({ n }) => {
+        const execution = currentExecution();
+        let sum = 0;
+        for (let i = 0; i < n; i++) sum += (await execution?.step('step', () => i)) ?? 0;
+        return { content: [{ type: 'text' as const, text: String(sum) }] };
       },
     );
   },

@@ -58,6 +58,25 @@ describe('benchmarks (smoke sizes)', () => {
     for (const row of restart) expect(row.rssRatio).toBeGreaterThan(0);
   }, 300_000);
 
+  it('npm run bench:effects: a keyed call and a durable step against a plain call, on both logs', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'tidemark-effects-')), 'effects.json');
+    const { stdout } = await run(
+      process.execPath,
+      [script('effects.ts'), '--calls', '3', '--steps', '2', '--out', out],
+      { env, maxBuffer: 16 * 1024 * 1024 },
+    );
+    expect(stdout).toContain('| kafka (worker + gateway) |');
+    const { rows } = JSON.parse(readFileSync(out, 'utf8')) as {
+      rows: Array<{ log: string; p50Ms: Record<string, number>; perStepMs: number }>;
+    };
+    expect(rows.map((row) => row.log)).toEqual([
+      'embedded (tidemark dev)',
+      'kafka (worker + gateway)',
+    ]);
+    for (const row of rows)
+      for (const ms of Object.values(row.p50Ms)) expect(ms).toBeGreaterThan(0);
+  }, 300_000);
+
   it('npm run profile: a CPU profile, a flame graph and a table per server process', async () => {
     const out = mkdtempSync(join(tmpdir(), 'tidemark-profile-'));
     const { stdout } = await run(

@@ -141,6 +141,7 @@ export async function startWorkerAndGateway(
   extra: { worker: readonly string[]; gateway?: readonly string[] },
 ): Promise<{ url: string; processes: Array<{ name: string; child: Child }> }> {
   const worker = await startChild([BIN, 'worker', ...flags, ...extra.worker], /started/, env);
+  // A gateway that does not start leaves no worker behind (it would stay in the group).
   const gateway = await startChild(
     [
       BIN,
@@ -156,7 +157,10 @@ export async function startWorkerAndGateway(
     ],
     /listening on port (\d+)/,
     env,
-  );
+  ).catch(async (error: unknown) => {
+    await worker.process.stop();
+    throw error;
+  });
   return {
     url: `http://127.0.0.1:${gateway.match[1]}/mcp`,
     processes: [

@@ -1,5 +1,5 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
-import type { IdempotencyClaim } from '@tidemark/log';
+import type { IdempotencyClaim, SessionRecord } from '@tidemark/log';
 import {
   callFingerprint,
   idempotencyKeyReused,
@@ -13,6 +13,12 @@ import type { StatelessExchange } from './stateless-exchange.js';
 import { answerRequest, type LaneContext } from './worker-stores.js';
 
 type KeyedRequest = JSONRPCMessage & { id: RequestId; method: string; params?: unknown };
+
+/**
+ * A keyed request to run: its claim, and the key's record as read to decide it (null: there was
+ * none; undefined: not read, the execution running here decided).
+ */
+export type Decided = IdempotencyClaim & { readonly record: SessionRecord | null | undefined };
 
 /**
  * Keyed `tools/call` requests of the stateless lane (an idempotency key). Every request with one
@@ -37,11 +43,14 @@ export class IdempotentCalls {
     key: SessionId,
     message: KeyedRequest,
     running: StatelessExchange | undefined,
-  ): Promise<IdempotencyClaim | 'answered'> {
+  ): Promise<Decided | 'answered'> {
     const stream = requestStreamId(message.id);
     const fingerprint = callFingerprint(message.params);
-    const claim = running?.claim ?? (await this.lane.stores.sessions.get(key))?.idempotency;
-    if (claim === undefined) return { fingerprint, stream, journal: stream };
+    // The record read here is the one the exchange would read next: it is passed on.
+    const record =
+      running === undefined ? ((await this.lane.stores.sessions.get(key)) ?? null) : undefined;
+    const claim = running?.claim ?? record?.idempotency;
+    if (claim === undefined) return { fingerprint, stream, journal: stream, record };
     const tool = (message.params as { name?: unknown } | undefined)?.name;
     if (claim.fingerprint !== fingerprint) {
       await answerRequest(this.lane, key, message, { error: idempotencyKeyReused(tool) });
@@ -49,10 +58,10 @@ export class IdempotentCalls {
     }
     // The execution's own request, delivered again: run or skipped as any redelivered request.
     // (Every keyed request has a stream of its own: the gateway gives it an id of its own.)
-    if (claim.stream === stream) return claim;
+    if (claim.stream === stream) return { ...claim, record };
     if (running === undefined) {
       const head = await this.lane.stores.heads.decided(key, claim.stream);
-      if (head?.terminal === undefined) return { ...claim, stream };
+      if (head?.terminal === undefined) return { ...claim, stream, record };
     }
     void this.join(reader, offset, key, message, claim, running);
     return 'answered';

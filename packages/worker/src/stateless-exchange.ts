@@ -1,6 +1,7 @@
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/server';
 import type {
   IdempotencyClaim,
+  SessionRecord,
   SessionStore,
   StepJournal,
   StreamHeadStore,
@@ -15,6 +16,7 @@ import {
   type StreamId,
   type TaskMode,
 } from '@tidemark/protocol';
+import { whileUnavailable } from './backoff.js';
 import { invokeStateless, type InvocationOptions } from './stateless-invocation.js';
 import { journaledSteps } from './steps.js';
 import { StreamRun, type StreamRunHost } from './stream-run.js';
@@ -41,8 +43,11 @@ export interface StatelessExchangeOptions extends Omit<InvocationOptions, 'tasks
   lastProgress?: StreamRunHost['lastProgress'];
   /** Runs a wait for the client (a task's input) without holding a call slot. */
   idle?: <T>(waiting: Promise<T>) => Promise<T>;
-  /** A keyed call's claim (an idempotency key): written before it runs, kept with its outcome. */
-  claim?: IdempotencyClaim | undefined;
+  /**
+   * A keyed call's claim (an idempotency key): written while it runs, in the log before its
+   * answer; with the key's record as it was read to decide it (none: undefined).
+   */
+  claim?: (IdempotencyClaim & { readonly record?: SessionRecord | null | undefined }) | undefined;
 }
 
 /**
@@ -118,7 +123,8 @@ export class StatelessExchange {
     const tasks = mode !== 'never';
     if (tasks) {
       // A task already created under this key (its worker stopped): run it on, never twice.
-      const existing = await sessions.get(key);
+      const read = this.options.claim?.record;
+      const existing = read === undefined ? await sessions.get(key) : (read ?? undefined);
       if (existing?.task !== undefined) return this.taskExecution().resume(existing, head);
     }
     if (head?.terminal !== undefined) return false;
@@ -129,7 +135,10 @@ export class StatelessExchange {
         : 'direct';
     if (decision === 'task') return this.taskExecution().create(head, () => this.markAnswered());
     const { claim } = this.options;
-    if (claim !== undefined) await this.writeClaim(claim);
+    // The key's claim is written while the call runs, and is in the log before its answer: the
+    // requests after it are decided here, from memory, until then.
+    const claimed = claim === undefined ? Promise.resolve() : this.writeClaim(claim);
+    claimed.catch(() => undefined);
     const run = await StreamRun.begin(
       this.options,
       key,
@@ -139,6 +148,7 @@ export class StatelessExchange {
     );
     run.reportStart();
     if (decision === 'refuse') {
+      await claimed;
       await run.generation.finish({
         jsonrpc: '2.0',
         id: message.id,
@@ -165,21 +175,28 @@ export class StatelessExchange {
       answer = { jsonrpc: '2.0', id: message.id, error: INTERNAL_ERROR };
       throw error;
     } finally {
-      if (!this.abandonedHere) await run.generation.finish(answer);
+      if (!this.abandonedHere) {
+        await claimed;
+        await run.generation.finish(answer);
+      }
     }
     return !this.abandonedHere;
   }
 
   /** Claims the idempotency key: a record under the key, beside the call it names. */
-  private writeClaim(claim: IdempotencyClaim): Promise<void> {
+  private writeClaim({ fingerprint, stream, journal }: IdempotencyClaim): Promise<void> {
     const { key, subject, sessions } = this.options;
-    return sessions.create({
+    const record = {
       id: key,
       protocolVersion: STATELESS_PROTOCOL_VERSION,
       initialize: null,
       ...(subject === undefined ? {} : { subject }),
       createdAtMs: Date.now(),
-      idempotency: claim,
+      idempotency: { fingerprint, stream, journal },
+    };
+    return whileUnavailable(() => sessions.create(record), {
+      stopped: () => this.abandonedHere,
+      onRetry: () => undefined,
     });
   }
 }

@@ -8,8 +8,7 @@ import {
   type RequestRecord,
   type SessionId,
 } from '@tidemark/protocol';
-import type { IdempotencyClaim } from '@tidemark/log';
-import { IdempotentCalls } from './idempotent-calls.js';
+import { IdempotentCalls, type Decided } from './idempotent-calls.js';
 import { StatelessExchange } from './stateless-exchange.js';
 import type { PartitionReader } from './partition-reader.js';
 import { answerFailure, progressReader, type LaneContext } from './worker-stores.js';
@@ -44,7 +43,7 @@ export class StatelessRequests {
       await this.notify(key, message);
       return reader.done(offset);
     }
-    let claim: IdempotencyClaim | undefined;
+    let claim: Decided | undefined;
     if (idempotent === true && message['method'] === 'tools/call') {
       const request = message as unknown as Parameters<IdempotentCalls['decide']>[3];
       const decided = await this.keyed.decide(
