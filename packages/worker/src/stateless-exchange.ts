@@ -20,7 +20,7 @@ import { whileUnavailable } from './backoff.js';
 import { invokeStateless, type InvocationOptions } from './stateless-invocation.js';
 import { journaledSteps } from './steps.js';
 import { StreamRun, type StreamRunHost } from './stream-run.js';
-import { TaskExecution } from './task-execution.js';
+import { TaskExecution } from './task-lane.js';
 import { taskSupportOf } from './tool-module.js';
 import { INTERNAL_ERROR } from './worker-stores.js';
 

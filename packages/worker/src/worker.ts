@@ -15,8 +15,8 @@ import { CallSlots } from './call-slots.js';
 import { Housekeeping } from './housekeeping.js';
 import { probeToolModules, type ModuleListing } from './module-probe.js';
 import { PartitionReader } from './partition-reader.js';
-import { SessionCalls } from './session-calls.js';
-import { StatelessRequests } from './stateless-requests.js';
+import { SessionLane } from './session-lane.js';
+import { StatelessLane } from './stateless-lane.js';
 import type { ToolModule } from './tool-module.js';
 import {
   compileWorkerOptions,
@@ -28,8 +28,8 @@ import type { WorkerStores } from './worker-stores.js';
 /** What exists once the worker started: the stores and both lanes. */
 interface Started {
   readonly stores: WorkerStores;
-  readonly sessionCalls: SessionCalls;
-  readonly stateless: StatelessRequests;
+  readonly sessionLane: SessionLane;
+  readonly stateless: StatelessLane;
 }
 
 /**
@@ -97,7 +97,7 @@ export class Worker {
     if (this.sweeping || this.stopped || started === undefined) return;
     this.sweeping = true;
     try {
-      await started.sessionCalls.runtimes.dropIdle(Date.now() - this.options.serverIdleMs);
+      await started.sessionLane.runtimes.dropIdle(Date.now() - this.options.serverIdleMs);
       for (const partition of [...this.readers.keys()]) {
         await started.stores.housekeeping.sweep(partition).catch((error: unknown) => {
           this.options.onProblem(`expiring sessions and results of partition ${partition}`, error);
@@ -117,7 +117,7 @@ export class Worker {
   async replaceModules(modules: readonly ToolModule[]): Promise<void> {
     this.listings = await probeToolModules(modules, this.options);
     this.options.modules = modules;
-    await this.started?.sessionCalls.runtimes.modulesReplaced();
+    await this.started?.sessionLane.runtimes.modulesReplaced();
   }
 
   /**
@@ -174,17 +174,17 @@ export class Worker {
       resultTtlMs: this.options.resultTtlMs,
       now: Date.now,
       isBusy: (session) =>
-        started.sessionCalls.runtimes.isBusy(session as SessionId) ||
+        started.sessionLane.runtimes.isBusy(session as SessionId) ||
         started.stateless.isRunning(session as SessionId),
-      onExpired: (session) => started.sessionCalls.runtimes.drop(session),
+      onExpired: (session) => started.sessionLane.runtimes.drop(session),
     });
     const writer = new StreamWriter({ ...base, epoch: this.epoch });
     const stores = { writer, heads, sessions, steps, housekeeping };
     const lane = { options: this.options, stores, slots: this.slots };
     const started: Started = {
       stores,
-      sessionCalls: new SessionCalls(lane),
-      stateless: new StatelessRequests(lane),
+      sessionLane: new SessionLane(lane),
+      stateless: new StatelessLane(lane),
     };
     return started;
   }
@@ -218,7 +218,7 @@ export class Worker {
     // Stopped first, at once: the partition's next owner may already run them.
     this.started?.stateless.dropPartitions(partitions);
     await Promise.all(readers.map((reader) => reader.stop()));
-    await this.started?.sessionCalls.dropPartitions(partitions);
+    await this.started?.sessionLane.dropPartitions(partitions);
     for (const reader of readers) {
       await reader.commit(this.membership);
       this.readers.delete(reader.partition);
@@ -246,14 +246,14 @@ export class Worker {
     switch (request.lane) {
       case 'control':
         if (request.control === SESSION_ENDED) {
-          await started.sessionCalls.end(session);
+          await started.sessionLane.end(session);
           await started.stores.housekeeping.ended(reader.partition, session);
         }
         return reader.done(record.offset);
       case 'stateless':
         return started.stateless.dispatch(reader, record, request);
       case 'session':
-        return started.sessionCalls.dispatch(
+        return started.sessionLane.dispatch(
           reader,
           record,
           session,

@@ -20,7 +20,7 @@ type StatelessRecord = Extract<RequestRecord, { lane: 'stateless' }>;
  * `StatelessExchange`; a `notifications/cancelled` with the same key (the client closed its stream)
  * cancels it.
  */
-export class StatelessRequests {
+export class StatelessLane {
   /** Requests running, by their routing key. */
   private readonly exchanges = new Map<SessionId, StatelessExchange>();
   private readonly keyed: IdempotentCalls;

@@ -22,7 +22,7 @@ type Request = JSONRPCMessage & { id: RequestId; method: string };
  * The session lane on a worker: each session's MCP server (restored from the log on first sight,
  * dropped when idle), its requests run as calls in slots, each inside the trace the gateway began.
  */
-export class SessionCalls {
+export class SessionLane {
   readonly runtimes: SessionCache;
   private readonly spans = new CallSpans();
 
