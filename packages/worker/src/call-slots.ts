@@ -20,11 +20,9 @@ export class CallSlots {
     this.running++;
   }
 
-  release(count = 1): void {
-    for (let i = 0; i < count; i++) {
-      this.running = Math.max(0, this.running - 1);
-      this.waiters.shift()?.();
-    }
+  release(): void {
+    this.running = Math.max(0, this.running - 1);
+    this.waiters.shift()?.();
   }
 
   /** Gives a call's slot back while it waits (a task waiting for its client's input), then retakes it. */

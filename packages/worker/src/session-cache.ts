@@ -5,7 +5,7 @@ import type { SessionRuntime } from './session-runtime.js';
 /**
  * The sessions this worker holds an MCP server for, least recently used first, with the partition
  * each came from. Dropping one closes its server; its running calls are stopped (their streams stay
- * unfinished, re-run by the partition's next owner), and the number stopped frees as many slots.
+ * unfinished, re-run by the partition's next owner) and their slots are free.
  */
 export class SessionCache {
   private readonly entries = new Map<
@@ -13,11 +13,7 @@ export class SessionCache {
     { runtime: SessionRuntime; partition: number; stale?: true }
   >();
 
-  constructor(
-    private readonly maxSessions: number,
-    /** Called with how many running calls a drop stopped. */
-    private readonly onStopped: (calls: number) => void,
-  ) {}
+  constructor(private readonly maxSessions: number) {}
 
   /**
    * The session's runtime, now the most recently used; undefined (and dropped) when its modules
@@ -56,7 +52,7 @@ export class SessionCache {
     if (entry === undefined) return;
     this.entries.delete(session);
     recordLiveSessions(-1);
-    this.onStopped(await entry.runtime.close());
+    await entry.runtime.close();
   }
 
   /** Drops every session of partitions that went to another worker. */

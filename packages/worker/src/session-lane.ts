@@ -1,16 +1,9 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
-import { context, trace } from '@opentelemetry/api';
+import { context } from '@opentelemetry/api';
 import type { LogRecord, RequestId, SessionId } from '@tidemark/protocol';
-import {
-  ATTR_JSONRPC_REQUEST_ID,
-  ATTR_MCP_METHOD_NAME,
-  ATTR_MCP_SESSION_ID,
-  contextFromHeaders,
-  recordRequestQueueLag,
-  startMessagingSpan,
-} from '@tidemark/otel';
+import { ATTR_JSONRPC_REQUEST_ID, ATTR_MCP_METHOD_NAME, ATTR_MCP_SESSION_ID } from '@tidemark/otel';
 import { whileUnavailable } from './backoff.js';
-import { CallSpans } from './call-spans.js';
+import { Call } from './call.js';
 import type { PartitionReader } from './partition-reader.js';
 import { SessionCache } from './session-cache.js';
 import { SessionRuntime } from './session-runtime.js';
@@ -24,12 +17,9 @@ type Request = JSONRPCMessage & { id: RequestId; method: string };
  */
 export class SessionLane {
   readonly runtimes: SessionCache;
-  private readonly spans = new CallSpans();
 
   constructor(private readonly lane: LaneContext) {
-    this.runtimes = new SessionCache(lane.options.maxSessions, (calls) =>
-      lane.slots.release(calls),
-    );
+    this.runtimes = new SessionCache(lane.options.maxSessions);
   }
 
   /**
@@ -68,7 +58,6 @@ export class SessionLane {
   /** The partitions went elsewhere: their sessions' servers and calls stop here. */
   async dropPartitions(partitions: readonly number[]): Promise<void> {
     await this.runtimes.dropPartitions(partitions);
-    for (const partition of partitions) this.spans.endPartition(partition);
   }
 
   /** Restores the session's server if needed and hands the message over. */
@@ -101,41 +90,22 @@ export class SessionLane {
     reader.done(record.offset);
   }
 
-  /** A request: takes a slot and runs in the trace the gateway started (from the record headers). */
+  /** A request: a call, in the trace the gateway started (from the record headers). */
   private async startCall(
     reader: PartitionReader,
     record: LogRecord,
     runtime: SessionRuntime,
     request: Request,
   ): Promise<void> {
-    const { options, slots } = this.lane;
-    await slots.acquire();
-    recordRequestQueueLag(Date.now() - record.timestampMs);
-    const parent = contextFromHeaders(record.headers);
-    const span = startMessagingSpan(
-      {
-        system: options.log.kind,
-        operation: 'process',
-        name: `process ${request.method}`,
-        topic: options.topics.requests,
-        partition: reader.partition,
-        offset: record.offset,
-        attributes: {
-          [ATTR_MCP_METHOD_NAME]: request.method,
-          [ATTR_MCP_SESSION_ID]: runtime.session,
-          [ATTR_JSONRPC_REQUEST_ID]: String(request.id),
-        },
-      },
-      parent,
-    );
-    this.spans.set(reader.partition, record.offset, span);
+    const call = await Call.take(this.lane, reader, record, request.method, {
+      [ATTR_MCP_METHOD_NAME]: request.method,
+      [ATTR_MCP_SESSION_ID]: runtime.session,
+      [ATTR_JSONRPC_REQUEST_ID]: String(request.id),
+    });
     try {
-      await context.with(trace.setSpan(parent, span), () =>
-        runtime.request(record.offset, request),
-      );
+      await context.with(call.context, () => runtime.request(call, request));
     } catch (error) {
-      this.spans.end(reader.partition, record.offset);
-      slots.release(); // the call never started: its slot is free again
+      call.finish('not-started');
       throw error;
     }
   }
@@ -148,7 +118,7 @@ export class SessionLane {
     const existing = await this.runtimes.get(session);
     if (existing !== undefined) return existing;
     const isInitialize = 'method' in message && message.method === 'initialize';
-    const { options, stores, slots } = this.lane;
+    const { options, stores } = this.lane;
     // The gateway wrote the session's record before its initialize: it names the subject.
     const record = await stores.sessions.get(session);
     const notASession = record?.task !== undefined || record?.idempotency !== undefined;
@@ -168,11 +138,6 @@ export class SessionLane {
       lastProgress: progressReader(this.lane),
       maxConcurrentCalls: options.maxConcurrentCallsPerSession,
       maxExecutionsPerCall: options.maxExecutionsPerCall,
-      onDone: (offset) => {
-        reader.done(offset);
-        this.spans.end(partition, offset);
-        slots.release();
-      },
       onExecution: (event) => options.onExecution?.({ session, ...event }),
       onExecutionEnd: options.onExecutionEnd,
       logger: options.logger,

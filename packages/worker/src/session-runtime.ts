@@ -22,6 +22,7 @@ import {
 } from '@tidemark/protocol';
 import { withTraceMeta } from '@tidemark/otel';
 import { backoff } from './backoff.js';
+import type { Call } from './call.js';
 import { currentExecution, type Execution } from './execution.js';
 import { authInfoOf } from './auth-info.js';
 import { LogTransport } from './log-transport.js';
@@ -31,9 +32,6 @@ import { registerModule, type ExecutionEnd } from './retries.js';
 import { journaledSteps, type CallSteps } from './steps.js';
 import { StreamRun, type StreamRunHost } from './stream-run.js';
 import type { ToolModule } from './tool-module.js';
-
-/** Called when a request's stream is terminal, so its offset may be committed. */
-type StreamDone = (requestOffset: bigint) => void;
 
 export interface SessionRuntimeOptions {
   session: SessionId;
@@ -48,7 +46,6 @@ export interface SessionRuntimeOptions {
   steps: StepJournal;
   maxStepBytes: number;
   onStep?: Parameters<typeof journaledSteps>[4]['onStep'];
-  onDone: StreamDone;
   /** Calls of this session running at once; more are answered with an error at once. */
   maxConcurrentCalls: number;
   /**
@@ -70,10 +67,10 @@ export interface SessionRuntimeOptions {
 }
 
 interface InFlight {
+  readonly call: Call;
   readonly run: StreamRun;
   readonly steps: CallSteps;
   readonly requestId: RequestId;
-  readonly offset: bigint;
   closed: boolean;
 }
 
@@ -122,16 +119,16 @@ export class SessionRuntime {
 
   /** A request from the client: starts (or skips) its stream, then hands it to the SDK. */
   async request(
-    offset: bigint,
+    call: Call,
     message: JSONRPCMessage & { id: RequestId; method: string },
   ): Promise<void> {
     this.lastActivityMs = Date.now();
     const stream = requestStreamId(message.id);
-    if (this.inflight.has(stream)) return this.options.onDone(offset); // delivered twice to this process
+    if (this.inflight.has(stream)) return call.finish('answered'); // delivered twice to this process
     const head = await this.options.heads.decided(this.session, stream);
     if (head?.terminal !== undefined) {
       // Redelivered after it finished (a crash before the commit): never run a call twice.
-      return this.options.onDone(offset);
+      return call.finish('answered');
     }
     // Reading its partition waits while the log is waited out; a call it refuses for longer than
     // that is answered with an error by the worker.
@@ -139,7 +136,7 @@ export class SessionRuntime {
     const refusal = this.refusal(message, run.attempt);
     if (refusal !== undefined) {
       await run.generation.finish({ jsonrpc: '2.0', id: message.id, error: refusal });
-      return this.options.onDone(offset);
+      return call.finish('answered');
     }
     run.reportStart();
     const steps = journaledSteps(this.options.steps, this.session, stream, run.attempt, {
@@ -147,7 +144,7 @@ export class SessionRuntime {
       onStep: this.options.onStep,
       onRetry: (error) => this.options.onWriteFailure?.(stream, error),
     });
-    this.inflight.set(stream, { run, steps, requestId: message.id, offset, closed: false });
+    this.inflight.set(stream, { call, run, steps, requestId: message.id, closed: false });
     this.transport.receive(message);
   }
 
@@ -202,17 +199,18 @@ export class SessionRuntime {
   }
 
   /**
-   * Stops every execution of this session (partition revoked, worker stopping). Their streams stay
-   * unfinished, so the next owner runs them again. Resolves with how many calls were stopped.
+   * Stops every execution of this session (partition revoked, worker stopping, the server dropped).
+   * Their streams stay unfinished, so the next owner runs them again.
    */
-  async close(): Promise<number> {
-    if (this.closed) return 0;
+  async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
-    const stopped = this.inflight.size;
-    for (const entry of this.inflight.values()) entry.closed = true;
+    for (const entry of this.inflight.values()) {
+      entry.closed = true;
+      entry.call.finish('stopped');
+    }
     this.inflight.clear();
     await this.server.close();
-    return stopped;
   }
 
   /** Where the SDK's outbound messages go. */
@@ -327,9 +325,9 @@ export class SessionRuntime {
         }
       }
     }
-    if (this.closed) return; // close() counted this call already
+    if (this.closed) return; // close() stopped this call already
     this.inflight.delete(stream);
-    this.options.onDone(entry.offset);
+    entry.call.finish('answered');
   }
 
   private async restore(record: SessionRecord): Promise<void> {

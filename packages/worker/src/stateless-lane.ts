@@ -8,6 +8,9 @@ import {
   type RequestRecord,
   type SessionId,
 } from '@tidemark/protocol';
+import { context } from '@opentelemetry/api';
+import { ATTR_JSONRPC_REQUEST_ID, ATTR_MCP_METHOD_NAME } from '@tidemark/otel';
+import { Call } from './call.js';
 import { IdempotentCalls, type Decided } from './idempotent-calls.js';
 import { StatelessExchange } from './stateless-exchange.js';
 import type { PartitionReader } from './partition-reader.js';
@@ -56,21 +59,57 @@ export class StatelessLane {
       if (decided === 'answered') return;
       claim = decided;
     }
-    const { options, stores, slots } = this.lane;
-    await slots.acquire();
-    if (reader.signal.aborted) {
-      slots.release(); // revoked while it waited: the next owner runs it
-      return;
-    }
-    const exchange = new StatelessExchange({
+    const request = message as unknown as JSONRPCMessage & { id: RequestId; method: string };
+    const call = await Call.take(this.lane, reader, record, request.method, {
+      [ATTR_MCP_METHOD_NAME]: request.method,
+      [ATTR_JSONRPC_REQUEST_ID]: String(request.id),
+    });
+    if (reader.signal.aborted) return call.finish('stopped'); // revoked while it waited
+    const exchange = this.exchange(call, key, request, { classification, subject, tasks, claim });
+    this.exchanges.set(key, exchange);
+    void context
+      .with(call.context, () => exchange.run())
+      .catch(async (error: unknown) => {
+        if (exchange.abandoned) return; // the partition's next owner runs it
+        this.lane.options.onProblem(
+          `stateless request ${reader.partition}@${record.offset} failed`,
+          error,
+        );
+        await answerFailure(this.lane, key, request);
+      })
+      .finally(() => {
+        // A later exchange of the same key (the partition came back) is not this one's to drop.
+        if (this.exchanges.get(key) === exchange) this.exchanges.delete(key);
+        // Abandoned (the partition went elsewhere): not done — the revocation's commit must stay
+        // below it, so the next owner runs it.
+        if (exchange.abandoned) return call.finish('stopped');
+        // Nothing resumes a stateless request: its head only guards against running it twice
+        // until its offset is committed. (A task's own stream is kept: its head holds the outcome
+        // `tasks/get` reads; so is a keyed call's: later requests with its key get its outcome.)
+        if (claim === undefined)
+          reader.forgetOnCommit(record.offset, streamHeadKey(key, exchange.stream));
+        call.finish('answered');
+      });
+  }
+
+  private exchange(
+    call: Call,
+    key: SessionId,
+    message: JSONRPCMessage & { id: RequestId; method: string },
+    request: Pick<StatelessRecord, 'classification' | 'subject' | 'tasks'> & {
+      claim: Decided | undefined;
+    },
+  ): StatelessExchange {
+    const { options, stores } = this.lane;
+    return new StatelessExchange({
       key,
-      subject,
-      message: message as unknown as JSONRPCMessage & { id: RequestId; method: string },
-      classification: classification as MessageClassification,
+      subject: request.subject,
+      message,
+      classification: request.classification as MessageClassification,
       modules: options.modules,
       serverInfo: options.serverInfo,
       instructions: options.instructions,
-      mode: tasks ?? 'never',
+      mode: request.tasks ?? 'never',
       writer: stores.writer,
       heads: stores.heads,
       sessions: stores.sessions,
@@ -78,36 +117,15 @@ export class StatelessLane {
       maxStepBytes: options.maxStepBytes,
       onStep: options.onStep,
       lastProgress: progressReader(this.lane),
-      idle: (waiting) => slots.idle(waiting),
+      idle: (waiting) => call.idle(waiting),
       taskTtlMs: options.taskTtlMs,
       taskPollIntervalMs: options.taskPollIntervalMs,
       maxExecutionsPerCall: options.maxExecutionsPerCall,
-      claim,
+      claim: request.claim,
       onExecution: (event) => options.onExecution?.({ session: key, ...event }),
       onExecutionEnd: options.onExecutionEnd,
       logger: options.logger,
     });
-    this.exchanges.set(key, exchange);
-    void exchange
-      .run()
-      .catch(async (error: unknown) => {
-        if (exchange.abandoned) return; // the partition's next owner runs it
-        options.onProblem(`stateless request ${reader.partition}@${offset} failed`, error);
-        await answerFailure(this.lane, key, message as unknown as JSONRPCMessage);
-      })
-      .finally(() => {
-        // A later exchange of the same key (the partition came back) is not this one's to drop.
-        if (this.exchanges.get(key) === exchange) this.exchanges.delete(key);
-        slots.release();
-        // Abandoned (the partition went elsewhere): not done — the revocation's commit must stay
-        // below it, so the next owner runs it.
-        if (exchange.abandoned) return;
-        // Nothing resumes a stateless request: its head only guards against running it twice
-        // until its offset is committed. (A task's own stream is kept: its head holds the outcome
-        // `tasks/get` reads; so is a keyed call's: later requests with its key get its outcome.)
-        if (claim === undefined) reader.forgetOnCommit(offset, streamHeadKey(key, exchange.stream));
-        reader.done(offset);
-      });
   }
 
   /** The partitions went elsewhere: their requests stop here, unanswered, for the next owner. */

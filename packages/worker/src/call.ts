@@ -1,0 +1,77 @@
+import { trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
+import type { LogRecord } from '@tidemark/protocol';
+import { contextFromHeaders, recordRequestQueueLag, startMessagingSpan } from '@tidemark/otel';
+import type { PartitionReader } from './partition-reader.js';
+import type { LaneContext } from './worker-stores.js';
+
+/**
+ * How a call left this worker:
+ * - `answered`: its stream has its final message (a result, an error, a refusal, a join): its
+ *   request's offset may be committed;
+ * - `not-started`: it failed before it began; whoever caught that answers it and marks it done;
+ * - `stopped`: its partition moved, its session was dropped, or the worker stops — unanswered here,
+ *   so its offset stays uncommitted and the partition's next owner runs it.
+ */
+export type CallEnd = 'answered' | 'not-started' | 'stopped';
+
+/**
+ * One request a worker runs, on any lane: it holds a call slot (taken before it starts: reading
+ * the partition waits while all are taken), its `process` span in the trace the gateway began, and
+ * its request's offset. Ending it — once, however many paths reach the end — gives the slot back,
+ * ends the span and, when it was answered, lets the offset be committed.
+ */
+export class Call {
+  private ended: CallEnd | undefined;
+  /** The span's context: what the call runs in. */
+  readonly context: Context;
+
+  private constructor(
+    private readonly lane: LaneContext,
+    private readonly reader: PartitionReader,
+    readonly offset: bigint,
+    private readonly span: Span,
+    parent: Context,
+  ) {
+    this.context = trace.setSpan(parent, span);
+  }
+
+  /** Takes a slot for the request `record` holds (waiting while all are taken) and starts its span. */
+  static async take(
+    lane: LaneContext,
+    reader: PartitionReader,
+    record: LogRecord,
+    method: string,
+    attributes: Attributes,
+  ): Promise<Call> {
+    await lane.slots.acquire();
+    recordRequestQueueLag(Date.now() - record.timestampMs);
+    const parent = contextFromHeaders(record.headers);
+    const span = startMessagingSpan(
+      {
+        system: lane.options.log.kind,
+        operation: 'process',
+        name: `process ${method}`,
+        topic: lane.options.topics.requests,
+        partition: reader.partition,
+        offset: record.offset,
+        attributes,
+      },
+      parent,
+    );
+    return new Call(lane, reader, record.offset, span, parent);
+  }
+
+  /** Gives the slot back while the call waits (a task waiting for its user), then retakes it. */
+  idle<T>(waiting: Promise<T>): Promise<T> {
+    return this.lane.slots.idle(waiting);
+  }
+
+  /** Ends the call (the first end counts; later ones change nothing). */
+  finish(how: CallEnd): void {
+    if (this.ended !== undefined) return;
+    this.ended = how;
+    this.span.end();
+    this.lane.slots.release();
+    if (how === 'answered') this.reader.done(this.offset);
+  }
+}
