@@ -11,10 +11,11 @@ function toolOf(body: () => Promise<unknown>) {
   return defineToolModule({
     name: 'steps-test',
     retry: { maxAttempts: 3, backoffMs: 1 },
-    register: (server) =>
+    register: (server) => {
       server.registerTool('t', { description: 'test' }, async () => ({
         content: [{ type: 'text' as const, text: JSON.stringify(await body()) }],
-      })),
+      }));
+    },
   });
 }
 
