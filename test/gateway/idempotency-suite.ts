@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { PretendPayments } from '@tidemark/examples/payments';
 import { describe, expect, it } from 'vitest';
+import { RawMcpClient, readSse } from '../support/sse.js';
 import { rpc, rpcResponse, type TaskClientOptions } from '../support/task-client.js';
 
 export interface KeyedStack {
@@ -36,6 +37,35 @@ function pay(
 }
 
 const charges = (api: PretendPayments) => api.entries().filter((e) => e.kind === 'charge');
+
+/** A session-lane `tools/call pay` with the key in `_meta`; every message of its stream. */
+async function sessionPay(
+  client: RawMcpClient,
+  id: number,
+  key: string,
+  args: Record<string, unknown> = PAY,
+): Promise<Array<Record<string, unknown>>> {
+  const response = await client.post({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: {
+      name: 'pay',
+      arguments: args,
+      _meta: { progressToken: `p${id}`, 'io.tidemark/idempotency-key': key },
+    },
+  });
+  const messages: Array<Record<string, unknown>> = [];
+  await readSse(response, (event) => {
+    if (event.data !== '') messages.push(JSON.parse(event.data) as Record<string, unknown>);
+  });
+  return messages;
+}
+
+const progressOf = (messages: ReadonlyArray<Record<string, unknown>>) =>
+  messages
+    .filter((m) => m['method'] === 'notifications/progress')
+    .map((m) => m['params'] as { progressToken: string; progress: number });
 
 export function describeIdempotency(name: string, start: () => Promise<KeyedStack>): void {
   describe(`idempotency keys (${name})`, () => {
@@ -128,6 +158,43 @@ export function describeIdempotency(name: string, start: () => Promise<KeyedStac
       expect(first.body.result?.['resultType']).toBe('task');
       const second = await create(urls[1]);
       expect(second.body.result?.['taskId']).toBe(first.body.result?.['taskId']);
+    });
+
+    it('session lane: the same key in two sessions through two gateways runs once; the joiner streams the original from the start, under its own token and id', async () => {
+      const { urls, api } = await start();
+      const [a, b] = [new RawMcpClient(urls[0]), new RawMcpClient(urls[1])];
+      await a.initialize();
+      await b.initialize();
+      const key = randomUUID();
+      const slow = { ...PAY, holdMs: 1_000 };
+      const original = sessionPay(a, 5, key, slow);
+      await expect.poll(() => charges(api).length, { timeout: 30_000, interval: 20 }).toBe(1);
+      const joined = await sessionPay(b, 9, key, slow);
+      const first = await original;
+      expect(first.at(-1)).toMatchObject({ id: 5, result: { structuredContent: {} } });
+      expect(joined.at(-1)).toMatchObject({ id: 9, result: first.at(-1)!['result'] as object });
+      // Its stream from the start: both progress notifications, under the joiner's token.
+      expect(progressOf(joined)).toEqual([
+        expect.objectContaining({ progressToken: 'p9', progress: 1 }),
+        expect.objectContaining({ progressToken: 'p9', progress: 2 }),
+      ]);
+      expect(charges(api)).toHaveLength(1);
+      // Finished: a third session gets its outcome; other arguments are refused; and the key is
+      // the same on the stateless lane.
+      const c = new RawMcpClient(urls[0]);
+      await c.initialize();
+      expect((await sessionPay(c, 1, key, slow)).at(-1)).toMatchObject({
+        id: 1,
+        result: first.at(-1)!['result'] as object,
+      });
+      expect((await sessionPay(c, 2, key, PAY)).at(-1)).toMatchObject({
+        id: 2,
+        error: { code: -32602, data: { reason: 'idempotency-key-reused' } },
+      });
+      const stateless = await pay(urls[1], key, slow);
+      expect(stateless.body.result).toEqual(first.at(-1)!['result']);
+      expect(charges(api)).toHaveLength(1);
+      expect(api.entries().filter((e) => e.kind === 'receipt')).toHaveLength(1);
     });
 
     it('a key that is not one is refused with 400 before anything is logged', async () => {

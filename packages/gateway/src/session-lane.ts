@@ -6,9 +6,11 @@ import {
   DEFAULT_SESSION_PROTOCOL_VERSION,
   eventIdMinter,
   HttpRefusals,
+  idempotentRoutingKey,
   newSessionId,
   parseSessionId,
   PRIMING_PROTOCOL_VERSION,
+  readIdempotencyKey,
   requestStreamId,
   SESSION_ENDED,
   SESSION_PROTOCOL_VERSIONS,
@@ -120,7 +122,26 @@ async function continueSession(
   // read another call's stream and never see its own answer.
   if ((await earlier) !== undefined)
     return sendRefusal(res, HttpRefusals.requestIdReused(request.id));
-  return streamRequest(ctx, req, res, session, version.value, request);
+  const keyed = keyedCall(req, request, auth);
+  if (!keyed.ok) return sendRefusal(res, keyed.refusal);
+  return streamRequest(ctx, req, res, session, version.value, request, keyed.value);
+}
+
+/**
+ * A `tools/call` with an idempotency key (its `_meta`, or the `Idempotency-Key` header) goes to the
+ * worker that owns the key first: the key's routing key, derived from the subject and the key.
+ */
+function keyedCall(
+  req: Request,
+  request: JsonRpcRequest,
+  auth: AuthResult | undefined,
+): Checked<{ key: SessionId; subject: string | undefined } | undefined> {
+  if (request.method !== 'tools/call') return pass(undefined);
+  const meta = (request as { params?: { _meta?: unknown } }).params?._meta;
+  const read = readIdempotencyKey(headerValue(req.headers['idempotency-key']), meta);
+  if (!read.ok) return refuse(HttpRefusals.badIdempotencyKey(request.id, read.problem));
+  if (read.key === undefined) return pass(undefined);
+  return pass({ key: idempotentRoutingKey(auth?.subject, read.key), subject: auth?.subject });
 }
 
 /** Writes one request and answers it: an SSE stream of its messages, or its final one as JSON. */
@@ -131,10 +152,17 @@ async function streamRequest(
   session: SessionId,
   version: string,
   request: JsonRpcRequest,
+  keyed?: { key: SessionId; subject: string | undefined },
 ): Promise<void> {
   const started = await newStream(ctx, session, request.id);
   const produce = (parent?: Parameters<GatewayContext['producer']['produce']>[2]) =>
-    ctx.producer.produce(session, [{ lane: 'session', session, message: request }], parent);
+    keyed === undefined
+      ? ctx.producer.produce(session, [{ lane: 'session', session, message: request }], parent)
+      : ctx.producer.produce(
+          keyed.key,
+          [{ lane: 'keyed-session', ...keyed, session, message: request }],
+          parent,
+        );
   if (!accepts(req, 'text/event-stream'))
     return respondJson(ctx, res, session, started, () => produce(), true);
   const { partition, stream, highWatermark, cursor } = started;

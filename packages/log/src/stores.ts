@@ -140,6 +140,11 @@ export interface SessionRecord {
 export interface IdempotencyClaim {
   /** `callFingerprint` of the call's tool and arguments. */
   readonly fingerprint: string;
+  /**
+   * The session whose stream the execution is, for a session's keyed call; absent for the
+   * stateless lane's (its stream is under the key).
+   */
+  readonly session?: SessionId;
   /** The stream of the request that is the execution (its final message is the outcome). */
   readonly stream: StreamId;
   /** The stream whose durable steps the execution journals: the first request's, always. */

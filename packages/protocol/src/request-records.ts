@@ -24,6 +24,19 @@ const TASKS_HEADER = 'tm-tasks';
 /** Header of a 2026-07-28 `tools/call` with an idempotency key (its routing key derives from it). */
 const IDEMPOTENT_HEADER = 'tm-idempotent';
 
+/**
+ * Header of a session's `tools/call` with an idempotency key, written under the key's routing key
+ * (the worker that owns the key decides, then passes it on to the session's partition): the session.
+ */
+const KEYED_SESSION_HEADER = 'tm-keyed-session';
+
+/**
+ * Header of a request passed on to its session's partition to join another call with the same
+ * idempotency key: the call joined, as `<session>/<stream>`. Its worker streams that call's
+ * messages to the client instead of running the tool.
+ */
+const JOINS_HEADER = 'tm-joins';
+
 /** Header of a control record: the gateway telling the session's worker something. */
 export const CONTROL_HEADER = 'tm-control';
 
@@ -46,8 +59,27 @@ export type RequestMessage = Readonly<Record<string, unknown>>;
 
 /** What one record of `requests` says. */
 export type RequestRecord =
-  /** A message of the session lane (2025-03-26 … 2025-11-25). */
-  | { readonly lane: 'session'; readonly session: SessionId; readonly message: RequestMessage }
+  /**
+   * A message of the session lane (2025-03-26 … 2025-11-25). `joins`: a keyed call passed on to
+   * join the call (session and stream) that holds its key.
+   */
+  | {
+      readonly lane: 'session';
+      readonly session: SessionId;
+      readonly message: RequestMessage;
+      readonly joins?: { readonly session: SessionId; readonly stream: string } | undefined;
+    }
+  /**
+   * A session's `tools/call` with an idempotency key, under the key's routing key: the key's worker
+   * decides whether it runs (passed on to the session as is) or joins (passed on with `joins`).
+   */
+  | {
+      readonly lane: 'keyed-session';
+      readonly key: SessionId;
+      readonly session: SessionId;
+      readonly message: RequestMessage;
+      readonly subject: string | undefined;
+    }
   /**
    * A message of the stateless lane (2026-07-28): routed by a key of its own; the classification
    * binds the worker's server to the request's revision.
@@ -82,7 +114,13 @@ export function encodeRequestRecord(record: RequestRecord): EncodedRequestRecord
   ];
   switch (record.lane) {
     case 'session':
+      if (record.joins !== undefined)
+        headers.push([JOINS_HEADER, `${record.joins.session}/${record.joins.stream}`]);
       return { key: record.session, value: json(record.message), headers };
+    case 'keyed-session':
+      headers.push([KEYED_SESSION_HEADER, record.session]);
+      if (record.subject !== undefined) headers.push([SUBJECT_HEADER, record.subject]);
+      return { key: record.key, value: json(record.message), headers };
     case 'stateless':
       headers.push([CLASSIFICATION_HEADER, JSON.stringify(record.classification)]);
       if (record.subject !== undefined) headers.push([SUBJECT_HEADER, record.subject]);
@@ -119,9 +157,21 @@ export function decodeRequestRecord(record: {
   const control = header(CONTROL_HEADER);
   if (control === SESSION_ENDED || control === SESSION_TOUCHED)
     return { ok: true, record: { lane: 'control', session, control } };
+  const keyedSession = header(KEYED_SESSION_HEADER);
+  if (keyedSession !== undefined) {
+    const of = parseSessionId(keyedSession);
+    if (of === undefined) return { ok: false, problem: 'a keyed call of no session' };
+    const subject = header(SUBJECT_HEADER);
+    return {
+      ok: true,
+      record: { lane: 'keyed-session', key: session, session: of, message, subject },
+    };
+  }
   const classification = header(CLASSIFICATION_HEADER);
-  if (classification === undefined)
-    return { ok: true, record: { lane: 'session', session, message } };
+  if (classification === undefined) {
+    const joins = parseJoins(header(JOINS_HEADER));
+    return { ok: true, record: { lane: 'session', session, message, ...(joins && { joins }) } };
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(classification);
@@ -143,6 +193,15 @@ export function decodeRequestRecord(record: {
       ...(idempotent ? { idempotent } : {}),
     },
   };
+}
+
+function parseJoins(value: string | undefined): { session: SessionId; stream: string } | undefined {
+  if (value === undefined) return undefined;
+  const slash = value.indexOf('/');
+  const session = parseSessionId(value.slice(0, slash < 0 ? value.length : slash));
+  return session === undefined || slash < 0
+    ? undefined
+    : { session, stream: value.slice(slash + 1) };
 }
 
 function json(value: unknown): Uint8Array {

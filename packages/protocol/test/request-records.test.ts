@@ -43,6 +43,18 @@ describe('request records', () => {
       { lane: 'stateless', key: session, message, classification: {}, subject: 'c', tasks: 'tool' },
       { lane: 'control', session, control: SESSION_ENDED },
       { lane: 'control', session, control: SESSION_TOUCHED },
+      {
+        lane: 'stateless',
+        key: session,
+        message,
+        classification: {},
+        subject: undefined,
+        tasks: 'never',
+        idempotent: true,
+      },
+      { lane: 'keyed-session', key: newSessionId(), session, message, subject: 'alice' },
+      { lane: 'keyed-session', key: newSessionId(), session, message, subject: undefined },
+      { lane: 'session', session, message, joins: { session: newSessionId(), stream: 'n7' } },
     ];
     for (const record of records) expect(roundTrip(record)).toEqual({ ok: true, record });
   });

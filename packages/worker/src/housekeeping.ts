@@ -85,7 +85,7 @@ export class Housekeeping {
     const record = await this.options.sessions.get(session);
     const claim = record?.idempotency;
     if (record?.task === undefined && claim !== undefined)
-      return (await this.options.heads.get(session, claim.stream)) !== undefined;
+      return (await this.options.heads.get(claim.session ?? session, claim.stream)) !== undefined;
     const ttlMs = record?.task?.ttlMs;
     if (record === undefined || ttlMs === undefined) return false;
     return ttlMs === null || now < record.createdAtMs + ttlMs;

@@ -1,15 +1,22 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { IdempotencyClaim, SessionRecord } from '@tidemark/log';
 import {
   callFingerprint,
+  encodeRequestRecord,
   idempotencyKeyReused,
   requestStreamId,
+  STATELESS_PROTOCOL_VERSION,
   streamHeadKey,
+  type LogRecord,
   type RequestId,
+  type RequestRecord,
   type SessionId,
+  type StreamId,
 } from '@tidemark/protocol';
 import type { PartitionReader } from './partition-reader.js';
 import type { StatelessExchange } from './stateless-exchange.js';
+import { whileUnavailable } from './backoff.js';
 import { answerRequest, type LaneContext } from './worker-stores.js';
 
 type KeyedRequest = JSONRPCMessage & { id: RequestId; method: string; params?: unknown };
@@ -58,8 +65,8 @@ export class IdempotentCalls {
     }
     // The execution's own request, delivered again: run or skipped as any redelivered request.
     // (Every keyed request has a stream of its own: the gateway gives it an id of its own.)
-    if (claim.stream === stream) return { ...claim, record };
-    if (running === undefined) {
+    if (claim.session === undefined && claim.stream === stream) return { ...claim, record };
+    if (running === undefined && claim.session === undefined) {
       const head = await this.lane.stores.heads.decided(key, claim.stream);
       if (head?.terminal === undefined) return { ...claim, stream, record };
     }
@@ -79,7 +86,8 @@ export class IdempotentCalls {
     try {
       await running?.answered;
       if (reader.signal.aborted) return; // the next owner answers it
-      const head = await this.lane.stores.heads.decided(key, claim.stream);
+      // A session's keyed call answers in its session's stream: its final message is waited for.
+      const head = await this.finalOf(claim.session ?? key, claim.stream, reader.signal);
       const outcome = head?.terminal?.payload as Record<string, unknown> | undefined;
       if (outcome === undefined) {
         if (reader.signal.aborted) return;
@@ -96,6 +104,53 @@ export class IdempotentCalls {
     this.answered(reader, offset, key, message);
   }
 
+  /**
+   * A session's keyed call, on the worker that owns its key: the first request with the key claims
+   * it and is passed on to its session's partition to run there; a later one with the same tool and
+   * arguments is passed on to join that call's stream; one with others is refused. Nothing is
+   * marked done here before what it leads to is in the log.
+   */
+  async forSession(
+    reader: PartitionReader,
+    record: LogRecord,
+    keyed: Extract<RequestRecord, { lane: 'keyed-session' }>,
+    running: StatelessExchange | undefined,
+  ): Promise<void> {
+    const { key, session, subject } = keyed;
+    const message = keyed.message as unknown as KeyedRequest;
+    const stream = requestStreamId(message.id);
+    const fingerprint = callFingerprint(message.params);
+    const claim = running?.claim ?? (await this.lane.stores.sessions.get(key))?.idempotency;
+    const own = claim === undefined || (claim.session === session && claim.stream === stream);
+    if (claim !== undefined && claim.fingerprint !== fingerprint) {
+      const tool = (message.params as { name?: unknown } | undefined)?.name;
+      await answerRequest(this.lane, session, message, { error: idempotencyKeyReused(tool) });
+    } else {
+      if (claim === undefined)
+        await writeClaim(this.lane, key, subject, {
+          fingerprint,
+          session,
+          stream,
+          journal: stream,
+        });
+      const joins =
+        own || claim === undefined
+          ? undefined
+          : { session: claim.session ?? key, stream: claim.stream };
+      await passOn(this.lane, record, { lane: 'session', session, message: keyed.message, joins });
+    }
+    reader.done(record.offset);
+  }
+
+  /** The head of a joined call once it has its final message (polled; none when stopped). */
+  private async finalOf(session: SessionId, stream: StreamId, signal: AbortSignal) {
+    for (;;) {
+      const head = await this.lane.stores.heads.decided(session, stream);
+      if (head?.terminal !== undefined || signal.aborted) return head;
+      await sleep(100);
+    }
+  }
+
   private answered(
     reader: PartitionReader,
     offset: bigint,
@@ -107,4 +162,43 @@ export class IdempotentCalls {
     reader.done(offset);
     return 'answered';
   }
+}
+
+/** Claims a key: a record under its routing key, naming the call it belongs to. */
+async function writeClaim(
+  lane: LaneContext,
+  key: SessionId,
+  subject: string | undefined,
+  claim: IdempotencyClaim,
+): Promise<void> {
+  const record: SessionRecord = {
+    id: key,
+    protocolVersion: STATELESS_PROTOCOL_VERSION,
+    initialize: null,
+    ...(subject === undefined ? {} : { subject }),
+    createdAtMs: Date.now(),
+    idempotency: claim,
+  };
+  await whileUnavailable(() => lane.stores.sessions.create(record), {
+    stopped: () => false,
+    onRetry: () => undefined,
+  });
+}
+
+/** Writes a keyed session request on to its session's partition, in the trace it came with. */
+async function passOn(
+  lane: LaneContext,
+  from: LogRecord,
+  record: Extract<RequestRecord, { lane: 'session' }>,
+): Promise<void> {
+  const encoded = encodeRequestRecord(record);
+  const trace = from.headers.filter(([name]) => !name.startsWith('tm-'));
+  const partition = lane.stores.heads.partitionOf(record.session);
+  await whileUnavailable(
+    () =>
+      lane.options.log.append(lane.options.topics.requests, [
+        { ...encoded, partition, headers: [...encoded.headers, ...trace] },
+      ]),
+    { stopped: () => false, onRetry: () => undefined },
+  );
 }

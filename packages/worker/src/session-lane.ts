@@ -1,6 +1,6 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { context } from '@opentelemetry/api';
-import type { LogRecord, RequestId, SessionId } from '@tidemark/protocol';
+import type { LogRecord, RequestId, SessionId, StreamId } from '@tidemark/protocol';
 import { ATTR_JSONRPC_REQUEST_ID, ATTR_MCP_METHOD_NAME, ATTR_MCP_SESSION_ID } from '@tidemark/otel';
 import { whileUnavailable } from './backoff.js';
 import { Call } from './call.js';
@@ -10,6 +10,12 @@ import { SessionRuntime } from './session-runtime.js';
 import { answerFailure, progressReader, type LaneContext } from './worker-stores.js';
 
 type Request = JSONRPCMessage & { id: RequestId; method: string };
+
+/** The call a keyed request joins (its idempotency key's): see `SessionRuntime.join`. */
+export interface Joins {
+  readonly session: SessionId;
+  readonly stream: StreamId;
+}
 
 /**
  * The session lane on a worker: each session's MCP server (restored from the log on first sight,
@@ -32,11 +38,12 @@ export class SessionLane {
     record: LogRecord,
     session: SessionId,
     message: JSONRPCMessage,
+    joins?: Joins,
   ): Promise<void> {
     const at = `requests ${reader.partition}@${record.offset}`;
     const stopped = () => reader.signal.aborted;
     try {
-      await whileUnavailable(() => this.handOver(reader, record, session, message), {
+      await whileUnavailable(() => this.handOver(reader, record, session, message, joins), {
         stopped,
         onRetry: (error) =>
           this.lane.options.onProblem(`${at}: the log is unavailable; retrying`, error),
@@ -66,6 +73,7 @@ export class SessionLane {
     record: LogRecord,
     session: SessionId,
     message: JSONRPCMessage,
+    joins: Joins | undefined,
   ): Promise<void> {
     // The gateway keeps an initialize's params once, in the session's record.
     if ('method' in message && message.method === 'initialize' && !('params' in message)) {
@@ -85,7 +93,7 @@ export class SessionLane {
       return reader.done(record.offset);
     }
     if ('method' in message && 'id' in message && message.id !== undefined)
-      return this.startCall(reader, record, runtime, message);
+      return this.startCall(reader, record, runtime, message, joins);
     await runtime.other(message);
     reader.done(record.offset);
   }
@@ -96,14 +104,20 @@ export class SessionLane {
     record: LogRecord,
     runtime: SessionRuntime,
     request: Request,
+    joins: Joins | undefined,
   ): Promise<void> {
+    const { log, topics } = this.lane.options;
     const call = await Call.take(this.lane, reader, record, request.method, {
       [ATTR_MCP_METHOD_NAME]: request.method,
       [ATTR_MCP_SESSION_ID]: runtime.session,
       [ATTR_JSONRPC_REQUEST_ID]: String(request.id),
     });
     try {
-      await context.with(call.context, () => runtime.request(call, request));
+      await context.with(call.context, () =>
+        joins === undefined
+          ? runtime.request(call, request)
+          : runtime.join(call, request, joins, { log, topic: topics.events }),
+      );
     } catch (error) {
       call.finish('not-started');
       throw error;

@@ -1,5 +1,4 @@
 import {
-  isJSONRPCRequest,
   type JSONRPCMessage,
   type AuthInfo,
   type McpServer,
@@ -29,7 +28,9 @@ import { LogTransport } from './log-transport.js';
 import type { ToolLogger } from './tool-logger.js';
 import { createToolServer, SESSION_SERVER_VERSIONS } from './tool-server.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
+import { callRefusal } from './call-refusal.js';
 import { journaledSteps, type CallSteps } from './steps.js';
+import { joinedMessage, mirrorStream, type MirrorSource } from './stream-mirror.js';
 import { StreamRun, type StreamRunHost } from './stream-run.js';
 import type { ToolModule } from './tool-module.js';
 
@@ -133,7 +134,7 @@ export class SessionRuntime {
     // Reading its partition waits while the log is waited out; a call it refuses for longer than
     // that is answered with an error by the worker.
     const run = await StreamRun.begin(this.options, this.session, stream, head, () => this.closed);
-    const refusal = this.refusal(message, run.attempt);
+    const refusal = callRefusal(message, run.attempt, this.inflight.size, this.options);
     if (refusal !== undefined) {
       await run.generation.finish({ jsonrpc: '2.0', id: message.id, error: refusal });
       return call.finish('answered');
@@ -149,31 +150,54 @@ export class SessionRuntime {
   }
 
   /**
-   * Why a request is answered with an error instead of run: not a request the SDK accepts (it would
-   * drop it without an answer), too many calls of this session running, or a call that has been
-   * executed too often without finishing.
+   * A request that joins another call with the same idempotency key (`joins`): its stream carries
+   * that call's messages — progress under this request's own token — and ends with its final
+   * message, under this request's id; the tool does not run again. A new execution of the joined
+   * call resets this stream too. Cancelled, it ends as any call does.
    */
-  private refusal(
-    message: JSONRPCMessage,
-    attempt: number,
-  ): { code: number; message: string } | undefined {
-    if (!isJSONRPCRequest(message)) {
-      return { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 request' };
-    }
-    if (attempt > this.options.maxExecutionsPerCall) {
-      return {
-        code: -32603,
-        message: `Internal error: the call was started ${attempt - 1} times without finishing (limit ${this.options.maxExecutionsPerCall}); it is not run again`,
-      };
-    }
-    if (this.inflight.size >= this.options.maxConcurrentCalls) {
-      // One busy session must not hold the partition (and every other session on it) back.
-      return {
-        code: -32000,
-        message: `Too many concurrent requests in this session (limit ${this.options.maxConcurrentCalls}); retry later`,
-      };
-    }
-    return undefined;
+  async join(
+    call: Call,
+    message: JSONRPCMessage & { id: RequestId; method: string },
+    joins: Omit<MirrorSource, 'log' | 'topic' | 'heads'>,
+    source: Pick<MirrorSource, 'log' | 'topic'>,
+  ): Promise<void> {
+    this.lastActivityMs = Date.now();
+    const stream = requestStreamId(message.id);
+    if (this.inflight.has(stream)) return call.finish('answered');
+    const head = await this.options.heads.decided(this.session, stream);
+    if (head?.terminal !== undefined) return call.finish('answered');
+    const run = await StreamRun.begin(this.options, this.session, stream, head, () => this.closed);
+    const steps = journaledSteps(
+      this.options.steps,
+      this.session,
+      stream,
+      run.attempt,
+      this.options,
+    );
+    const entry: InFlight = { call, run, steps, requestId: message.id, closed: false };
+    this.inflight.set(stream, entry);
+    const token = (message as { params?: { _meta?: { progressToken?: unknown } } }).params?._meta
+      ?.progressToken;
+    void mirrorStream(
+      { ...source, heads: this.options.heads, ...joins },
+      {
+        stopped: () => entry.closed,
+        reset: () => entry.run.retry(),
+        message: async (payload) => {
+          const forwarded = joinedMessage(payload, token);
+          if (forwarded !== undefined) await entry.run.send(forwarded);
+        },
+        final: (payload) =>
+          this.finish(stream, { ...(payload as object), id: message.id } as JSONRPCMessage),
+      },
+    ).catch(async () => {
+      if (entry.closed) return;
+      await this.finish(stream, {
+        jsonrpc: '2.0',
+        id: message.id,
+        error: { code: -32603, message: 'Internal error: the keyed call could not be joined' },
+      });
+    });
   }
 
   /** A notification or a response from the client. Cancellation ends the stream at once. */

@@ -128,6 +128,15 @@ export class StatelessLane {
     });
   }
 
+  /** A session's keyed call, on the worker that owns its key: decided, then passed on to its session. */
+  keyedSession(
+    reader: PartitionReader,
+    record: LogRecord,
+    keyed: Extract<RequestRecord, { lane: 'keyed-session' }>,
+  ): Promise<void> {
+    return this.keyed.forSession(reader, record, keyed, this.exchanges.get(keyed.key));
+  }
+
   /** The partitions went elsewhere: their requests stop here, unanswered, for the next owner. */
   dropPartitions(partitions: readonly number[]): void {
     const dropped = new Set(partitions);

@@ -5,6 +5,7 @@ import {
   decodeRequestRecord,
   invalidOption,
   newWorkerEpoch,
+  parseStreamId,
   SESSION_ENDED,
   type GroupMembership,
   type LogRecord,
@@ -15,7 +16,7 @@ import { CallSlots } from './call-slots.js';
 import { Housekeeping } from './housekeeping.js';
 import { probeToolModules, type ModuleListing } from './module-probe.js';
 import { PartitionReader } from './partition-reader.js';
-import { SessionLane } from './session-lane.js';
+import { SessionLane, type Joins } from './session-lane.js';
 import { StatelessLane } from './stateless-lane.js';
 import type { ToolModule } from './tool-module.js';
 import {
@@ -241,7 +242,10 @@ export class Worker {
       return reader.done(record.offset);
     }
     const request = decoded.record;
-    const session = request.lane === 'stateless' ? request.key : request.session;
+    const session =
+      request.lane === 'stateless' || request.lane === 'keyed-session'
+        ? request.key
+        : request.session;
     started.stores.housekeeping.touch(reader.partition, session);
     switch (request.lane) {
       case 'control':
@@ -258,11 +262,22 @@ export class Worker {
           record,
           session,
           request.message as JSONRPCMessage,
+          joinsOf(request.joins),
         );
+      case 'keyed-session':
+        return started.stateless.keyedSession(reader, record, request);
     }
   }
 
   private async commitAll(): Promise<void> {
     for (const reader of [...this.readers.values()]) await reader.commit(this.membership);
   }
+}
+
+/** The call a passed-on keyed request joins, when its stream id is one. */
+function joinsOf(joins: { session: SessionId; stream: string } | undefined): Joins | undefined {
+  const stream = joins === undefined ? undefined : parseStreamId(joins.stream);
+  return joins === undefined || stream === undefined
+    ? undefined
+    : { session: joins.session, stream };
 }

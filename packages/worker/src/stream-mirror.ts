@@ -1,0 +1,111 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { StreamHeadStore } from '@tidemark/log';
+import {
+  ErrorCodes,
+  isTidemarkError,
+  readStampedRecord,
+  StreamCursor,
+  type LogPort,
+  type SessionId,
+  type StreamId,
+} from '@tidemark/protocol';
+
+/** What a mirror is told, in order: a reset (the joined call runs again), a message, the end. */
+export interface MirrorSink {
+  /** The joined call started again (a new generation): the mirror's client is reset too. */
+  reset(): Promise<void>;
+  message(payload: unknown): Promise<void>;
+  final(payload: unknown): Promise<void>;
+  /** True once the mirror is no longer wanted (cancelled, its session dropped). */
+  stopped(): boolean;
+}
+
+export interface MirrorSource {
+  readonly log: LogPort;
+  readonly topic: string;
+  readonly heads: StreamHeadStore;
+  readonly session: SessionId;
+  readonly stream: StreamId;
+}
+
+/**
+ * Follows another call's stream in `events` — from its current generation's start, through its
+ * later generations, to its final message — and hands what it finds to `sink`: how a request that
+ * joins a call with the same idempotency key gets that call's stream from the start, without
+ * running the tool. Read with the delivery rules (`StreamCursor`): superseded records are dropped,
+ * a new generation is a reset. A call already finished is its final message.
+ */
+export async function mirrorStream(source: MirrorSource, sink: MirrorSink): Promise<void> {
+  const { heads, session, stream } = source;
+  let head = await heads.get(session, stream);
+  // The joined call's worker may not have started it yet.
+  while (head === undefined) {
+    if (sink.stopped()) return;
+    await sleep(100);
+    head = await heads.get(session, stream);
+  }
+  if (head.terminal !== undefined) return sink.final(head.terminal.payload);
+  const partition = heads.partitionOf(session);
+  const cursor = new StreamCursor<unknown>({
+    generation: undefined,
+    nextSeq: undefined,
+    clientHasEvents: false,
+    fromOffset: head.startOffset,
+  });
+  let offset = head.startOffset;
+  let sent = false;
+  while (!sink.stopped()) {
+    const fetched = await fetchOrEvicted(source, partition, offset);
+    if (fetched.kind === 'evicted') {
+      // Its events expired under the mirror: what is left of the call is its head.
+      if (fetched.final !== undefined) return sink.final(fetched.final);
+      offset = fetched.logStartOffset;
+      continue;
+    }
+    for (const record of fetched.records) {
+      const read = record.key === session ? readStampedRecord(record) : undefined;
+      if (read === undefined || read.stamp.stream !== stream) continue;
+      const step = cursor.accept(read);
+      if (step.kind === 'skip') continue;
+      if ((step.kind === 'reset-only' || step.resetBefore !== undefined) && sent) {
+        await sink.reset();
+        sent = false;
+      }
+      if (step.kind !== 'deliver' || step.record.payload === undefined) continue;
+      if (step.final) return sink.final(step.record.payload);
+      await sink.message(step.record.payload);
+      sent = true;
+    }
+    offset = fetched.nextOffset;
+  }
+}
+
+/** One read of the joined stream's partition, or, when it was evicted, what its head keeps. */
+async function fetchOrEvicted(source: MirrorSource, partition: number, offset: bigint) {
+  const { log, topic, heads, session, stream } = source;
+  try {
+    return {
+      kind: 'fetched' as const,
+      ...(await log.fetch(topic, partition, offset, { maxWaitMs: 500 })),
+    };
+  } catch (error) {
+    if (!isTidemarkError(error) || error.code !== ErrorCodes.offsetOutOfRange) throw error;
+    const kept = await heads.get(session, stream);
+    const { logStartOffset } = await log.offsets(topic, partition);
+    return { kind: 'evicted' as const, final: kept?.terminal?.payload, logStartOffset };
+  }
+}
+
+/**
+ * What a joined call's message is to the request that joined it: its progress under the joiner's
+ * token (none asked: no progress), its notifications as they are; its requests to the client (an
+ * elicitation) are its own client's to answer.
+ */
+export function joinedMessage(payload: unknown, token: unknown): unknown {
+  if (typeof payload !== 'object' || payload === null) return undefined;
+  const message = payload as { id?: unknown; method?: unknown; params?: Record<string, unknown> };
+  if (message.id !== undefined) return undefined;
+  if (message.method !== 'notifications/progress') return payload;
+  if (token === undefined) return undefined;
+  return { ...message, params: { ...message.params, progressToken: token } };
+}
