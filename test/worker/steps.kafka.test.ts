@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +7,7 @@ import { PretendPayments } from '@tidemark/examples/payments';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { Cluster, sleep, type Member } from '../e2e/cluster.js';
 import { connectResumingClient } from '../support/clients.js';
+import { RawMcpClient, readSse } from '../support/sse.js';
 import { pollTask, rpc, rpcResponse, sseMessages } from '../support/task-client.js';
 
 // Durable steps on a real broker, with worker processes killed (-9) right after a step was
@@ -134,5 +136,51 @@ describe('durable steps on Kafka: a kill -9 after a step does not run it again',
       .structuredContent?.chargeId;
     expectChargedOnce(api, chargeId);
     expect(stepsOf(c, taskId).sort()).toEqual([...CHARGED_ONCE].sort());
+  });
+
+  it('session lane, keyed: a request that joined a call follows it across the kill -9 of its worker — reset, then the same charge', async () => {
+    const { c, urls, api } = await cluster('steps-joined');
+    const [a, b] = [new RawMcpClient(urls[0]!), new RawMcpClient(urls[1]!)];
+    await a.initialize();
+    await b.initialize();
+    const key = randomUUID();
+    const call = async (client: RawMcpClient, id: number, onProgress = () => {}) => {
+      const response = await client.post({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: {
+          name: 'pay',
+          arguments: PAY,
+          _meta: { progressToken: `p${id}`, 'io.tidemark/idempotency-key': key },
+        },
+      });
+      const messages: Array<Record<string, unknown>> = [];
+      await readSse(response, (event) => {
+        if (event.data === '') return;
+        const message = JSON.parse(event.data) as Record<string, unknown>;
+        messages.push(message);
+        if (message['method'] === 'notifications/progress') onProgress();
+      });
+      return messages;
+    };
+    const original = call(a, 1);
+    const runner = await journaledBy(c, 'charge');
+    let joinedProgress!: () => void;
+    const progressed = new Promise<void>((resolve) => (joinedProgress = resolve));
+    const joined = call(b, 2, () => joinedProgress());
+    // The joiner has the charge's progress before the runner dies.
+    await progressed;
+    await c.kill(runner, 'SIGKILL');
+    const [first, second] = await Promise.all([original, joined]);
+    const result = (messages: Array<Record<string, unknown>>) => messages.at(-1)?.['result'];
+    expect(first.at(-1)).toMatchObject({ id: 1 });
+    expect(second.at(-1)).toMatchObject({ id: 2 });
+    expect(result(second)).toEqual(result(first));
+    expect(second.map((m) => m['method'])).toContain('notifications/tidemark/reset');
+    expectChargedOnce(
+      api,
+      (result(first) as { structuredContent: { chargeId: string } }).structuredContent.chargeId,
+    );
   });
 });
