@@ -133,11 +133,13 @@ export class TrackedClient {
       if (result.isError === true) seen.push({ kind: 'error', message: text });
       else seen.push({ kind: 'result', numbers: text === '' ? [] : text.split(',').map(Number) });
     } catch (error) {
-      // The SDK's own timeout is no answer from the server: the call was accepted and never
-      // answered (lost), not told that it failed.
-      if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)
+      // A call this client ended because its stream was cut before its first event id failed,
+      // as its client knows — the SDK reports that abort as a timeout too, so it is asked first.
+      // The SDK's own timeout otherwise is no answer from the server: the call was accepted and
+      // never answered (lost), not told that it failed.
+      if (cut.signal.aborted) seen.push({ kind: 'error', message: CUT_BEFORE_FIRST_ID });
+      else if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)
         seen.push({ kind: 'no-answer', afterMs: timeout });
-      else if (cut.signal.aborted) seen.push({ kind: 'error', message: CUT_BEFORE_FIRST_ID });
       else seen.push({ kind: 'error', message: describeError(error) });
     } finally {
       this.current = undefined;
