@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { SessionId } from './ids.js';
+import { JsonRpcErrorCodes } from './wire.js';
 
 // Idempotency keys of `tools/call` (the IETF httpapi `Idempotency-Key` header, or
 // `_meta["io.tidemark/idempotency-key"]`): the same key, scoped to the authenticated subject, with
@@ -77,7 +78,7 @@ export function idempotencyKeyReused(tool: unknown): {
   data: { reason: string };
 } {
   return {
-    code: -32602,
+    code: JsonRpcErrorCodes.invalidParams,
     message: `Invalid params: this idempotency key was used for another call (${typeof tool === 'string' ? `tools/call ${tool}` : 'tools/call'} with other arguments); use a new key for a new call`,
     data: { reason: IDEMPOTENCY_KEY_REUSED },
   };

@@ -1,4 +1,5 @@
 import { isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/server';
+import { JsonRpcErrorCodes } from '@tidemark/protocol';
 
 /**
  * Why a session's request is answered with an error instead of run: not a request the SDK accepts
@@ -12,16 +13,19 @@ export function callRefusal(
   limits: { readonly maxExecutionsPerCall: number; readonly maxConcurrentCalls: number },
 ): { code: number; message: string } | undefined {
   if (!isJSONRPCRequest(message))
-    return { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 request' };
+    return {
+      code: JsonRpcErrorCodes.invalidRequest,
+      message: 'Invalid Request: not a JSON-RPC 2.0 request',
+    };
   if (attempt > limits.maxExecutionsPerCall)
     return {
-      code: -32603,
+      code: JsonRpcErrorCodes.internalError,
       message: `Internal error: the call was started ${attempt - 1} times without finishing (limit ${limits.maxExecutionsPerCall}); it is not run again`,
     };
   // One busy session must not hold the partition (and every other session on it) back.
   if (running >= limits.maxConcurrentCalls)
     return {
-      code: -32000,
+      code: JsonRpcErrorCodes.badRequest,
       message: `Too many concurrent requests in this session (limit ${limits.maxConcurrentCalls}); retry later`,
     };
   return undefined;

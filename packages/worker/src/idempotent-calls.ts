@@ -17,7 +17,7 @@ import {
 import type { PartitionReader } from './partition-reader.js';
 import type { StatelessExchange } from './stateless-exchange.js';
 import { whileUnavailable } from './backoff.js';
-import { answerRequest, type LaneContext } from './worker-stores.js';
+import { answerRequest, JOIN_FAILED, type LaneContext } from './worker-stores.js';
 
 type KeyedRequest = JSONRPCMessage & { id: RequestId; method: string; params?: unknown };
 
@@ -97,9 +97,7 @@ export class IdempotentCalls {
       await answerRequest(this.lane, key, message, answer);
     } catch (error) {
       this.lane.options.onProblem(`joining ${key} to its execution`, error);
-      await answerRequest(this.lane, key, message, {
-        error: { code: -32603, message: 'Internal error: the keyed call could not be joined' },
-      });
+      await answerRequest(this.lane, key, message, { error: JOIN_FAILED });
     }
     this.answered(reader, offset, key, message);
   }

@@ -32,6 +32,7 @@ import { callRefusal } from './call-refusal.js';
 import { journaledSteps, type CallSteps } from './steps.js';
 import { joinedMessage, mirrorStream, type MirrorSource } from './stream-mirror.js';
 import { StreamRun, type StreamRunHost } from './stream-run.js';
+import { JOIN_FAILED } from './worker-stores.js';
 import type { ToolModule } from './tool-module.js';
 
 export interface SessionRuntimeOptions {
@@ -195,7 +196,7 @@ export class SessionRuntime {
       await this.finish(stream, {
         jsonrpc: '2.0',
         id: message.id,
-        error: { code: -32603, message: 'Internal error: the keyed call could not be joined' },
+        error: JOIN_FAILED,
       });
     });
   }

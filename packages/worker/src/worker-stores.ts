@@ -1,6 +1,11 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import type { SessionStore, StepJournal, StreamHeadStore, StreamWriter } from '@tidemark/log';
-import { requestStreamId, type RequestId, type SessionId } from '@tidemark/protocol';
+import {
+  JsonRpcErrorCodes,
+  requestStreamId,
+  type RequestId,
+  type SessionId,
+} from '@tidemark/protocol';
 import type { CallSlots } from './call-slots.js';
 import type { Housekeeping } from './housekeeping.js';
 import { lastProgressInLog } from './progress-continuity.js';
@@ -37,9 +42,15 @@ export function progressReader(lane: LaneContext): NonNullable<StreamRunHost['la
     );
 }
 
+/** The answer to a keyed request whose joined call could not be followed. */
+export const JOIN_FAILED: { code: number; message: string } = {
+  code: JsonRpcErrorCodes.internalError,
+  message: 'Internal error: the keyed call could not be joined',
+};
+
 /** The answer to a request the server could not run. */
-export const INTERNAL_ERROR = {
-  code: -32603,
+export const INTERNAL_ERROR: { code: number; message: string } = {
+  code: JsonRpcErrorCodes.internalError,
   message: 'Internal error: the server could not run this request',
 };
 
