@@ -108,6 +108,27 @@ describe('the Helm chart', () => {
     for (const flag of ['--server-name', '--server-version', '--instructions']) expect(help).toContain(flag);
   });
 
+  it('renders the fair-share limits and trusted proxies as the flags the CLI takes; unset ones keep the defaults', async () => {
+    const plain = await template();
+    for (const component of ['gateway', 'worker'])
+      expect(podSpec(deployment(plain, component)).spec.containers[0]!.args.join(' ')).not.toMatch(/per-subject|trusted-proxy/);
+    const manifests = await template(
+      ...['--set', 'gateway.limits.maxSessionsPerSubject=20', '--set', 'gateway.limits.maxFailedAuthPerMinute=5'],
+      ...['--set', 'gateway.trustedProxies={10.0.0.0/8}'],
+      ...['--set', 'worker.limits.maxConcurrentTasks=8', '--set', 'worker.limits.maxCallsPerSubject=4'],
+    );
+    const args = (component: string) => podSpec(deployment(manifests, component)).spec.containers[0]!.args;
+    const pairs = (list: string[]) => list.flatMap((arg, i) => (arg.startsWith('--') ? [`${arg} ${list[i + 1]}`] : []));
+    expect(pairs(args('gateway'))).toEqual(
+      expect.arrayContaining(['--max-sessions-per-subject 20', '--max-failed-auth-per-minute 5', '--trusted-proxy 10.0.0.0/8']),
+    );
+    expect(pairs(args('worker'))).toEqual(expect.arrayContaining(['--max-concurrent-tasks 8', '--max-calls-per-subject 4']));
+    for (const component of ['gateway', 'worker']) {
+      const help = await helpOf(component);
+      for (const flag of args(component).filter((a) => a.startsWith('--'))) expect(help).toContain(flag);
+    }
+  });
+
   it('passes helm lint --strict', async () => {
     const { stdout } = await run(helm, ['lint', '--strict', chart, ...REQUIRED]);
     expect(stdout).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);

@@ -179,3 +179,13 @@ capabilities: { drop: [ALL] }
     - namespaceSelector: {}
 {{- end }}
 {{- end -}}
+
+{{/* Limits as flags: each set value of a `limits` map (maxFooBar: 3 → --max-foo-bar 3). */}}
+{{- define "tidemark.limitArgs" -}}
+{{- range $name, $value := . }}
+{{- if not (kindIs "invalid" $value) }}
+- --{{ kebabcase $name }}
+- {{ $value | quote }}
+{{- end }}
+{{- end }}
+{{- end }}

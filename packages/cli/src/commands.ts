@@ -10,7 +10,7 @@ import {
   type TopicsProbe,
 } from '@tidemark/kafka';
 import { topicNames } from '@tidemark/protocol';
-import { loadToolModules, Worker, WORKER_DEFAULTS } from '@tidemark/worker';
+import { loadToolModules, Worker, WORKER_DEFAULTS, type SlotOccupancy } from '@tidemark/worker';
 import { CONSOLE_FLAGS, mountedConsoleOf } from './console.js';
 import { SERVER_IDENTITY_FLAGS, serverIdentityOf } from './server-identity.js';
 import { sayTools } from './banner.js';
@@ -21,7 +21,7 @@ import { watchToolModules } from './watch.js';
 import { observe } from './worker-log.js';
 import { AUTH_FLAGS, authOf } from './auth.js';
 import { KAFKA_FLAGS, kafkaOptions, prefixOf } from './kafka-options.js';
-import { LIMIT_FLAGS, limitsOf } from './limits.js';
+import { LIMIT_FLAGS, limitsOf, WORKER_LIMIT_FLAGS, workerLimitsOf } from './limits.js';
 import type { Logger } from './logger.js';
 import {
   allOf,
@@ -61,6 +61,7 @@ const DEV_FLAGS = {
   ...TELEMETRY_FLAGS,
   ...AUTH_FLAGS,
   ...LIMIT_FLAGS,
+  ...WORKER_LIMIT_FLAGS,
   ...TTL_FLAGS,
   ...TASKS_FLAG,
   ...CONSOLE_FLAGS,
@@ -96,6 +97,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     topics,
     modules,
     ...ttls,
+    ...workerLimitsOf(values),
     ...serverIdentityOf(values, WORKER_DEFAULTS.serverInfo),
     ...observe(io.log),
   });
@@ -106,6 +108,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     topics,
     keyring: keyringOf(devSecret(data)),
     onError: (error) => io.log.error({ err: error }, 'gateway error'),
+    onWarning: (message, fields) => io.log.warn(fields, message),
     ...sseRetryOf(values, DEV_SSE_RETRY_MS),
     ...(ttls.sessionTtlMs === undefined ? {} : { sessionTtlMs: ttls.sessionTtlMs }),
     ...tasksOf(values),
@@ -174,6 +177,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     topics,
     keyring: keyringOf(secret),
     onError: (error) => io.log.error({ err: error }, 'gateway error'),
+    onWarning: (message, fields) => io.log.warn(fields, message),
     ...sseRetryOf(values, undefined),
     ...(origins.length > 0 ? { allowedOrigins: origins } : {}),
     ...(hosts.length > 0 ? { allowedHosts: hosts } : {}),
@@ -207,6 +211,7 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     'health-port': { type: 'string' },
     ...TELEMETRY_FLAGS,
     ...TTL_FLAGS,
+    ...WORKER_LIMIT_FLAGS,
   });
   const metrics = applyTelemetryFlags(values);
   const tools = list(values['tools']);
@@ -230,6 +235,7 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     modules,
     ...(str(values['group']) === undefined ? {} : { group: str(values['group'])! }),
     ...ttlsOf(values),
+    ...workerLimitsOf(values),
     ...serverIdentityOf(values, WORKER_DEFAULTS.serverInfo),
     ...observe(io.log),
   });
@@ -249,7 +255,7 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
       if (req.url === '/readyz') {
         void probe
           .ready()
-          .then((ok) => res.writeHead(ok ? 200 : 503).end(ok ? 'ready' : 'not ready'));
+          .then((ok) => res.writeHead(ok ? 200 : 503).end(ok ? readyText(w) : 'not ready'));
         return;
       }
       res.writeHead(404).end();
@@ -324,4 +330,19 @@ async function startOrClose(worker: Worker, log: { close(): Promise<void> }): Pr
     await log.close().catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * `ready`, and whether one subject is at its cap of a kind of slot: worth knowing, not a reason
+ * to take the worker out of service (the others are served meanwhile). The subject is not named.
+ */
+function readyText(w: Worker): string {
+  const { calls, tasks, queued } = w.slotReport();
+  const said = (kind: string, { busy, limit, largest }: SlotOccupancy) =>
+    largest !== undefined && largest.busy * 2 >= limit
+      ? [`one subject holds ${largest.busy} of ${limit} ${kind} slots (${busy} busy)`]
+      : [];
+  const notes = [...said('call', calls), ...said('task', tasks)];
+  if (queued > 0) notes.push(`${queued} requests wait for a slot`);
+  return notes.length === 0 ? 'ready' : `ready; ${notes.join('; ')}`;
 }

@@ -65,8 +65,12 @@ unfinished calls run again as a new generation, resuming clients are reset, neve
   --data <dir>       where the log and the event-id secret live (0700). Default .tidemark
   --auth-tokens <file>, --auth-jwks <url|file> --auth-issuer <iss> --auth-audience <aud>
                      authenticate clients as the gateway does. Default: none (loopback only)
-  --max-body-bytes, --max-streams-per-session, --max-requests-per-second, --max-connections
+  --max-body-bytes, --max-streams-per-session, --max-streams-per-subject,
+  --max-sessions-per-subject, --max-requests-per-second, --max-connections,
+  --max-failed-auth-per-minute, --trusted-proxy
                      the gateway's limits (see tidemark gateway --help)
+  --max-concurrent-calls, --max-concurrent-tasks, --max-calls-per-subject, --max-tasks-per-subject,
+  --max-queued-calls-per-subject   the worker's slots and fair shares (see tidemark worker --help)
   --session-ttl <d>  a session with no request and no open stream this long expires (its next
                      request gets 404; clients re-initialize). 90s, 30m, 1h, 7d. Default 1h
   --result-ttl <d>   a finished call's result is kept this long for a resume. Default 1h
@@ -114,8 +118,15 @@ Authentication (required: exactly one choice; sessions are bound to the subject,
 Limits (each answered with a clear 4xx; see README "Security"):
   --max-body-bytes <n>          request body. Default 4194304 (413 beyond)
   --max-streams-per-session <n> open SSE streams of a session on this replica. Default 32 (429)
+  --max-streams-per-subject <n> open SSE streams of a subject (no auth: of a non-loopback address)
+                                on this replica, every kind. Default 256 (429)
+  --max-sessions-per-subject <n> live sessions a subject started on this replica. Default 256 (429)
   --max-requests-per-second <n> per subject (no auth: per non-loopback address). Default 100 (429)
   --max-connections <n>         connections held at once. Default 10000
+  --max-failed-auth-per-minute <n>  failed authentications of one address per minute; past it
+                                429 before the token is verified. Default 30
+  --trusted-proxy <addr|cidr>   a proxy whose X-Forwarded-For is believed (repeatable; also
+                                loopback, linklocal, uniquelocal). Default: none
   --sse-retry <d>               the retry hint 2025-11-25 clients wait before reconnecting
                                 (priming event, drain). Default 1s: a drained client reconnects
                                 to another replica
@@ -174,6 +185,14 @@ replica's resume decisions beside what the log holds. --trace-url <url> links tr
   --task-ttl <d>         a task's ttlMs (Tasks extension): unfinished by then it fails; finished,
                          it is kept at least this long after its creation. Default 1h
   --task-poll-interval <d> the pollIntervalMs tasks suggest to clients. Default 1s
+  --max-concurrent-calls <n>  calls running at once. Default 64
+  --max-concurrent-tasks <n>  tasks running at once, in slots of their own (a long task never
+                         holds a call's slot). Default 32
+  --max-calls-per-subject <n>, --max-tasks-per-subject <n>
+                         one subject's share (no auth: one address's); past it, its requests wait
+                         fairly behind other subjects'. Default half of each
+  --max-queued-calls-per-subject <n>  one subject's requests waiting for a slot; more are
+                         answered "retry later". Default 256
   --server-name <n>, --server-version <v>
                          the serverInfo clients see in initialize. Default tidemark 0.1.0
   --instructions <text>  the server's instructions to clients (each module's own are added after)

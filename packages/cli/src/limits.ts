@@ -1,33 +1,75 @@
 import type { GatewayOptions } from '@tidemark/gateway';
-import { str, UsageError } from './options.js';
+import type { WorkerOptions } from '@tidemark/worker';
+import { list, str, UsageError } from './options.js';
 
 /** The gateway's limits as flags (`gateway` and `dev`); each unset one keeps its default. */
 export const LIMIT_FLAGS = {
   'max-body-bytes': { type: 'string' },
   'max-streams-per-session': { type: 'string' },
+  'max-streams-per-subject': { type: 'string' },
+  'max-sessions-per-subject': { type: 'string' },
   'max-requests-per-second': { type: 'string' },
   'max-connections': { type: 'string' },
+  'max-failed-auth-per-minute': { type: 'string' },
+  'trusted-proxy': { type: 'string', multiple: true },
 } as const;
 
 const OPTION_OF = {
   'max-body-bytes': 'maxBodyBytes',
   'max-streams-per-session': 'maxStreamsPerSession',
+  'max-streams-per-subject': 'maxStreamsPerSubject',
+  'max-sessions-per-subject': 'maxSessionsPerSubject',
   'max-requests-per-second': 'maxRequestsPerSecond',
   'max-connections': 'maxConnections',
+  'max-failed-auth-per-minute': 'maxFailedAuthPerMinute',
 } as const;
 
-type Limits = Pick<GatewayOptions, (typeof OPTION_OF)[keyof typeof OPTION_OF]>;
+type Limits = Pick<GatewayOptions, (typeof OPTION_OF)[keyof typeof OPTION_OF] | 'trustedProxies'>;
 
-export function limitsOf(values: Record<string, string | boolean | string[] | undefined>): Limits {
-  const limits: Limits = {};
-  for (const [flag, option] of Object.entries(OPTION_OF) as Array<
-    [keyof typeof OPTION_OF, (typeof OPTION_OF)[keyof typeof OPTION_OF]]
-  >) {
+type Values = Record<string, string | boolean | string[] | undefined>;
+
+export function limitsOf(values: Values): Limits {
+  const limits: Limits = positiveIntegers(values, OPTION_OF);
+  const proxies = list(values['trusted-proxy']);
+  if (proxies.length > 0) limits.trustedProxies = proxies;
+  return limits;
+}
+
+/** The worker's slots and lines as flags (`worker`); each unset one keeps its default. */
+export const WORKER_LIMIT_FLAGS = {
+  'max-concurrent-calls': { type: 'string' },
+  'max-concurrent-tasks': { type: 'string' },
+  'max-calls-per-subject': { type: 'string' },
+  'max-tasks-per-subject': { type: 'string' },
+  'max-queued-calls-per-subject': { type: 'string' },
+} as const;
+
+const WORKER_OPTION_OF = {
+  'max-concurrent-calls': 'maxConcurrentCalls',
+  'max-concurrent-tasks': 'maxConcurrentTasks',
+  'max-calls-per-subject': 'maxCallsPerSubject',
+  'max-tasks-per-subject': 'maxTasksPerSubject',
+  'max-queued-calls-per-subject': 'maxQueuedCallsPerSubject',
+} as const;
+
+export function workerLimitsOf(
+  values: Values,
+): Pick<WorkerOptions, (typeof WORKER_OPTION_OF)[keyof typeof WORKER_OPTION_OF]> {
+  return positiveIntegers(values, WORKER_OPTION_OF);
+}
+
+/** Each flag of `optionOf` that is set, as a positive integer under its option's name. */
+function positiveIntegers<Option extends string>(
+  values: Values,
+  optionOf: Readonly<Record<string, Option>>,
+): Partial<Record<Option, number>> {
+  const numbers: Partial<Record<Option, number>> = {};
+  for (const [flag, option] of Object.entries(optionOf)) {
     const value = str(values[flag]);
     if (value === undefined) continue;
     if (!/^[1-9]\d{0,9}$/.test(value) || !Number.isSafeInteger(Number(value)))
       throw new UsageError(`--${flag}: expected a positive integer, got "${value}"`);
-    limits[option] = Number(value);
+    numbers[option] = Number(value);
   }
-  return limits;
+  return numbers;
 }

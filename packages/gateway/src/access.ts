@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { RateLimiterMemory, type RateLimiterRes } from 'rate-limiter-flexible';
 import { HttpRefusals, LOOPBACK_ADDRESSES } from '@tidemark/protocol';
 import { pass, refuse, type Checked } from './http-answers.js';
 import type { Authenticate, AuthResult } from './auth/authenticators.js';
@@ -9,39 +9,93 @@ export interface AccessOptions {
   /** The protected-resource metadata URL named in `WWW-Authenticate`, when it is served. */
   metadataUrl: string | undefined;
   maxRequestsPerSecond: number;
+  maxFailedAuthPerMinute: number;
+  /** An address that starts being refused for failed authentications (never given the token). */
+  onAuthFailures: (address: string, failures: number) => void;
+}
+
+/** Who asked: the subject when authenticated, and the client's address (past trusted proxies). */
+export interface Asker {
+  readonly auth: AuthResult | undefined;
+  readonly address: string;
+  /** What this asker's shares are counted by: the subject, or `address:<ip>` without one. */
+  readonly share: string;
 }
 
 /**
- * Who is asking, and whether they may ask now: authentication (401) then the rate limit (429).
- * Runs before either lane and before anything is written to the log. `undefined` as the value:
- * no authentication is configured.
+ * Who is asking, and whether they may ask now: failed authentications per address (429), then
+ * authentication (401), then the rate limit (429). Runs on the headers alone — before the body is
+ * read, before either lane, before anything is written to the log.
  */
 export class Access {
   // Per subject (or address), in this replica's memory: a token bucket of twice the rate.
   private readonly limiter: RateLimiterMemory;
+  // Per address: failed authentications in the last minute. Guessing tokens costs a minute.
+  private readonly failures: RateLimiterMemory;
 
   constructor(private readonly options: AccessOptions) {
     this.limiter = new RateLimiterMemory({ points: options.maxRequestsPerSecond * 2, duration: 2 });
+    this.failures = new RateLimiterMemory({
+      points: options.maxFailedAuthPerMinute,
+      duration: 60,
+    });
   }
 
-  async check(req: Request): Promise<Checked<AuthResult | undefined>> {
+  async check(req: Request): Promise<Checked<Asker>> {
     const { authenticate, metadataUrl } = this.options;
+    const address = clientAddress(req);
+    if (authenticate !== undefined) {
+      // An address over its failures is refused before its token is even verified.
+      const failed = await this.failures.get(address);
+      if (failed !== null && failed.remainingPoints <= 0) return refuse(tooManyFailures(failed));
+    }
     const auth = authenticate === undefined ? undefined : await authenticate(req);
-    if (authenticate !== undefined && auth === undefined)
+    if (authenticate !== undefined && auth === undefined) {
+      const counted = await this.failures
+        .consume(address)
+        .catch((limited: RateLimiterRes) => limited);
+      // Said once per minute of refusals: the moment the address reaches its limit.
+      if (counted.consumedPoints === this.options.maxFailedAuthPerMinute)
+        this.options.onAuthFailures(address, counted.consumedPoints);
       return refuse(
         HttpRefusals.unauthorized(
           metadataUrl === undefined ? 'Bearer' : `Bearer resource_metadata="${metadataUrl}"`,
         ),
       );
+    }
+    const asker: Asker = { auth, address, share: auth?.subject ?? `${ADDRESS_SHARE}${address}` };
     // By subject; without authentication by address, except this machine's own clients.
-    const address = req.socket.remoteAddress ?? '';
-    if (auth === undefined && LOOPBACK_ADDRESSES.has(address)) return pass(auth);
+    if (isExemptShare(asker.share)) return pass(asker);
     try {
-      await this.limiter.consume(auth?.subject ?? `address:${address}`);
-      return pass(auth);
+      await this.limiter.consume(asker.share);
+      return pass(asker);
     } catch (rejection) {
-      const waitMs = (rejection as { msBeforeNext?: number }).msBeforeNext ?? 1_000;
-      return refuse(HttpRefusals.rateLimited(Math.max(1, Math.ceil(waitMs / 1000))));
+      return refuse(HttpRefusals.rateLimited(retryAfterSeconds(rejection as RateLimiterRes)));
     }
   }
+}
+
+/**
+ * Shares no per-share cap applies to: this machine's own clients without authentication (a
+ * developer's tools against `tidemark dev`, benchmarks), as with the rate limit.
+ */
+export function isExemptShare(share: string): boolean {
+  return (
+    share.startsWith(ADDRESS_SHARE) && LOOPBACK_ADDRESSES.has(share.slice(ADDRESS_SHARE.length))
+  );
+}
+
+const ADDRESS_SHARE = 'address:';
+
+/** The client's address: the socket's, or past the proxies the deployment trusts (`trust proxy`). */
+function clientAddress(req: Request): string {
+  return req.ip ?? req.socket.remoteAddress ?? '';
+}
+
+function tooManyFailures(limited: RateLimiterRes) {
+  return HttpRefusals.tooManyFailedAuthentications(retryAfterSeconds(limited));
+}
+
+function retryAfterSeconds(limited: RateLimiterRes): number {
+  return Math.max(1, Math.ceil((limited.msBeforeNext ?? 1_000) / 1000));
 }

@@ -1,11 +1,12 @@
 import { SessionStore, StreamHeadStore } from '@tidemark/log';
 import type { Keyring, LogIdentity, LogPort, TopicNames } from '@tidemark/protocol';
-import { Access } from './access.js';
+import { Access, isExemptShare } from './access.js';
 import { EventTails } from './delivery.js';
 import type { CompiledGatewayOptions, GatewayOptions } from './gateway-options.js';
 import { OffsetsReader } from './offsets-reader.js';
 import { OpenStreams } from './open-streams.js';
 import { RequestProducer } from './request-producer.js';
+import { ShareSessions } from './share-sessions.js';
 
 /** What every handler of one gateway shares: its options, its view of the log, its open streams. */
 export interface GatewayContext {
@@ -13,6 +14,7 @@ export interface GatewayContext {
   readonly now: () => number;
   /** The gateway's own failures (never a client's mistake). */
   readonly onError: (error: unknown) => void;
+  readonly onWarning: NonNullable<GatewayOptions['onWarning']>;
   readonly port: LogPort;
   readonly topics: TopicNames;
   readonly keyring: Keyring;
@@ -25,6 +27,8 @@ export interface GatewayContext {
   /** Offsets of `events` partitions, one request shared by the callers of a turn. */
   readonly eventOffsets: OffsetsReader;
   readonly streams: OpenStreams;
+  /** The live sessions each subject started here (`maxSessionsPerSubject`). */
+  readonly shareSessions: ShareSessions;
   readonly producer: RequestProducer;
   readonly access: Access;
 }
@@ -36,10 +40,12 @@ export async function createGatewayContext(
   const { log: port, topics, keyring } = options;
   const partitionCount = await port.partitionCount(topics.events);
   const stores = { port, topics, partitionCount };
+  const onWarning = options.onWarning ?? warnToStderr;
   return {
     options,
     now: options.now ?? Date.now,
     onError: options.onError ?? writeToStderr,
+    onWarning,
     port,
     topics,
     keyring,
@@ -56,13 +62,29 @@ export async function createGatewayContext(
         maxBufferedBytes: options.maxBufferedBytes,
         retryMs: options.retryMs,
       },
-      options.maxStreamsPerSession,
+      {
+        maxPerSession: options.maxStreamsPerSession,
+        maxPerShare: options.maxStreamsPerSubject,
+        exempt: isExemptShare,
+      },
     ),
+    shareSessions: new ShareSessions({
+      maxPerShare: options.maxSessionsPerSubject,
+      sessionTtlMs: options.sessionTtlMs,
+      exempt: isExemptShare,
+      now: options.now ?? Date.now,
+    }),
     producer: new RequestProducer(port, topics.requests, partitionCount),
     access: new Access({
       authenticate: options.authenticate,
       metadataUrl,
       maxRequestsPerSecond: options.maxRequestsPerSecond,
+      maxFailedAuthPerMinute: options.maxFailedAuthPerMinute,
+      onAuthFailures: (address, failures) =>
+        onWarning('failed authentications: this address is refused for the rest of the minute', {
+          address,
+          failures,
+        }),
     }),
   };
 }
@@ -71,3 +93,6 @@ const writeToStderr: NonNullable<GatewayOptions['onError']> = (error) =>
   process.stderr.write(
     `tidemark gateway: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
   );
+
+const warnToStderr: NonNullable<GatewayOptions['onWarning']> = (message, fields) =>
+  process.stderr.write(`tidemark gateway: ${message} ${JSON.stringify(fields)}\n`);

@@ -50,12 +50,38 @@ export interface GatewayOptions {
    */
   maxStreamsPerSession?: number;
   /**
+   * Open SSE streams of one subject (without authentication: of one client address other than
+   * loopback) on this replica, of every kind — session streams, stateless responses, listens; more
+   * get 429 before anything is written to the log.
+   * @default 256
+   */
+  maxStreamsPerSubject?: number;
+  /**
+   * Live sessions one subject (without authentication: one client address other than loopback)
+   * started on this replica — counted until `DELETE`, or until unused for the session TTL; another
+   * `initialize` gets 429.
+   * @default 256
+   */
+  maxSessionsPerSubject?: number;
+  /**
    * Requests per second of one authenticated subject — without authentication, of one client
    * address other than loopback — with bursts up to twice that, on this replica; more get 429 with
    * `Retry-After`.
    * @default 100
    */
   maxRequestsPerSecond?: number;
+  /**
+   * Failed authentications of one client address per minute; past it, the address gets 429 with
+   * `Retry-After` — before its token is even verified — until the minute is out.
+   * @default 30
+   */
+  maxFailedAuthPerMinute?: number;
+  /**
+   * Proxies in front of the gateway whose `X-Forwarded-For` is believed: addresses, CIDR ranges
+   * or `loopback` / `linklocal` / `uniquelocal` (Express's `trust proxy`). The client address past
+   * them is what limits by address count by. Default: none — the socket's address counts.
+   */
+  trustedProxies?: readonly string[];
   /**
    * Connections this server holds at once; more are closed at accept.
    * @default 10,000
@@ -133,6 +159,12 @@ export interface GatewayOptions {
    */
   onError?: (error: unknown) => void;
   /**
+   * Things an operator should see that are not failures: an address refused for failed
+   * authentications (never with its token), a subject at one of its caps.
+   * @default stderr
+   */
+  onWarning?: (message: string, fields: Readonly<Record<string, unknown>>) => void;
+  /**
    * Each resume decision this replica makes, after it is made (the `mcp.resume` span's data): for
    * a console or an audit. Called synchronously on the request's path, so keep it cheap.
    */
@@ -162,7 +194,10 @@ export const GATEWAY_DEFAULTS = {
   maxJsonDepth: 64,
   maxBatchMessages: 64,
   maxStreamsPerSession: 32,
+  maxStreamsPerSubject: 256,
+  maxSessionsPerSubject: 256,
   maxRequestsPerSecond: 100,
+  maxFailedAuthPerMinute: 30,
   maxConnections: 10_000,
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
@@ -187,7 +222,10 @@ export function compileGatewayOptions(options: GatewayOptions): CompiledGatewayO
     'maxJsonDepth',
     'maxBatchMessages',
     'maxStreamsPerSession',
+    'maxStreamsPerSubject',
+    'maxSessionsPerSubject',
     'maxRequestsPerSecond',
+    'maxFailedAuthPerMinute',
     'maxConnections',
     'headersTimeoutMs',
     'requestTimeoutMs',
@@ -201,6 +239,16 @@ export function compileGatewayOptions(options: GatewayOptions): CompiledGatewayO
     if (!Number.isInteger(o[key]) || o[key] < 1)
       throw invalidOption(key, 'a positive integer', o[key]);
   }
+  if (
+    o.trustedProxies !== undefined &&
+    (!Array.isArray(o.trustedProxies) ||
+      o.trustedProxies.some((proxy) => typeof proxy !== 'string' || proxy === ''))
+  )
+    throw invalidOption(
+      'trustedProxies',
+      'addresses, CIDR ranges or named ranges',
+      o.trustedProxies,
+    );
   if (!TASK_MODES.includes(o.tasks)) throw invalidOption('tasks', TASK_MODES.join(' | '), o.tasks);
   return o;
 }

@@ -1,12 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { HttpRefusals } from '@tidemark/protocol';
+import { HttpRefusals, type HttpRefusal } from '@tidemark/protocol';
+import type { Asker } from './access.js';
 import { serveResourceMetadata } from './auth/resource-metadata.js';
 import { createGatewayContext, type GatewayContext } from './gateway-context.js';
 import { compileGatewayOptions, type GatewayOptions } from './gateway-options.js';
 import { sendRefusal } from './http-answers.js';
-import { accepts, bodyRefusal, frontDoor, isJson } from './http-guards.js';
-import { parseInbound } from './inbound.js';
+import { accepts, bodyRefusal, frontDoor, isJson, NESTED_TOO_DEEP } from './http-guards.js';
+import { nestsDeeperThan, parseInbound } from './inbound.js';
 import { handleDelete, handleSessionPost } from './session-lane.js';
 import { handleGet } from './session-resume.js';
 import {
@@ -40,6 +41,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const compiled = compileGatewayOptions(options);
   const app = express();
   app.disable('x-powered-by');
+  // Without trusted proxies, `req.ip` is the socket's address and X-Forwarded-For is ignored.
+  app.set('trust proxy', compiled.trustedProxies ?? false);
   const metadataUrl = serveResourceMetadata(app, options.resourceMetadata);
   const ctx = await createGatewayContext(compiled, metadataUrl);
   let draining = false;
@@ -83,7 +86,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
 }
 
 function installRoutes(app: express.Express, ctx: GatewayContext): void {
-  const { path, maxBodyBytes } = ctx.options;
+  const { path, maxBodyBytes, maxJsonDepth } = ctx.options;
   // A declared length past the limit is refused before a byte of the body is read (body-parser
   // would read it all to its end first); the connection closes after the answer.
   app.post(path, (req, res, next) => {
@@ -94,7 +97,22 @@ function installRoutes(app: express.Express, ctx: GatewayContext): void {
     (handler: (ctx: GatewayContext, req: Request, res: Response) => Promise<void>) =>
     (req: Request, res: Response, next: NextFunction) =>
       void handler(ctx, req, res).catch(next);
-  app.post(path, express.json({ limit: maxBodyBytes, type: () => true }), handle(handlePost));
+  // Who asks is known from the headers: a stranger's body is never inflated nor parsed.
+  app.post(
+    path,
+    (req, res, next) =>
+      void admitPost(ctx, req, res)
+        .then((admitted) => admitted && next())
+        .catch(next),
+  );
+  const json = express.json({
+    limit: maxBodyBytes, // of the inflated body: a small gzip cannot become a large one
+    type: () => true,
+    verify: (_req, _res, body) => {
+      if (nestsDeeperThan(body, maxJsonDepth)) throw tooDeep();
+    },
+  });
+  app.post(path, json, handle(handlePost));
   app.get(path, handle(handleGetRequest));
   app.delete(path, handle(handleDeleteRequest));
   app.all(path, (_req, res) => sendRefusal(res, HttpRefusals.methodNotAllowed()));
@@ -102,20 +120,46 @@ function installRoutes(app: express.Express, ctx: GatewayContext): void {
   // A client's mistake is a 4xx and not logged as a failure; only the server's own is a 5xx.
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) return void res.end();
-    const refusal = bodyRefusal(error, maxBodyBytes);
+    const refusal = bodyRefusal(error, maxBodyBytes, maxJsonDepth);
     if (refusal !== undefined) return sendRefusal(res, refusal);
     ctx.onError(error);
     sendRefusal(res, HttpRefusals.logUnavailable());
   });
 }
 
-async function handlePost(ctx: GatewayContext, req: Request, res: Response): Promise<void> {
-  if (!isJson(req.headers['content-type'])) return sendRefusal(res, HttpRefusals.contentType());
+/** What body-parser's `verify` throws for a body nested too deep: a 400, never parsed. */
+function tooDeep(): Error {
+  return Object.assign(new Error('nested too deep'), { status: 400, type: NESTED_TOO_DEEP });
+}
+
+/**
+ * A POST's headers: its media types, then who sends it. The asker is kept for the handler; a
+ * refusal is answered here with the body unread.
+ */
+async function admitPost(ctx: GatewayContext, req: Request, res: Response): Promise<boolean> {
+  if (!isJson(req.headers['content-type'])) return refused(res, HttpRefusals.contentType());
   if (!['application/json', 'text/event-stream', '*/*'].some((type) => accepts(req, type)))
-    return sendRefusal(res, HttpRefusals.acceptPost());
+    return refused(res, HttpRefusals.acceptPost());
   // Authentication comes before either lane and before anything is written to the log.
   const access = await ctx.access.check(req);
-  if (!access.ok) return sendRefusal(res, access.refusal);
+  if (!access.ok) return refused(res, access.refusal);
+  (res.locals as Locals).asker = access.value;
+  return true;
+}
+
+interface Locals {
+  asker: Asker;
+}
+
+function refused(res: Response, refusal: HttpRefusal): false {
+  // The body stays unread: the connection is not kept for a next request behind it.
+  res.setHeader('Connection', 'close');
+  sendRefusal(res, refusal);
+  return false;
+}
+
+async function handlePost(ctx: GatewayContext, req: Request, res: Response): Promise<void> {
+  const { asker } = res.locals as Locals;
   const body = req.body as unknown;
   const inbound = parseInbound(body, {
     maxDepth: ctx.options.maxJsonDepth,
@@ -127,9 +171,9 @@ async function handlePost(ctx: GatewayContext, req: Request, res: Response): Pro
     const classified = classifyStateless(req, body);
     if (!classified.ok) return sendRefusal(res, classified.refusal);
     if (classified.route.kind === 'modern')
-      return handleStatelessPost(ctx, req, res, classified.route, access.value);
+      return handleStatelessPost(ctx, req, res, classified.route, asker);
   }
-  return handleSessionPost(ctx, req, res, inbound, access.value);
+  return handleSessionPost(ctx, req, res, inbound, asker);
 }
 
 async function handleGetRequest(ctx: GatewayContext, req: Request, res: Response): Promise<void> {

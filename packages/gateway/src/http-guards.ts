@@ -103,14 +103,23 @@ export function accepts(req: Request, mediaType: string): boolean {
   return String(req.headers.accept ?? '').includes(mediaType);
 }
 
+/** The error type of a body whose bytes nest deeper than the limit (thrown by `verify`). */
+export const NESTED_TOO_DEEP = 'entity.too.deep';
+
 /** What body-parser threw for a body the client got wrong, as the answer it deserves. */
-export function bodyRefusal(error: unknown, maxBodyBytes: number): HttpRefusal | undefined {
+export function bodyRefusal(
+  error: unknown,
+  maxBodyBytes: number,
+  maxJsonDepth: number,
+): HttpRefusal | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const { status, type } = error as { status?: unknown; type?: unknown };
   if (typeof status !== 'number' || status < 400 || status > 499) return undefined;
   switch (type) {
     case 'entity.too.large':
       return HttpRefusals.bodyTooLarge(maxBodyBytes);
+    case NESTED_TOO_DEEP:
+      return HttpRefusals.nestedTooDeep(maxJsonDepth);
     case 'entity.parse.failed':
       return HttpRefusals.notJson();
     case 'charset.unsupported':

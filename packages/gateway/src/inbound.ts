@@ -88,3 +88,31 @@ function depthOf(value: unknown, stopAbove: number): number {
   }
   return deepest;
 }
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACE = 0x7d;
+const CLOSE_BRACKET = 0x5d;
+
+/**
+ * Whether a body's bytes nest objects and arrays deeper than `maxDepth`, read before `JSON.parse`:
+ * parsing four megabytes of `[[[[…` costs a second of event loop, this scan a few milliseconds.
+ * Brackets inside strings do not count; a body that is not JSON is left for the parser to refuse.
+ */
+export function nestsDeeperThan(body: Uint8Array, maxDepth: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < body.length; i++) {
+    const byte = body[i];
+    if (inString) {
+      if (byte === BACKSLASH) i++;
+      else if (byte === QUOTE) inString = false;
+    } else if (byte === QUOTE) inString = true;
+    else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
+      if (++depth > maxDepth) return true;
+    } else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) depth--;
+  }
+  return false;
+}

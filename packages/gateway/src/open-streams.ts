@@ -12,20 +12,30 @@ export class OpenStreams {
   private readonly all = new Set<SseStream>();
   /** A session's streams: one (most sessions), or a set. */
   private readonly bySession = new Map<SessionId, SseStream | Set<SseStream>>();
+  /** Open streams of each share (subject, or address without authentication) that has one. */
+  private readonly byShare = new Map<string, number>();
   /** One timer for every stream's keep-alive, running while any is open. */
   private keepAlive: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly sse: SseOptions,
-    private readonly maxPerSession: number,
+    private readonly limits: {
+      readonly maxPerSession: number;
+      readonly maxPerShare: number;
+      /** Shares no cap applies to (this machine's own unauthenticated clients). */
+      readonly exempt: (share: string) => boolean;
+    },
   ) {}
 
   get size(): number {
     return this.all.size;
   }
 
-  /** Starts an SSE response; a session-lane stream carries its session's header. */
-  open(res: Response, session: SessionId | undefined): SseStream {
+  /**
+   * Starts an SSE response of `share` (every kind: a session's, a stateless request's, a listen);
+   * a session-lane stream carries its session's header.
+   */
+  open(res: Response, session: SessionId | undefined, share: string): SseStream {
     const headers: Record<string, string> =
       session === undefined ? {} : { 'Mcp-Session-Id': session };
     const sse = new SseStream(res, this.sse, headers);
@@ -41,8 +51,9 @@ export class OpenStreams {
             : new Set([streams, sse]),
       );
     }
+    this.byShare.set(share, (this.byShare.get(share) ?? 0) + 1);
     recordLiveStreams(1);
-    sse.onClose(() => this.forget(sse, session));
+    sse.onClose(() => this.forget(sse, session, share));
     this.keepAlive ??= setInterval(() => this.sendKeepAlives(), this.sse.keepAliveMs / 2).unref();
     return sse;
   }
@@ -58,10 +69,14 @@ export class OpenStreams {
     return streams === undefined ? [] : streams instanceof Set ? streams : [streams];
   }
 
-  /** 429 when the session already has as many open streams here as it may. */
-  refusalIfFull(session: SessionId): HttpRefusal | undefined {
-    if ([...this.streamsOf(session)].length < this.maxPerSession) return undefined;
-    return HttpRefusals.tooManyStreams(this.maxPerSession);
+  /** 429 when the share, or the session, already has as many open streams here as it may. */
+  refusalIfFull(session: SessionId | undefined, share: string): HttpRefusal | undefined {
+    const { maxPerSession, maxPerShare, exempt } = this.limits;
+    if ((this.byShare.get(share) ?? 0) >= maxPerShare && !exempt(share))
+      return HttpRefusals.tooManySubjectStreams(maxPerShare);
+    if (session === undefined || [...this.streamsOf(session)].length < maxPerSession)
+      return undefined;
+    return HttpRefusals.tooManyStreams(maxPerSession);
   }
 
   /** Sessions with at least one open stream here. */
@@ -78,8 +93,11 @@ export class OpenStreams {
     for (const sse of this.all) sse.end(retryMs);
   }
 
-  private forget(sse: SseStream, session: SessionId | undefined): void {
+  private forget(sse: SseStream, session: SessionId | undefined, share: string): void {
     this.all.delete(sse);
+    const left = (this.byShare.get(share) ?? 1) - 1;
+    if (left === 0) this.byShare.delete(share);
+    else this.byShare.set(share, left);
     if (session !== undefined) {
       const streams = this.bySession.get(session);
       if (streams === sse) this.bySession.delete(session);

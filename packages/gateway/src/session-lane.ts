@@ -17,7 +17,7 @@ import {
   type RequestId,
   type SessionId,
 } from '@tidemark/protocol';
-import type { AuthResult } from './auth/authenticators.js';
+import type { Asker } from './access.js';
 import type { GatewayContext } from './gateway-context.js';
 import { requestSpan } from './gateway-spans.js';
 import { pass, refuse, sendRefusal, type Checked } from './http-answers.js';
@@ -40,13 +40,13 @@ export async function handleSessionPost(
   req: Request,
   res: Response,
   inbound: { messages: JSONRPCMessage[]; batch: boolean },
-  auth: AuthResult | undefined,
+  asker: Asker,
 ): Promise<void> {
   const initialize = inbound.messages.find((m) => 'method' in m && m.method === 'initialize');
-  if (initialize === undefined) return continueSession(ctx, req, res, inbound, auth);
+  if (initialize === undefined) return continueSession(ctx, req, res, inbound, asker);
   if (inbound.messages.length > 1) return sendRefusal(res, HttpRefusals.initializeAlone());
   if (!isRequest(initialize)) return sendRefusal(res, HttpRefusals.initializeNotRequest());
-  return startSession(ctx, req, res, initialize, auth);
+  return startSession(ctx, req, res, initialize, asker);
 }
 
 /** `initialize`: the session's record first (any replica serves it from then on), then the request. */
@@ -55,7 +55,7 @@ async function startSession(
   req: Request,
   res: Response,
   initialize: JsonRpcRequest,
-  auth: AuthResult | undefined,
+  asker: Asker,
 ): Promise<void> {
   // Kept for the session's lifetime (to restore its server on any worker): bounded.
   const params = (initialize as { params?: { protocolVersion?: unknown } }).params;
@@ -66,19 +66,26 @@ async function startSession(
       HttpRefusals.initializeTooLarge(paramsBytes, ctx.options.maxInitializeBytes),
     );
   const session = newSessionId();
+  if (!ctx.shareSessions.start(asker.share, session))
+    return sendRefusal(res, HttpRefusals.tooManySessions(ctx.options.maxSessionsPerSubject));
   // The revision the worker's server will answer, not the one asked for: later requests are
   // checked against it.
   const version = agreedSessionVersion(params?.protocolVersion);
-  await ctx.sessions.create({
-    id: session,
-    protocolVersion: version,
-    initialize,
-    ...(auth === undefined ? {} : { subject: auth.subject }),
-    createdAtMs: ctx.now(),
-  });
+  await ctx.sessions
+    .create({
+      id: session,
+      protocolVersion: version,
+      initialize,
+      ...(asker.auth === undefined ? {} : { subject: asker.auth.subject }),
+      createdAtMs: ctx.now(),
+    })
+    .catch((error: unknown) => {
+      ctx.shareSessions.ended(asker.share, session); // never started: not counted
+      throw error;
+    });
   // The params travel once, in the session's record; the worker reads them from there.
   const { params: _kept, ...withoutParams } = initialize as JsonRpcRequest & { params?: unknown };
-  return streamRequest(ctx, req, res, session, version, withoutParams);
+  return streamRequest(ctx, req, res, { session, share: asker.share }, version, withoutParams);
 }
 
 /** Any other message of a session: notifications and responses are written, a request streamed. */
@@ -87,7 +94,7 @@ async function continueSession(
   req: Request,
   res: Response,
   { messages, batch }: { messages: JSONRPCMessage[]; batch: boolean },
-  auth: AuthResult | undefined,
+  asker: Asker,
 ): Promise<void> {
   // A request's id must be new in its session; its head is looked up beside the session's, so
   // the check adds no round trip (nothing is answered from it before the session is verified).
@@ -98,9 +105,10 @@ async function continueSession(
       ? undefined
       : ctx.heads.get(claimed, requestStreamId(single.id));
   earlier?.catch(() => undefined); // a refused request never awaits it
-  const found = await findSession(ctx, req, auth);
+  const found = await findSession(ctx, req, asker);
   if (!found.ok) return sendRefusal(res, found.refusal);
   const session = found.value.id;
+  ctx.shareSessions.seen(asker.share, session);
   const version = negotiatedVersion(req, found.value.protocolVersion);
   if (!version.ok) return sendRefusal(res, version.refusal);
   if (batch && version.value !== DEFAULT_SESSION_PROTOCOL_VERSION)
@@ -109,22 +117,23 @@ async function continueSession(
   if (requests.length === 0) {
     await ctx.producer.produce(
       session,
-      messages.map((message) => ({ lane: 'session', session, message })),
+      messages.map((message) => ({ lane: 'session', session, message, share: asker.share })),
     );
     res.status(202).end();
     return;
   }
   if (messages.length > 1) return sendRefusal(res, HttpRefusals.batchWithRequests());
   const request = requests[0]!;
-  const full = ctx.streams.refusalIfFull(session);
+  const full = ctx.streams.refusalIfFull(session, asker.share);
   if (full !== undefined) return sendRefusal(res, full);
   // An id names its stream: one used before in this session (the spec forbids reuse) would
   // read another call's stream and never see its own answer.
   if ((await earlier) !== undefined)
     return sendRefusal(res, HttpRefusals.requestIdReused(request.id));
-  const keyed = keyedCall(req, request, auth);
+  const keyed = keyedCall(req, request, asker);
   if (!keyed.ok) return sendRefusal(res, keyed.refusal);
-  return streamRequest(ctx, req, res, session, version.value, request, keyed.value);
+  const to = { session, share: asker.share };
+  return streamRequest(ctx, req, res, to, version.value, request, keyed.value);
 }
 
 /**
@@ -134,14 +143,17 @@ async function continueSession(
 function keyedCall(
   req: Request,
   request: JsonRpcRequest,
-  auth: AuthResult | undefined,
+  asker: Asker,
 ): Checked<{ key: SessionId; subject: string | undefined } | undefined> {
   if (request.method !== 'tools/call') return pass(undefined);
   const meta = (request as { params?: { _meta?: unknown } }).params?._meta;
   const read = readIdempotencyKey(headerValue(req.headers['idempotency-key']), meta);
   if (!read.ok) return refuse(HttpRefusals.badIdempotencyKey(request.id, read.problem));
   if (read.key === undefined) return pass(undefined);
-  return pass({ key: idempotentRoutingKey(auth?.subject, read.key), subject: auth?.subject });
+  return pass({
+    key: idempotentRoutingKey(asker.auth?.subject, read.key),
+    subject: asker.auth?.subject,
+  });
 }
 
 /** Writes one request and answers it: an SSE stream of its messages, or its final one as JSON. */
@@ -149,7 +161,7 @@ async function streamRequest(
   ctx: GatewayContext,
   req: Request,
   res: Response,
-  session: SessionId,
+  { session, share }: { session: SessionId; share: string },
   version: string,
   request: JsonRpcRequest,
   keyed?: { key: SessionId; subject: string | undefined },
@@ -157,16 +169,20 @@ async function streamRequest(
   const started = await newStream(ctx, session, request.id);
   const produce = (parent?: Parameters<GatewayContext['producer']['produce']>[2]) =>
     keyed === undefined
-      ? ctx.producer.produce(session, [{ lane: 'session', session, message: request }], parent)
+      ? ctx.producer.produce(
+          session,
+          [{ lane: 'session', session, message: request, share }],
+          parent,
+        )
       : ctx.producer.produce(
           keyed.key,
-          [{ lane: 'keyed-session', ...keyed, session, message: request }],
+          [{ lane: 'keyed-session', ...keyed, session, message: request, share }],
           parent,
         );
   if (!accepts(req, 'text/event-stream'))
     return respondJson(ctx, res, session, started, () => produce(), true);
   const { partition, stream, highWatermark, cursor } = started;
-  const sse = ctx.streams.open(res, session);
+  const sse = ctx.streams.open(res, session, share);
   // A 2025-11-25 client can resume before the first event: the priming event gives it an id.
   if (version >= PRIMING_PROTOCOL_VERSION) {
     const mint = eventIdMinter({
@@ -190,12 +206,13 @@ export async function handleDelete(
   ctx: GatewayContext,
   req: Request,
   res: Response,
-  auth: AuthResult | undefined,
+  asker: Asker,
 ): Promise<void> {
-  const found = await findSession(ctx, req, auth);
+  const found = await findSession(ctx, req, asker);
   if (!found.ok) return sendRefusal(res, found.refusal);
   const session = found.value.id;
   await ctx.sessions.end(session);
+  ctx.shareSessions.ended(asker.share, session);
   // The worker that owns the session cancels its running calls (their streams end, on every
   // replica); this replica's open streams of the session end now.
   await ctx.producer.produce(session, [{ lane: 'control', session, control: SESSION_ENDED }]);
@@ -207,7 +224,7 @@ export async function handleDelete(
 export async function findSession(
   ctx: GatewayContext,
   req: Request,
-  auth: AuthResult | undefined,
+  asker: Asker,
 ): Promise<Checked<SessionRecord>> {
   const header = headerValue(req.headers['mcp-session-id']);
   if (header === undefined) return refuse(HttpRefusals.missingSession());
@@ -219,7 +236,7 @@ export async function findSession(
     record === undefined ||
     record.task !== undefined ||
     record.idempotency !== undefined ||
-    (auth !== undefined && record.subject !== auth.subject)
+    (asker.auth !== undefined && record.subject !== asker.auth.subject)
   )
     return refuse(HttpRefusals.unknownSession());
   return pass(record);

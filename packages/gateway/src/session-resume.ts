@@ -18,7 +18,7 @@ import {
   type SessionId,
 } from '@tidemark/protocol';
 import { recordResume } from '@tidemark/otel';
-import type { AuthResult } from './auth/authenticators.js';
+import type { Asker } from './access.js';
 import type { GatewayContext } from './gateway-context.js';
 import { recordResumeSpan } from './gateway-spans.js';
 import { sendRefusal } from './http-answers.js';
@@ -35,24 +35,25 @@ export async function handleGet(
   ctx: GatewayContext,
   req: Request,
   res: Response,
-  auth: AuthResult | undefined,
+  asker: Asker,
 ): Promise<void> {
   const lastEventId = req.headers['last-event-id'];
   // A resume reads its claimed stream's head while the session is looked up — two reads of the
   // log at once, not one after the other. Nothing of it is used unless the session checks pass.
   const claimed =
     lastEventId === undefined ? undefined : readClaim(ctx, req, headerValue(lastEventId));
-  const found = await findSession(ctx, req, auth);
+  const found = await findSession(ctx, req, asker);
   if (!found.ok) return sendRefusal(res, found.refusal);
   const session = found.value.id;
-  const full = ctx.streams.refusalIfFull(session);
+  const full = ctx.streams.refusalIfFull(session, asker.share);
   if (full !== undefined) return sendRefusal(res, full);
   const version = negotiatedVersion(req, found.value.protocolVersion);
   if (!version.ok) return sendRefusal(res, version.refusal);
-  if (claimed === undefined) return openStandalone(ctx, res, session);
+  const to = { session, share: asker.share };
+  if (claimed === undefined) return openStandalone(ctx, res, to);
   const read = await claimed;
   if ('failure' in read) throw read.failure;
-  return resume(ctx, res, session, read, version.value >= PRIMING_PROTOCOL_VERSION);
+  return resume(ctx, res, to, read, version.value >= PRIMING_PROTOCOL_VERSION);
 }
 
 /** A `Last-Event-ID` verified for the session the request names, and the head it claims. */
@@ -92,7 +93,7 @@ async function readClaim(
 async function openStandalone(
   ctx: GatewayContext,
   res: Response,
-  session: SessionId,
+  { session, share }: { session: SessionId; share: string },
 ): Promise<void> {
   const { partition, stream, highWatermark, cursor } = await streamFromNow(
     ctx,
@@ -100,14 +101,14 @@ async function openStandalone(
     STANDALONE_STREAM,
     undefined,
   );
-  const sse = ctx.streams.open(res, session);
+  const sse = ctx.streams.open(res, session, share);
   deliverStream(ctx, sse, { session, stream, partition, fromOffset: highWatermark }, cursor);
 }
 
 async function resume(
   ctx: GatewayContext,
   res: Response,
-  session: SessionId,
+  { session, share }: { session: SessionId; share: string },
   { lastEventId, claim, traced }: Claimed,
   primes: boolean,
 ): Promise<void> {
@@ -130,7 +131,7 @@ async function resume(
     res.status(WireAnswers.invalid.httpStatus).json(invalidResumeBody(decision.reason));
     return;
   }
-  const sse = ctx.streams.open(res, session);
+  const sse = ctx.streams.open(res, session, share);
   if (decision.outcome === 'reset')
     sse.event(undefined, resetNotification(decision.reason, decision.generation));
   const priming = primes ? primingId(ctx, session, partition, decision, lastEventId) : undefined;

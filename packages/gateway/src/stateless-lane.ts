@@ -15,7 +15,7 @@ import {
   type RequestId,
   type RequestRecord,
 } from '@tidemark/protocol';
-import type { AuthResult } from './auth/authenticators.js';
+import type { Asker } from './access.js';
 import type { GatewayContext } from './gateway-context.js';
 import { requestSpan } from './gateway-spans.js';
 import { sendRefusal } from './http-answers.js';
@@ -79,7 +79,7 @@ export async function handleStatelessPost(
   req: Request,
   res: Response,
   route: InboundModernRoute,
-  auth: AuthResult | undefined,
+  asker: Asker,
 ): Promise<void> {
   if (route.messageKind === 'notification') {
     res.status(202).end();
@@ -89,16 +89,19 @@ export async function handleStatelessPost(
     id: RequestId;
     method: string;
   };
-  if (isTaskMethod(request.method)) return handleTaskMethod(ctx, res, route, request, auth);
+  if (isTaskMethod(request.method)) return handleTaskMethod(ctx, res, route, request, asker);
+  // A stream is the answer to everything below: none is written to the log past the share's cap.
+  const full = ctx.streams.refusalIfFull(undefined, asker.share);
+  if (full !== undefined) return sendRefusal(res, full);
   const taskIds = listenedTaskIds(request.method, request['params']);
-  if (taskIds !== undefined) return handleTaskListen(ctx, res, request, taskIds, auth);
+  if (taskIds !== undefined) return handleTaskListen(ctx, res, request, taskIds, asker);
   const keyed = idempotencyKeyOf(req, request);
   if (!keyed.ok) return sendRefusal(res, HttpRefusals.badIdempotencyKey(request.id, keyed.problem));
   // A keyed call's routing key derives from its key: every request with it meets the first. Each
   // keyed request gets a stream of its own (an id of the gateway's; its answer goes out with the
   // client's), so a retry that reuses the JSON-RPC id is a request like any other.
   const key =
-    keyed.key === undefined ? newSessionId() : idempotentRoutingKey(auth?.subject, keyed.key);
+    keyed.key === undefined ? newSessionId() : idempotentRoutingKey(asker.auth?.subject, keyed.key);
   const logged = keyed.key === undefined ? request : { ...request, id: `tm-${randomUUID()}` };
   const answerAs = keyed.key === undefined ? undefined : request.id;
   const started = await newStream(ctx, key, logged.id);
@@ -107,7 +110,8 @@ export async function handleStatelessPost(
     key,
     message,
     classification: route.classification,
-    subject: auth?.subject,
+    subject: asker.auth?.subject,
+    share: asker.share,
     tasks: ctx.options.tasks,
     ...(keyed.key === undefined ? {} : { idempotent: true }),
   });
@@ -134,7 +138,7 @@ export async function handleStatelessPost(
   const { span, ctx: traced } = requestSpan(key, request);
   const { partition, stream, highWatermark, cursor } = started;
   const at = { session: key, stream, partition, fromOffset: highWatermark };
-  deliverStream(ctx, ctx.streams.open(res, undefined), at, cursor, {
+  deliverStream(ctx, ctx.streams.open(res, undefined, asker.share), at, cursor, {
     eventIds: false,
     ...(answerAs === undefined ? {} : { answerAs }),
     onEnd: (reason) => {

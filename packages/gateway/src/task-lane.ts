@@ -10,7 +10,7 @@ import {
   TASK_UPDATE_METHOD,
   type RequestId,
 } from '@tidemark/protocol';
-import type { AuthResult } from './auth/authenticators.js';
+import type { Asker } from './access.js';
 import type { GatewayContext } from './gateway-context.js';
 import { readTask } from './task-state.js';
 
@@ -36,7 +36,7 @@ export async function handleTaskMethod(
   res: Response,
   route: InboundModernRoute,
   request: TaskRequest,
-  auth: AuthResult | undefined,
+  asker: Asker,
 ): Promise<void> {
   const answer = (body: { result: unknown } | { error: unknown }) =>
     void res.status(200).json({ jsonrpc: '2.0', id: request.id, ...body });
@@ -58,7 +58,7 @@ export async function handleTaskMethod(
     (typeof inputResponses !== 'object' || inputResponses === null || Array.isArray(inputResponses))
   )
     return invalid('inputResponses must be an object');
-  const task = await readTask(ctx, taskId, auth?.subject);
+  const task = await readTask(ctx, taskId, asker.auth?.subject);
   if (!task.found) return invalid(task.why === 'expired' ? 'Task has expired' : 'Task not found');
   if (request.method === 'tasks/get') return answer({ result: detailedTask(task.state) });
   // Passed to the task's worker through the log; acknowledged once durable (the status follows).
@@ -73,7 +73,8 @@ export async function handleTaskMethod(
         ...(method === TASK_UPDATE_METHOD ? { params: { inputResponses } } : {}),
       },
       classification: route.classification,
-      subject: auth?.subject,
+      subject: asker.auth?.subject,
+      share: asker.share,
       tasks: ctx.options.tasks,
     },
   ]);

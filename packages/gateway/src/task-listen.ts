@@ -10,7 +10,7 @@ import {
   type RequestId,
   type SessionId,
 } from '@tidemark/protocol';
-import type { AuthResult } from './auth/authenticators.js';
+import type { Asker } from './access.js';
 import type { GatewayContext } from './gateway-context.js';
 import { readTask } from './task-state.js';
 
@@ -54,7 +54,7 @@ export async function handleTaskListen(
   res: Response,
   request: ListenRequest,
   requested: readonly unknown[],
-  auth: AuthResult | undefined,
+  asker: Asker,
 ): Promise<void> {
   const refuse = (error: unknown) =>
     void res.status(200).json({ jsonrpc: '2.0', id: request.id, error });
@@ -68,11 +68,15 @@ export async function handleTaskListen(
   const agreed: SessionId[] = [];
   for (const raw of requested) {
     const id = typeof raw === 'string' ? parseSessionId(raw) : undefined;
-    if (id !== undefined && !agreed.includes(id) && (await readTask(ctx, id, auth?.subject)).found)
+    if (
+      id !== undefined &&
+      !agreed.includes(id) &&
+      (await readTask(ctx, id, asker.auth?.subject)).found
+    )
       agreed.push(id);
   }
   const meta = { [SUBSCRIPTION_ID_META_KEY]: request.id };
-  const sse = ctx.streams.open(res, undefined);
+  const sse = ctx.streams.open(res, undefined, asker.share);
   sse.event(undefined, {
     jsonrpc: '2.0',
     method: 'notifications/subscriptions/acknowledged',
@@ -85,7 +89,7 @@ export async function handleTaskListen(
     while (sse.isOpen && pending.size > 0) {
       changes.clear(); // a record that goes by from here on means another read
       for (const id of pending) {
-        const task = await readTask(ctx, id, auth?.subject);
+        const task = await readTask(ctx, id, asker.auth?.subject);
         if (!task.found) {
           pending.delete(id);
           continue;

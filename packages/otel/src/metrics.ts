@@ -27,6 +27,9 @@ export const METRIC_TOOL_RETRIES = 'tidemark.tool.retries';
 export const METRIC_REFUSALS = 'tidemark.gateway.refusals';
 export const METRIC_ASSIGNED_PARTITIONS = 'tidemark.worker.assigned_partitions';
 export const METRIC_PARTITION_LAG = 'tidemark.worker.partition_lag';
+export const METRIC_WORKER_SLOTS = 'tidemark.worker.slots';
+export const METRIC_WORKER_LARGEST_SHARE = 'tidemark.worker.slots.largest_share';
+export const METRIC_WORKER_REFUSALS = 'tidemark.worker.refusals';
 
 interface Instruments {
   resumes: Counter;
@@ -42,6 +45,9 @@ interface Instruments {
   refusals: Counter;
   assignedPartitions: UpDownCounter;
   partitionLag: Gauge;
+  slots: Gauge;
+  largestShare: Gauge;
+  workerRefusals: Counter;
 }
 
 // The metrics API has no proxy: a meter taken before the process registers its SDK stays a no-op
@@ -93,6 +99,16 @@ function instruments(): Instruments {
     }),
     partitionLag: meter.createGauge(METRIC_PARTITION_LAG, {
       description: 'Requests waiting unread in a partition of requests (consumer lag, records)',
+    }),
+    slots: meter.createGauge(METRIC_WORKER_SLOTS, {
+      description: 'Slots of a worker in use, by kind (call, task)',
+    }),
+    largestShare: meter.createGauge(METRIC_WORKER_LARGEST_SHARE, {
+      description:
+        'Slots of a kind held by the one subject holding the most (near the per-subject cap: one subject is taking its share)',
+    }),
+    workerRefusals: meter.createCounter(METRIC_WORKER_REFUSALS, {
+      description: 'Requests a worker answered with an error instead of running, by reason',
     }),
   };
   cached = { provider, instruments };
@@ -174,4 +190,16 @@ export function recordPartitionLag(partition: number, records: bigint): void {
   instruments().partitionLag.record(Number(records < 0n ? 0n : records), {
     [ATTR_MESSAGING_DESTINATION_PARTITION_ID]: String(partition),
   });
+}
+
+/** A worker's slots of one kind changed hands: how many are in use, and the busiest subject's. */
+export function recordSlots(kind: string, busy: number, largestShare: number): void {
+  const attributes = { 'tidemark.slot.kind': kind };
+  instruments().slots.record(busy, attributes);
+  instruments().largestShare.record(largestShare, attributes);
+}
+
+/** A request a worker refused to run (`queued-per-subject`, …). */
+export function recordWorkerRefusal(reason: string): void {
+  instruments().workerRefusals.add(1, { 'tidemark.refusal.reason': reason });
 }

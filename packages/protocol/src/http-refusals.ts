@@ -91,6 +91,32 @@ export const HttpRefusals = {
         'Retry-After': String(retryAfterSeconds),
       },
     ),
+  /** An address whose authentications failed too often: refused before its token is looked at. */
+  tooManyFailedAuthentications: (retryAfterSeconds: number) =>
+    refusal(
+      429,
+      badRequest,
+      'Too many failed authentications from this address: retry after Retry-After',
+      'auth-failures',
+      { 'Retry-After': String(retryAfterSeconds) },
+    ),
+  /** Nesting found in the body's bytes, before `JSON.parse` does the work. */
+  nestedTooDeep: (maxDepth: number) =>
+    refusal(400, invalidRequest, `Invalid Request: nested deeper than ${maxDepth} levels`, 'body'),
+  tooManySessions: (limit: number) =>
+    refusal(
+      429,
+      badRequest,
+      `Too many live sessions for this subject (limit ${limit}); end one (DELETE) or let one expire`,
+      'sessions-per-subject',
+    ),
+  tooManySubjectStreams: (limit: number) =>
+    refusal(
+      429,
+      badRequest,
+      `Too many open streams for this subject (limit ${limit}); close one first`,
+      'streams-per-subject',
+    ),
   tooManyStreams: (limit: number) =>
     refusal(
       429,

@@ -109,6 +109,7 @@ export {
   SESSION_ENDED,
   SESSION_ENDED_METHOD,
   SESSION_TOUCHED,
+  SHARE_HEADER,
   SUBJECT_HEADER,
   decodeRequestRecord,
   encodeRequestRecord,

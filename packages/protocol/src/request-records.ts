@@ -15,6 +15,12 @@ export const REQUEST_RECORD_VERSION = '1';
 /** Header of a 2026-07-28 request: the SDK's classification of it, as JSON. */
 export const CLASSIFICATION_HEADER = 'tm-classification';
 
+/**
+ * Header of every request: what its sender's fair shares are counted by on the worker — the
+ * subject its gateway authenticated, or `address:<ip>` without authentication.
+ */
+export const SHARE_HEADER = 'tm-share';
+
 /** Header of a 2026-07-28 request: the subject its gateway authenticated (it has no session). */
 export const SUBJECT_HEADER = 'tm-subject';
 
@@ -67,6 +73,7 @@ export type RequestRecord =
       readonly lane: 'session';
       readonly session: SessionId;
       readonly message: RequestMessage;
+      readonly share?: string | undefined;
       readonly joins?: { readonly session: SessionId; readonly stream: string } | undefined;
     }
   /**
@@ -79,6 +86,7 @@ export type RequestRecord =
       readonly session: SessionId;
       readonly message: RequestMessage;
       readonly subject: string | undefined;
+      readonly share?: string | undefined;
     }
   /**
    * A message of the stateless lane (2026-07-28): routed by a key of its own; the classification
@@ -90,6 +98,7 @@ export type RequestRecord =
       readonly message: RequestMessage;
       readonly classification: unknown;
       readonly subject: string | undefined;
+      readonly share?: string | undefined;
       /** The gateway's `--tasks`; absent (a gateway from before tasks) is `never`. */
       readonly tasks?: TaskMode | undefined;
       /**
@@ -112,6 +121,8 @@ export function encodeRequestRecord(record: RequestRecord): EncodedRequestRecord
   const headers: Array<[string, string]> = [
     [REQUEST_RECORD_VERSION_HEADER, REQUEST_RECORD_VERSION],
   ];
+  if (record.lane !== 'control' && record.share !== undefined)
+    headers.push([SHARE_HEADER, record.share]);
   switch (record.lane) {
     case 'session':
       if (record.joins !== undefined)
@@ -157,6 +168,8 @@ export function decodeRequestRecord(record: {
   const control = header(CONTROL_HEADER);
   if (control === SESSION_ENDED || control === SESSION_TOUCHED)
     return { ok: true, record: { lane: 'control', session, control } };
+  const shared = header(SHARE_HEADER);
+  const share = shared === undefined ? {} : { share: shared };
   const keyedSession = header(KEYED_SESSION_HEADER);
   if (keyedSession !== undefined) {
     const of = parseSessionId(keyedSession);
@@ -164,13 +177,16 @@ export function decodeRequestRecord(record: {
     const subject = header(SUBJECT_HEADER);
     return {
       ok: true,
-      record: { lane: 'keyed-session', key: session, session: of, message, subject },
+      record: { lane: 'keyed-session', key: session, session: of, message, subject, ...share },
     };
   }
   const classification = header(CLASSIFICATION_HEADER);
   if (classification === undefined) {
     const joins = parseJoins(header(JOINS_HEADER));
-    return { ok: true, record: { lane: 'session', session, message, ...(joins && { joins }) } };
+    return {
+      ok: true,
+      record: { lane: 'session', session, message, ...share, ...(joins && { joins }) },
+    };
   }
   let parsed: unknown;
   try {
@@ -190,6 +206,7 @@ export function decodeRequestRecord(record: {
       classification: parsed,
       subject,
       tasks,
+      ...share,
       ...(idempotent ? { idempotent } : {}),
     },
   };

@@ -55,6 +55,25 @@ describe('request records', () => {
       { lane: 'keyed-session', key: newSessionId(), session, message, subject: 'alice' },
       { lane: 'keyed-session', key: newSessionId(), session, message, subject: undefined },
       { lane: 'session', session, message, joins: { session: newSessionId(), stream: 'n7' } },
+      // Each lane's share: what the worker's fair slots count the sender by.
+      { lane: 'session', session, message, share: 'alice' },
+      {
+        lane: 'keyed-session',
+        key: newSessionId(),
+        session,
+        message,
+        subject: undefined,
+        share: 'address:203.0.113.5',
+      },
+      {
+        lane: 'stateless',
+        key: session,
+        message,
+        classification: {},
+        subject: 'bob',
+        tasks: 'never',
+        share: 'bob',
+      },
     ];
     for (const record of records) expect(roundTrip(record)).toEqual({ ok: true, record });
   });

@@ -1,37 +1,160 @@
+import { recordSlots } from '@tidemark/otel';
+
+/** Calls answer in seconds; tasks may run for hours. Each has its own slots, so neither starves the other. */
+export type SlotKind = 'call' | 'task';
+
+export interface CallSlotsLimits {
+  /** Calls running at once (every lane; a task while it is being created). */
+  readonly maxConcurrentCalls: number;
+  /** Tasks running at once (Tasks extension). */
+  readonly maxConcurrentTasks: number;
+  /** Calls of one share (subject, or address without authentication) running at once. */
+  readonly maxCallsPerSubject: number;
+  /** Tasks of one share running at once. */
+  readonly maxTasksPerSubject: number;
+}
+
+/** How full one kind of slot is, and how much of it the busiest share holds. */
+export interface SlotOccupancy {
+  readonly busy: number;
+  readonly limit: number;
+  readonly waiting: number;
+  /** The share holding the most slots of this kind, and how many. */
+  readonly largest: { readonly share: string; readonly busy: number } | undefined;
+}
+
+/** A slot held; given back once. */
+export interface Slot {
+  readonly kind: SlotKind;
+  readonly share: string;
+  release(): void;
+}
+
 /**
- * The calls a worker runs at once: taking a slot waits while all are taken, so reading `requests`
- * waits too (backpressure to the log, not memory). A slot is released when its call's stream is
- * terminal, when the call never started, or when its session was closed under it.
+ * The calls and tasks a worker runs at once, shared fairly across subjects ("shares"). Taking a
+ * slot waits while none is free for the share; when one frees, the waiting share that holds the
+ * fewest goes first (ties: the one waiting longest), so a subject over its share waits behind the
+ * others and is not served first. No share holds more than its cap, even on an idle worker: the
+ * rest is headroom for the next subject to arrive.
  */
 export class CallSlots {
+  private readonly pools: Record<SlotKind, Pool>;
+
+  constructor(limits: CallSlotsLimits) {
+    this.pools = {
+      call: new Pool('call', limits.maxConcurrentCalls, limits.maxCallsPerSubject),
+      task: new Pool('task', limits.maxConcurrentTasks, limits.maxTasksPerSubject),
+    };
+  }
+
+  /** Every call slot is taken: readers wait for one (backpressure, not a wedge). */
+  get full(): boolean {
+    return this.pools.call.full;
+  }
+
+  /** Whether a call of `share` would get a slot now, without waiting behind anyone. */
+  freeFor(share: string): boolean {
+    return this.pools.call.freeFor(share);
+  }
+
+  async acquire(share: string, kind: SlotKind = 'call'): Promise<Slot> {
+    const pool = this.pools[kind];
+    await pool.take(share);
+    let held = true;
+    return {
+      kind,
+      share,
+      release: () => {
+        if (!held) return;
+        held = false;
+        pool.give(share);
+      },
+    };
+  }
+
+  occupancy(kind: SlotKind): SlotOccupancy {
+    return this.pools[kind].occupancy();
+  }
+}
+
+class Pool {
   private running = 0;
-  private readonly waiters: Array<() => void> = [];
+  private readonly held = new Map<string, number>();
+  // Insertion order is waiting order: the share that started waiting first is met first on ties.
+  private readonly waiting = new Map<string, Array<() => void>>();
+  private queued = 0;
 
-  constructor(private readonly limit: number) {}
+  constructor(
+    private readonly kind: SlotKind,
+    private readonly limit: number,
+    private readonly perShare: number,
+  ) {}
 
-  /** Every slot is taken: readers wait for one (backpressure, not a wedge). */
   get full(): boolean {
     return this.running >= this.limit;
   }
 
-  async acquire(): Promise<void> {
-    while (this.running >= this.limit)
-      await new Promise<void>((resolve) => this.waiters.push(resolve));
-    this.running++;
+  freeFor(share: string): boolean {
+    return (
+      !this.waiting.has(share) && this.running < this.limit && this.heldBy(share) < this.perShare
+    );
   }
 
-  release(): void {
-    this.running = Math.max(0, this.running - 1);
-    this.waiters.shift()?.();
+  async take(share: string): Promise<void> {
+    if (this.freeFor(share)) return this.count(share, 1);
+    // Granted by `give`, which counts the slot for us before waking us.
+    await new Promise<void>((resolve) => {
+      const queue = this.waiting.get(share);
+      if (queue === undefined) this.waiting.set(share, [resolve]);
+      else queue.push(resolve);
+      this.queued++;
+    });
   }
 
-  /** Gives a call's slot back while it waits (a task waiting for its client's input), then retakes it. */
-  async idle<T>(waiting: Promise<T>): Promise<T> {
-    this.release();
-    try {
-      return await waiting;
-    } finally {
-      await this.acquire();
+  give(share: string): void {
+    this.count(share, -1);
+    while (this.running < this.limit) {
+      const next = this.nextShare();
+      if (next === undefined) return;
+      const queue = this.waiting.get(next)!;
+      const wake = queue.shift()!;
+      if (queue.length === 0) this.waiting.delete(next);
+      this.queued--;
+      this.count(next, 1);
+      wake();
     }
+  }
+
+  occupancy(): SlotOccupancy {
+    let largest: SlotOccupancy['largest'];
+    for (const [share, busy] of this.held)
+      if (largest === undefined || busy > largest.busy) largest = { share, busy };
+    return { busy: this.running, limit: this.limit, waiting: this.queued, largest };
+  }
+
+  /** The waiting share under its cap that holds the fewest slots. */
+  private nextShare(): string | undefined {
+    let best: string | undefined;
+    let fewest = Infinity;
+    for (const share of this.waiting.keys()) {
+      const busy = this.heldBy(share);
+      if (busy < this.perShare && busy < fewest) {
+        best = share;
+        fewest = busy;
+      }
+    }
+    return best;
+  }
+
+  private heldBy(share: string): number {
+    return this.held.get(share) ?? 0;
+  }
+
+  private count(share: string, delta: 1 | -1): void {
+    this.running += delta;
+    const busy = this.heldBy(share) + delta;
+    if (busy <= 0) this.held.delete(share);
+    else this.held.set(share, busy);
+    recordSlots(this.kind, this.running, this.occupancy().largest?.busy ?? 0);
   }
 }

@@ -1,5 +1,6 @@
 import { trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
-import type { LogRecord } from '@tidemark/protocol';
+import { SHARE_HEADER, type LogRecord } from '@tidemark/protocol';
+import type { Slot, SlotKind } from './call-slots.js';
 import { contextFromHeaders, recordRequestQueueLag, startMessagingSpan } from '@tidemark/otel';
 import type { PartitionReader } from './partition-reader.js';
 import type { LaneContext } from './worker-stores.js';
@@ -28,6 +29,7 @@ export class Call {
   private constructor(
     private readonly lane: LaneContext,
     private readonly reader: PartitionReader,
+    private slot: Slot,
     readonly offset: bigint,
     private readonly span: Span,
     parent: Context,
@@ -43,7 +45,7 @@ export class Call {
     method: string,
     attributes: Attributes,
   ): Promise<Call> {
-    await lane.slots.acquire();
+    const slot = await lane.slots.acquire(shareOf(record));
     recordRequestQueueLag(Date.now() - record.timestampMs);
     const parent = contextFromHeaders(record.headers);
     const span = startMessagingSpan(
@@ -58,12 +60,37 @@ export class Call {
       },
       parent,
     );
-    return new Call(lane, reader, record.offset, span, parent);
+    return new Call(lane, reader, slot, record.offset, span, parent);
   }
 
   /** Gives the slot back while the call waits (a task waiting for its user), then retakes it. */
-  idle<T>(waiting: Promise<T>): Promise<T> {
-    return this.lane.slots.idle(waiting);
+  async idle<T>(waiting: Promise<T>): Promise<T> {
+    const { kind, share } = this.slot;
+    this.slot.release();
+    try {
+      return await waiting;
+    } finally {
+      await this.retake(share, kind);
+    }
+  }
+
+  /**
+   * The call became a task, which may run for hours: it moves from its call slot to a task slot
+   * (waiting, fairly, while none is free), so long tasks never hold what short calls need.
+   */
+  async asTask(): Promise<void> {
+    if (this.slot.kind === 'task') return;
+    const { share } = this.slot;
+    this.slot.release();
+    await this.retake(share, 'task');
+  }
+
+  /** Takes a slot again — unless the call ended meanwhile: an ended call holds none. */
+  private async retake(share: string, kind: SlotKind): Promise<void> {
+    if (this.ended !== undefined) return;
+    const slot = await this.lane.slots.acquire(share, kind);
+    if (this.ended === undefined) this.slot = slot;
+    else slot.release();
   }
 
   /** Ends the call (the first end counts; later ones change nothing). */
@@ -71,7 +98,12 @@ export class Call {
     if (this.ended !== undefined) return;
     this.ended = how;
     this.span.end();
-    this.lane.slots.release();
+    this.slot.release();
     if (how === 'answered') this.reader.done(this.offset);
   }
+}
+
+/** What the request's sender's shares are counted by (a record from before shares: one for all). */
+function shareOf(record: LogRecord): string {
+  return record.headers.find(([name]) => name === SHARE_HEADER)?.[1] ?? '';
 }

@@ -2,6 +2,7 @@ export { Worker } from './worker.js';
 export { WORKER_DEFAULTS } from './worker-options.js';
 export type { ExecutionEvent, WorkerOptions } from './worker-options.js';
 export type { ExecutionEnd } from './retries.js';
+export type { SlotKind, SlotOccupancy } from './call-slots.js';
 export type { ToolLogger } from './tool-logger.js';
 export {
   RETRY_DEFAULTS,

@@ -43,6 +43,8 @@ export interface StatelessExchangeOptions extends Omit<InvocationOptions, 'tasks
   lastProgress?: StreamRunHost['lastProgress'];
   /** Runs a wait for the client (a task's input) without holding a call slot. */
   idle?: <T>(waiting: Promise<T>) => Promise<T>;
+  /** The request became a task: from a call slot to a task slot (see `Call.asTask`). */
+  asTask?: () => Promise<void>;
   /**
    * A keyed call's claim (an idempotency key): written while it runs, in the log before its
    * answer; with the key's record as it was read to decide it (none: undefined).

@@ -118,6 +118,7 @@ export class StatelessLane {
       onStep: options.onStep,
       lastProgress: progressReader(this.lane),
       idle: (waiting) => call.idle(waiting),
+      asTask: () => call.asTask(),
       taskTtlMs: options.taskTtlMs,
       taskPollIntervalMs: options.taskPollIntervalMs,
       maxExecutionsPerCall: options.maxExecutionsPerCall,

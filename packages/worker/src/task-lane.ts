@@ -68,6 +68,7 @@ export class TaskExecution {
     await this.begin(undefined);
     await this.answerCall(record, callHead);
     onAnswered();
+    await this.taskSlot();
     await this.execute(record);
     return true;
   }
@@ -88,6 +89,7 @@ export class TaskExecution {
       );
       return true;
     }
+    await this.taskSlot();
     await this.execute(task);
     return true;
   }
@@ -127,6 +129,21 @@ export class TaskExecution {
         [...waiting.answers].map(([key, value]) => [waiting.keys.get(key)!, value]),
       ),
     );
+  }
+
+  /**
+   * Moves from the call slot that created the task to a task slot: the task is `working` while it
+   * waits for one. Cancelled or abandoned meanwhile, it stops waiting (the slot, once granted, goes
+   * back with the call).
+   */
+  private async taskSlot(): Promise<void> {
+    const { signal } = this.abort;
+    const moved = this.options.asTask?.();
+    if (moved === undefined || signal.aborted) return;
+    await Promise.race([
+      moved,
+      new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve())),
+    ]);
   }
 
   private async begin(previous: StreamHead | undefined): Promise<void> {

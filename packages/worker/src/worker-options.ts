@@ -39,6 +39,35 @@ export interface WorkerOptions {
    */
   maxConcurrentCalls?: number;
   /**
+   * Tasks (Tasks extension) running at once on this worker, in slots of their own: a task may run
+   * for hours, so tasks never hold the slots short calls need. A task waits for a slot as `working`.
+   * @default 32
+   */
+  maxConcurrentTasks?: number;
+  /**
+   * Calls of one subject (without authentication: one client address) running at once on this
+   * worker; its next wait, fairly, behind other subjects'. The rest is headroom for them.
+   * @default half of `maxConcurrentCalls`
+   */
+  maxCallsPerSubject?: number;
+  /**
+   * Tasks of one subject running at once on this worker.
+   * @default half of `maxConcurrentTasks`
+   */
+  maxTasksPerSubject?: number;
+  /**
+   * Requests of one subject waiting for a slot on this worker; more are answered with an error
+   * ("retry later"). While a subject waits, the partitions it shares with others are read on.
+   * @default 256
+   */
+  maxQueuedCallsPerSubject?: number;
+  /**
+   * Requests of all subjects waiting for a slot; beyond it, reading `requests` waits
+   * (backpressure to the log, not memory).
+   * @default 1024
+   */
+  maxQueuedCalls?: number;
+  /**
    * Calls of one session running at once; more are answered with an error.
    * @default 16
    */
@@ -132,6 +161,9 @@ export const WORKER_DEFAULTS = {
   serverInfo: { name: 'tidemark', version: '0.1.0' },
   maxSessions: 1_000,
   maxConcurrentCalls: 64,
+  maxConcurrentTasks: 32,
+  maxQueuedCallsPerSubject: 256,
+  maxQueuedCalls: 1_024,
   maxConcurrentCallsPerSession: 16,
   maxExecutionsPerCall: 8,
   maxStepBytes: 64 * 1024,
@@ -154,6 +186,11 @@ export type CompiledWorkerOptions = Required<
 const POSITIVE_INTEGERS = [
   'maxSessions',
   'maxConcurrentCalls',
+  'maxConcurrentTasks',
+  'maxCallsPerSubject',
+  'maxTasksPerSubject',
+  'maxQueuedCallsPerSubject',
+  'maxQueuedCalls',
   'maxConcurrentCallsPerSession',
   'maxExecutionsPerCall',
   'maxStepBytes',
@@ -171,11 +208,16 @@ const POSITIVE_INTEGERS = [
 export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOptions {
   if (options.modules.length === 0)
     throw invalidOption('modules', 'at least one tool module', '[]');
-  const compiled = {
+  const given = {
     ...WORKER_DEFAULTS,
     onProblem: problemToStderr,
     logger: stderrLogger({ name: 'tidemark-worker' }),
     ...options,
+  };
+  const compiled = {
+    maxCallsPerSubject: Math.max(1, Math.ceil(given.maxConcurrentCalls / 2)),
+    maxTasksPerSubject: Math.max(1, Math.ceil(given.maxConcurrentTasks / 2)),
+    ...given,
   };
   for (const key of POSITIVE_INTEGERS) {
     const value = compiled[key];

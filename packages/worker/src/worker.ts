@@ -1,18 +1,21 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { SessionStore, StepJournal, StreamHeadStore, StreamWriter } from '@tidemark/log';
-import { recordAssignedPartitions } from '@tidemark/otel';
+import { recordAssignedPartitions, recordWorkerRefusal } from '@tidemark/otel';
 import {
   decodeRequestRecord,
   invalidOption,
+  JsonRpcErrorCodes,
   newWorkerEpoch,
   parseStreamId,
   SESSION_ENDED,
   type GroupMembership,
   type LogRecord,
+  type RequestRecord,
   type SessionId,
   type WorkerEpoch,
 } from '@tidemark/protocol';
-import { CallSlots } from './call-slots.js';
+import { Admission } from './admission.js';
+import { CallSlots, type SlotOccupancy } from './call-slots.js';
 import { Housekeeping } from './housekeeping.js';
 import { probeToolModules, type ModuleListing } from './module-probe.js';
 import { PartitionReader } from './partition-reader.js';
@@ -24,10 +27,11 @@ import {
   type CompiledWorkerOptions,
   type WorkerOptions,
 } from './worker-options.js';
-import type { WorkerStores } from './worker-stores.js';
+import { answerFailure, type LaneContext, type WorkerStores } from './worker-stores.js';
 
 /** What exists once the worker started: the stores and both lanes. */
 interface Started {
+  readonly lane: LaneContext;
   readonly stores: WorkerStores;
   readonly sessionLane: SessionLane;
   readonly stateless: StatelessLane;
@@ -47,6 +51,7 @@ export class Worker {
   readonly epoch: WorkerEpoch = newWorkerEpoch();
   private readonly options: CompiledWorkerOptions;
   private readonly slots: CallSlots;
+  private readonly admission: Admission;
   private started: Started | undefined;
   /** Resolves with the membership: a partition may be assigned before `joinGroup` returns. */
   private joined: Promise<GroupMembership> | undefined;
@@ -59,7 +64,8 @@ export class Worker {
 
   constructor(options: WorkerOptions) {
     this.options = compileWorkerOptions(options);
-    this.slots = new CallSlots(this.options.maxConcurrentCalls);
+    this.slots = new CallSlots(this.options);
+    this.admission = new Admission(this.slots, this.options, this.options.onProblem);
   }
 
   /**
@@ -134,6 +140,18 @@ export class Worker {
     return { alive: stalled.length === 0, stalled };
   }
 
+  /**
+   * How full the call and task slots are, how much of each the busiest subject holds, and how many
+   * requests wait for one: for readiness (`/readyz` says when one subject is at its cap) and tests.
+   */
+  slotReport(): { calls: SlotOccupancy; tasks: SlotOccupancy; queued: number } {
+    return {
+      calls: this.slots.occupancy('call'),
+      tasks: this.slots.occupancy('task'),
+      queued: this.admission.queued,
+    };
+  }
+
   /** Partitions this worker reads now. */
   get assignedPartitions(): number[] {
     return [...this.readers.keys()].sort((a, b) => a - b);
@@ -183,6 +201,7 @@ export class Worker {
     const stores = { writer, heads, sessions, steps, housekeeping };
     const lane = { options: this.options, stores, slots: this.slots };
     const started: Started = {
+      lane,
       stores,
       sessionLane: new SessionLane(lane),
       stateless: new StatelessLane(lane),
@@ -247,13 +266,39 @@ export class Worker {
         ? request.key
         : request.session;
     started.stores.housekeeping.touch(reader.partition, session);
+    if (request.lane === 'control') {
+      if (request.control === SESSION_ENDED) {
+        await started.sessionLane.end(session);
+        await started.stores.housekeeping.ended(reader.partition, session);
+      }
+      return reader.done(record.offset);
+    }
+    const at = `requests ${reader.partition}@${record.offset}`;
+    const admitted = await this.admission.admit(
+      request.share ?? '',
+      { ...admissionOf(request), at },
+      // A record that waited may find its partition gone: its next owner runs it.
+      () =>
+        reader.signal.aborted ? Promise.resolve() : this.handle(started, reader, record, request),
+    );
+    if (admitted !== 'refused') return;
+    recordWorkerRefusal('queued-per-subject');
+    await answerFailure(started.lane, session, request.message as JSONRPCMessage, {
+      code: JsonRpcErrorCodes.badRequest,
+      message: `Too many requests of this subject waiting on this worker (limit ${this.options.maxQueuedCallsPerSubject}); retry later`,
+    });
+    reader.done(record.offset);
+  }
+
+  /** A request record, by its lane, once admitted. */
+  private async handle(
+    started: Started,
+    reader: PartitionReader,
+    record: LogRecord,
+    request: Exclude<RequestRecord, { lane: 'control' }>,
+  ): Promise<void> {
+    const session = request.lane === 'session' ? request.session : request.key;
     switch (request.lane) {
-      case 'control':
-        if (request.control === SESSION_ENDED) {
-          await started.sessionLane.end(session);
-          await started.stores.housekeeping.ended(reader.partition, session);
-        }
-        return reader.done(record.offset);
       case 'stateless':
         return started.stateless.dispatch(reader, record, request);
       case 'session':
@@ -272,6 +317,24 @@ export class Worker {
   private async commitAll(): Promise<void> {
     for (const reader of [...this.readers.values()]) await reader.commit(this.membership);
   }
+}
+
+/**
+ * Whether a record takes a call slot (a request), and whether it keeps its place behind its
+ * share's earlier records. Answers to the server's requests and cancellations do not wait: a
+ * running call may be waiting for them.
+ */
+function admissionOf(request: Exclude<RequestRecord, { lane: 'control' }>): {
+  takesSlot: boolean;
+  ordered: boolean;
+} {
+  const message = request.message as Record<string, unknown>;
+  const isRequest = 'method' in message && 'id' in message;
+  const cancels = message['method'] === 'notifications/cancelled' || request.lane === 'stateless';
+  return {
+    takesSlot: isRequest && request.lane !== 'keyed-session',
+    ordered: 'method' in message && (isRequest || !cancels),
+  };
 }
 
 /** The call a passed-on keyed request joins, when its stream id is one. */
