@@ -37,16 +37,18 @@ export async function embeddedStack(options: EmbeddedStackOptions = {}): Promise
   const log = new EmbeddedLog({ path: ':memory:' });
   const topics = topicNames('t.');
   log.provisionTopics(topics, { partitions: options.partitions ?? 2 });
+  const keyring = createKeyring({ current: { id: 1, secret: new Uint8Array(32).fill(7) } });
+  // The worker holds the gateways' keyring: it takes only records a gateway sealed.
   const worker = new Worker({
     log,
     topics,
     modules: options.modules ?? [counting],
     pollMs: 20,
     onProblem: () => {},
+    keyring,
     ...options.worker,
   });
   await worker.start();
-  const keyring = createKeyring({ current: { id: 1, secret: new Uint8Array(32).fill(7) } });
   const gateways = await Promise.all(
     Array.from({ length: options.replicas ?? 1 }, async (_, replica) => {
       const gateway = await createGateway({

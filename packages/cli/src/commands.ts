@@ -9,7 +9,7 @@ import {
   type KafkaLogOptions,
   type TopicsProbe,
 } from '@tidemark/kafka';
-import { topicNames } from '@tidemark/protocol';
+import { topicNames, type Keyring } from '@tidemark/protocol';
 import { loadToolModules, Worker, WORKER_DEFAULTS, type SlotOccupancy } from '@tidemark/worker';
 import { CONSOLE_FLAGS, mountedConsoleOf } from './console.js';
 import { SERVER_IDENTITY_FLAGS, serverIdentityOf } from './server-identity.js';
@@ -92,10 +92,12 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
   const log = openDevLog(data);
   const topics = topicNames();
   log.provisionTopics(topics, { partitions: 4, resumeWindowMs });
+  const keyring = keyringOf(devSecret(data));
   const worker = new Worker({
     log,
     topics,
     modules,
+    keyring,
     ...ttls,
     ...workerLimitsOf(values),
     ...serverIdentityOf(values, WORKER_DEFAULTS.serverInfo),
@@ -106,7 +108,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
   const gateway = await createGateway({
     log,
     topics,
-    keyring: keyringOf(devSecret(data)),
+    keyring,
     onError: (error) => io.log.error({ err: error }, 'gateway error'),
     onWarning: (message, fields) => io.log.warn(fields, message),
     ...sseRetryOf(values, DEV_SSE_RETRY_MS),
@@ -209,11 +211,13 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     group: { type: 'string' },
     'group-session-timeout': { type: 'string' },
     'health-port': { type: 'string' },
+    'secret-file': { type: 'string' },
     ...TELEMETRY_FLAGS,
     ...TTL_FLAGS,
     ...WORKER_LIMIT_FLAGS,
   });
   const metrics = applyTelemetryFlags(values);
+  const keyring = workerKeyringOf(str(values['secret-file']), io);
   const tools = list(values['tools']);
   if (tools.length === 0)
     throw new UsageError('--tools: required (a tool module path or package, repeatable)');
@@ -234,6 +238,7 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     topics,
     modules,
     ...(str(values['group']) === undefined ? {} : { group: str(values['group'])! }),
+    ...(keyring === undefined ? {} : { keyring }),
     ...ttlsOf(values),
     ...workerLimitsOf(values),
     ...serverIdentityOf(values, WORKER_DEFAULTS.serverInfo),
@@ -345,4 +350,18 @@ function readyText(w: Worker): string {
   const notes = [...said('call', calls), ...said('task', tasks)];
   if (queued > 0) notes.push(`${queued} requests wait for a slot`);
   return notes.length === 0 ? 'ready' : `ready; ${notes.join('; ')}`;
+}
+
+/**
+ * The gateways' keyring, when the worker is given their secret: then it takes only requests a
+ * gateway sealed. Without it, whoever can write `requests` is trusted — said at start.
+ */
+function workerKeyringOf(file: string | undefined, io: Io): Keyring | undefined {
+  if (file === undefined && io.env['TIDEMARK_SECRET'] === undefined) {
+    io.log.warn(
+      'no --secret-file or TIDEMARK_SECRET: requests are not checked for a gateway seal; anyone who can write the requests topic can act as any subject',
+    );
+    return undefined;
+  }
+  return keyringOf(secretOf(file, io));
 }

@@ -74,7 +74,7 @@ export async function createGatewayContext(
       exempt: isExemptShare,
       now: options.now ?? Date.now,
     }),
-    producer: new RequestProducer(port, topics.requests, partitionCount),
+    producer: new RequestProducer(port, topics.requests, partitionCount, keyring),
     access: new Access({
       authenticate: options.authenticate,
       metadataUrl,

@@ -2,7 +2,10 @@ import { context, trace, type Context } from '@opentelemetry/api';
 import {
   encodeRequestRecord,
   partitionForSession,
+  sealRequestRecord,
   SESSION_TOUCHED,
+  type EncodedRequestRecord,
+  type Keyring,
   type LogPort,
   type RequestRecord,
   type SessionId,
@@ -11,13 +14,16 @@ import { startMessagingSpan, traceHeaders } from '@tidemark/otel';
 
 /**
  * Writes what clients send to `requests`, for the worker that owns each session's partition: the
- * one place the gateway appends there, through the protocol's request-record codec.
+ * one place the gateway appends there, through the protocol's request-record codec. Every record
+ * is sealed with the gateways' keyring, so a worker that holds it knows a gateway wrote it — and
+ * that the subject it names was authenticated.
  */
 export class RequestProducer {
   constructor(
     private readonly port: LogPort,
     private readonly topic: string,
     private readonly partitionCount: number,
+    private readonly keyring: Keyring,
   ) {}
 
   /**
@@ -40,7 +46,7 @@ export class RequestProducer {
         this.topic,
         records.map((record) => {
           const encoded = encodeRequestRecord(record);
-          return { ...encoded, partition, headers: [...encoded.headers, ...traced] };
+          return this.sealed({ ...encoded, headers: [...encoded.headers, ...traced] }, partition);
         }),
       );
     } finally {
@@ -53,10 +59,17 @@ export class RequestProducer {
     if (sessions.length === 0) return;
     await this.port.append(
       this.topic,
-      sessions.map((session) => ({
-        ...encodeRequestRecord({ lane: 'control', session, control: SESSION_TOUCHED }),
-        partition: partitionForSession(session, this.partitionCount),
-      })),
+      sessions.map((session) =>
+        this.sealed(
+          encodeRequestRecord({ lane: 'control', session, control: SESSION_TOUCHED }),
+          partitionForSession(session, this.partitionCount),
+        ),
+      ),
     );
+  }
+
+  private sealed(encoded: EncodedRequestRecord, partition: number) {
+    const headers = [...encoded.headers, sealRequestRecord(this.keyring, encoded)];
+    return { ...encoded, partition, headers };
   }
 }

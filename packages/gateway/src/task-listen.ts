@@ -6,6 +6,9 @@ import {
   isTerminalTaskStatus,
   missingTasksCapability,
   parseSessionId,
+  readStampedRecord,
+  TASK_STREAM,
+  taskEventOf,
   type LogRecord,
   type RequestId,
   type SessionId,
@@ -21,8 +24,11 @@ import { readTask } from './task-state.js';
 //
 // A task changes by a record of its stream in `events`, so a listen watches its tasks' partitions
 // through the gateway's shared tails and reads a task again only when a record under its id goes
-// by — a task that waits for its user an hour costs no reads. A slow timer reads them anyway, for
-// what is not a record of the stream (the task's record tombstoned, its events expired).
+// by — a task that waits for its user an hour costs no reads, and a record of one task does not
+// make the listen read the others. A read is of the task's head, which its worker writes just after
+// each record that changes the status: a record seen before its head is read again shortly. A slow
+// timer reads them anyway, for what is not a record of the stream (the task's record tombstoned,
+// its events expired).
 
 /** Task ids one listen may follow. */
 const MAX_LISTENED_TASKS = 64;
@@ -32,6 +38,9 @@ const REREAD_INTERVAL_MS = 5_000;
 
 /** …and when it could not watch the tail (the records it needed are gone): as a poller would. */
 const UNWATCHED_INTERVAL_MS = 250;
+
+/** A record went by before the head holding it: the worker writes that head just after. */
+const HEAD_LAG_RETRY_MS = 25;
 
 const SUBSCRIPTION_ID_META_KEY = 'io.modelcontextprotocol/subscriptionId';
 
@@ -86,14 +95,18 @@ export async function handleTaskListen(
   const pending = new Set(agreed);
   const changes = await TaskChanges.watch(ctx, agreed);
   try {
+    // Each round reads only the tasks a record went by for (all of them at first and on the timer).
+    let changed: Iterable<SessionId> = agreed;
     while (sse.isOpen && pending.size > 0) {
-      changes.clear(); // a record that goes by from here on means another read
-      for (const id of pending) {
+      for (const id of changed) {
+        if (!pending.has(id)) continue;
         const task = await readTask(ctx, id, asker.auth?.subject);
         if (!task.found) {
           pending.delete(id);
           continue;
         }
+        // The record went by before its worker wrote the head that holds it: read again shortly.
+        changes.readUpTo(id, task.position);
         const { resultType: _complete, ...params } = detailedTask(task.state);
         const body = JSON.stringify(params);
         if (sent.get(id) !== body) {
@@ -106,7 +119,7 @@ export async function handleTaskListen(
         }
         if (isTerminalTaskStatus(task.state.status)) pending.delete(id);
       }
-      if (pending.size > 0) await changes.next(sse.closed);
+      if (pending.size > 0) changed = await changes.next(sse.closed, pending);
     }
   } finally {
     changes.close();
@@ -120,13 +133,17 @@ export async function handleTaskListen(
 
 /**
  * Records of some tasks' streams going by on the gateway's tails of `events`, from the high
- * watermarks of the moment it starts watching (before the first read, so no change falls between).
+ * watermarks of the moment it starts watching (before the first read, so no change falls between):
+ * which tasks changed, and how far into the log their status-changing records go.
  */
 class TaskChanges implements TailListener {
-  private changed = false;
+  private readonly changed = new Set<SessionId>();
+  /** Task id → the offset after its latest record that changes its status. */
+  private readonly recordedUpTo = new Map<SessionId, bigint>();
   private unwatched = false;
   private wake: (() => void) | undefined;
   private readonly subscriptions: Subscription[] = [];
+  private readonly lagTimers = new Set<NodeJS.Timeout>();
 
   private constructor(private readonly ids: ReadonlySet<string>) {}
 
@@ -148,7 +165,16 @@ class TaskChanges implements TailListener {
   }
 
   onRecords(records: readonly LogRecord[]): void {
-    if (records.some((record) => record.key !== null && this.ids.has(record.key))) this.notify();
+    let any = false;
+    for (const record of records) {
+      if (record.key === null || !this.ids.has(record.key)) continue;
+      const id = record.key as SessionId;
+      this.changed.add(id);
+      any = true;
+      if (changesStatus(record) && record.offset >= (this.recordedUpTo.get(id) ?? 0n))
+        this.recordedUpTo.set(id, record.offset + 1n);
+    }
+    if (any) this.notify();
   }
 
   onError(): void {
@@ -156,31 +182,68 @@ class TaskChanges implements TailListener {
     this.notify();
   }
 
-  clear(): void {
-    this.changed = false;
+  /**
+   * A read of the task reflected its records below `position`: if a status-changing record went by
+   * beyond it (its worker writes the head holding it just after), the task is read again soon.
+   */
+  readUpTo(id: SessionId, position: bigint): void {
+    if (position >= (this.recordedUpTo.get(id) ?? 0n)) return;
+    const timer = setTimeout(() => {
+      this.lagTimers.delete(timer);
+      this.changed.add(id);
+      this.notify();
+    }, HEAD_LAG_RETRY_MS);
+    this.lagTimers.add(timer);
   }
 
-  /** Resolves when a record of a task went by since `clear`, at the re-read interval, or on `closed`. */
-  async next(closed: Promise<void>): Promise<void> {
-    if (this.changed) return;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      closed,
-      new Promise<void>((resolve) => {
-        this.wake = resolve;
-        timer = setTimeout(resolve, this.unwatched ? UNWATCHED_INTERVAL_MS : REREAD_INTERVAL_MS);
-      }),
-    ]);
-    clearTimeout(timer);
-    this.wake = undefined;
+  /**
+   * Resolves with the tasks a record went by for since the last call — or, at the re-read
+   * interval, all of `pending` — or nothing on `closed`.
+   */
+  async next(closed: Promise<void>, pending: ReadonlySet<SessionId>): Promise<Iterable<SessionId>> {
+    if (this.changed.size === 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        closed,
+        new Promise<void>((resolve) => {
+          this.wake = resolve;
+          timer = setTimeout(
+            () => {
+              for (const id of pending) this.changed.add(id);
+              resolve();
+            },
+            this.unwatched ? UNWATCHED_INTERVAL_MS : REREAD_INTERVAL_MS,
+          );
+        }),
+      ]);
+      clearTimeout(timer);
+      this.wake = undefined;
+    }
+    const changed = [...this.changed];
+    this.changed.clear();
+    return changed;
   }
 
   close(): void {
     for (const subscription of this.subscriptions) subscription.close();
+    for (const timer of this.lagTimers) clearTimeout(timer);
   }
 
   private notify(): void {
-    this.changed = true;
     this.wake?.();
   }
+}
+
+/** Whether a record of a task's stream changes the task's status (input asked or answered, a new execution, its end). */
+function changesStatus(raw: LogRecord): boolean {
+  const record = readStampedRecord(raw);
+  if (record?.stamp.stream !== TASK_STREAM) return false;
+  return (
+    taskEventOf({
+      kind: record.stamp.kind,
+      attempt: record.stamp.generation.attempt,
+      payload: record.payload,
+      atMs: raw.timestampMs,
+    }) !== undefined
+  );
 }

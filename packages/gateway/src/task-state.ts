@@ -3,9 +3,11 @@ import {
   ErrorCodes,
   foldStreamHead,
   foldTask,
+  isTerminalTaskStatus,
   isTidemarkError,
   readStampedRecord,
   taskEventOf,
+  taskSnapshotOf,
   TASK_STREAM,
   type SessionId,
   type StampedRecord,
@@ -17,15 +19,23 @@ import type { GatewayContext } from './gateway-context.js';
 
 /** What a gateway finds under a task id for a subject. */
 export type TaskLookup =
-  | { readonly found: true; readonly state: TaskState; readonly record: SessionRecord }
+  | {
+      readonly found: true;
+      readonly state: TaskState;
+      readonly record: SessionRecord;
+      /** The task stream's records below this offset are reflected in `state`. */
+      readonly position: bigint;
+    }
   /** No such task for this subject (another subject's task looks exactly like this). */
   | { readonly found: false; readonly why: 'not found' | 'expired' };
 
 /**
  * A task's status as any gateway reads it: its record (compacted `sessions`, bound to a subject),
- * then the records of its stream's current generation folded in order — read up to the high
- * watermarks of now, so what a worker recorded before answering is seen (read-your-writes across
- * replicas). Nothing is cached: the log is the only truth.
+ * then its stream's head (compacted `streams`), both read up to the high watermarks of now, so what
+ * a worker recorded before answering is seen (read-your-writes across replicas). The worker keeps
+ * the task's status in the head with every record that changes it, so a read costs the task, not
+ * its partition's traffic. A head from before that holds none: then the records of the stream's
+ * current generation are folded in order, as they were. Nothing is cached: the log is the truth.
  */
 export async function readTask(
   ctx: GatewayContext,
@@ -45,10 +55,16 @@ export async function readTask(
   // The worker writes the stream's head before it answers with the task: without one, the task's
   // outcome was already forgotten (its retention passed).
   if (head === undefined) return { found: false, why: 'expired' };
+  const kept = taskSnapshotOf(head.snapshot, taskId);
+  if (kept !== undefined) {
+    const ended = isTerminalTaskStatus(kept.status) ? undefined : terminalOf(head, kept);
+    const latest = ended === undefined ? kept : (foldTask(taskId, kept, ended).state ?? kept);
+    return { found: true, state: latest, record, position: head.position };
+  }
   const apply = (event: TaskEvent | undefined) => {
     if (event !== undefined) state = foldTask(taskId, state, event).state!;
   };
-  const records = await currentGeneration(ctx, taskId, head);
+  const { records, upTo } = await currentGeneration(ctx, taskId, head);
   for (const { record: stamped, atMs } of records ?? [])
     apply(
       taskEventOf({
@@ -68,25 +84,42 @@ export async function readTask(
         atMs: state.lastUpdatedAtMs,
       }),
     );
-  return { found: true, state, record };
+  return { found: true, state, record, position: upTo };
+}
+
+/** The terminal event of a head whose snapshot was written before its end (a worker from before). */
+function terminalOf(head: StreamHead, state: TaskState): TaskEvent | undefined {
+  if (head.terminal === undefined) return undefined;
+  return taskEventOf({
+    kind: 'terminal',
+    attempt: head.generation.attempt,
+    payload: head.terminal.payload,
+    atMs: state.lastUpdatedAtMs,
+  });
 }
 
 /**
  * The records of the task stream's current generation (and of any newer one started meanwhile),
  * in log order, as a reader of the stream keeps them: superseded and post-terminal records
- * dropped. Undefined when the log no longer holds them.
+ * dropped; `records` undefined when the log no longer holds them.
  */
 async function currentGeneration(
   ctx: GatewayContext,
   taskId: SessionId,
   head: StreamHead,
-): Promise<Array<{ record: StampedRecord; atMs: number }> | undefined> {
+): Promise<{
+  records: Array<{ record: StampedRecord; atMs: number }> | undefined;
+  /** The records below this offset were read. */
+  upTo: bigint;
+}> {
   const partition = ctx.heads.partitionOf(taskId);
   const kept: Array<{ record: StampedRecord; atMs: number }> = [];
   let folded: StreamHead | undefined;
   let offset = head.startOffset;
+  let upTo = head.position;
   try {
     const { highWatermark } = await ctx.eventOffsets.read(partition);
+    upTo = highWatermark;
     while (offset < highWatermark) {
       const fetched = await ctx.port.fetch(ctx.topics.events, partition, offset, { maxWaitMs: 0 });
       for (const raw of fetched.records) {
@@ -102,8 +135,9 @@ async function currentGeneration(
       offset = fetched.nextOffset;
     }
   } catch (error) {
-    if (isTidemarkError(error) && error.code === ErrorCodes.offsetOutOfRange) return undefined;
+    if (isTidemarkError(error) && error.code === ErrorCodes.offsetOutOfRange)
+      return { records: undefined, upTo };
     throw error;
   }
-  return kept;
+  return { records: kept, upTo };
 }

@@ -45,6 +45,8 @@ export interface BeginOptions {
    * the head, so a generation that dies before writing any progress still passes it on.
    */
   progressBase?: (startOffset: bigint) => Promise<number>;
+  /** The stream's state to keep in its first head (`StreamHead.snapshot`). */
+  snapshot?: unknown;
 }
 
 /**
@@ -92,6 +94,7 @@ export class StreamWriter {
     };
     const progressBase = (await begin.progressBase?.(offset)) ?? 0;
     if (progressBase > 0) head = { ...head, progressBase };
+    if (begin.snapshot !== undefined) head = { ...head, snapshot: begin.snapshot };
     // Events first, then the head: a head never names a generation whose start is not in the log.
     await this.writeHead(session, partition, head);
     return new GenerationWriter(this, session, partition, head);
@@ -204,6 +207,24 @@ export class GenerationWriter {
     return this.write('message', message);
   }
 
+  /**
+   * Writes one message that changes the stream's state, then the head as of it with the new
+   * `snapshot` (a task's status): readers of the head see the change without reading `events`.
+   * Resolves once both are durable.
+   */
+  async record(message: unknown, snapshot: unknown): Promise<bigint> {
+    const seq = this.seq + 1;
+    const offset = await this.write('message', message);
+    // Finished meanwhile: the terminal head is the last word.
+    if (this.done) return offset;
+    // Records land in seq order: everything up to this one is in the log below `offset`.
+    if (offset + 1n > this.head.position)
+      this.head = { ...this.head, lastSeq: seq, lastOffset: offset, position: offset + 1n };
+    this.head = { ...this.head, snapshot };
+    await this.writer.writeHead(this.session, this.partition, this.head);
+    return offset;
+  }
+
   /** Records queued and not yet durable. */
   get unacknowledged(): number {
     return this.pending;
@@ -214,7 +235,8 @@ export class GenerationWriter {
    * the head failed to write, calling `finish` again writes the head again (the terminal record is
    * in the log); when the terminal record failed, the generation is poisoned: start another.
    */
-  async finish(message?: unknown): Promise<bigint> {
+  async finish(message?: unknown, snapshot?: unknown): Promise<bigint> {
+    if (snapshot !== undefined) this.head = { ...this.head, snapshot };
     if (this.head.terminal === undefined) {
       const offset = await this.write('terminal', message);
       this.head = {

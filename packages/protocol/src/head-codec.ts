@@ -61,6 +61,7 @@ interface StoredHead {
   terminal: { seq: number; offset: string; payload?: unknown } | null;
   position: string;
   progressBase?: number;
+  snapshot?: unknown;
 }
 
 /** JSON of a head for the `streams` topic; the final payload must be JSON-serialisable. */
@@ -85,6 +86,7 @@ export function encodeStreamHead(head: StreamHead): string {
           },
     position: String(head.position),
     ...(head.progressBase ? { progressBase: head.progressBase } : {}),
+    ...(head.snapshot === undefined ? {} : { snapshot: head.snapshot }),
   };
   return JSON.stringify(stored);
 }
@@ -137,6 +139,7 @@ export function decodeStreamHead(text: string): StreamHead | undefined {
         : { seq: stored.terminal.seq, offset: terminalOffset, payload: stored.terminal.payload },
     position,
     ...progressBaseOf(stored.progressBase),
+    ...(stored.snapshot === undefined ? {} : { snapshot: stored.snapshot }),
   };
 }
 

@@ -28,6 +28,8 @@ export {
   verifyEventId,
 } from './event-id.js';
 export { eventIdMinter } from './event-id-minter.js';
+export { SEAL_HEADER, checkRequestSeal, sealRequestRecord } from './request-seal.js';
+export type { SealedParts } from './request-seal.js';
 export type {
   EventClaim,
   EventIdProblem,
@@ -153,6 +155,7 @@ export {
   parseTaskId,
   taskDecision,
   taskEventOf,
+  taskSnapshotOf,
 } from './tasks.js';
 export type {
   TaskEvent,

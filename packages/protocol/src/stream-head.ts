@@ -40,6 +40,12 @@ export interface StreamHead<Payload = unknown> {
    * absent for a first generation and for heads written before it existed.
    */
   readonly progressBase?: number;
+  /**
+   * What the writer keeps of the stream's state beside its head — a task's status — so a reader
+   * needs neither the stream's records nor the partition's traffic around them. Stored heads only;
+   * absent from heads written before it existed (their readers fold the records).
+   */
+  readonly snapshot?: unknown;
 }
 
 /** What folding one record did, for callers that count drops and for the delivery rules. */

@@ -269,6 +269,34 @@ export const TASK_UPDATE_METHOD = 'notifications/tidemark/task-update';
 /** A gateway passing a client's `tasks/cancel` to the task's worker. */
 export const TASK_CANCEL_METHOD = 'notifications/tidemark/task-cancel';
 
+const TASK_STATUSES: readonly TaskStatus[] = [
+  'working',
+  'input_required',
+  'completed',
+  'failed',
+  'cancelled',
+];
+
+/**
+ * A task's status as its worker keeps it in the task stream's head (`StreamHead.snapshot`), or
+ * undefined for a head without one (written before snapshots) or one that is not this task's.
+ */
+export function taskSnapshotOf(value: unknown, taskId: string): TaskState | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const state = value as Partial<TaskState>;
+  if (
+    state.taskId !== taskId ||
+    !TASK_STATUSES.includes(state.status as TaskStatus) ||
+    typeof state.createdAtMs !== 'number' ||
+    typeof state.lastUpdatedAtMs !== 'number' ||
+    typeof state.outstanding !== 'object' ||
+    state.outstanding === null ||
+    !Array.isArray(state.issuedKeys)
+  )
+    return undefined;
+  return state as TaskState;
+}
+
 /** One record of a task's stream, as far as the task's status is concerned. */
 export interface TaskStreamRecord {
   readonly kind: 'generation-start' | 'message' | 'terminal';

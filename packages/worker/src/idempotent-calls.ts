@@ -4,6 +4,7 @@ import type { IdempotencyClaim, SessionRecord } from '@tidemark/log';
 import {
   callFingerprint,
   encodeRequestRecord,
+  sealRequestRecord,
   idempotencyKeyReused,
   requestStreamId,
   STATELESS_PROTOCOL_VERSION,
@@ -135,7 +136,13 @@ export class IdempotentCalls {
         own || claim === undefined
           ? undefined
           : { session: claim.session ?? key, stream: claim.stream };
-      await passOn(this.lane, record, { lane: 'session', session, message: keyed.message, joins });
+      await passOn(this.lane, record, {
+        lane: 'session',
+        session,
+        message: keyed.message,
+        joins,
+        share: keyed.share,
+      });
     }
     reader.done(record.offset);
   }
@@ -183,7 +190,10 @@ async function writeClaim(
   });
 }
 
-/** Writes a keyed session request on to its session's partition, in the trace it came with. */
+/**
+ * Writes a keyed session request on to its session's partition, in the trace it came with — sealed
+ * like a gateway's, when this worker holds the gateways' keyring (it came to us sealed).
+ */
 async function passOn(
   lane: LaneContext,
   from: LogRecord,
@@ -192,11 +202,15 @@ async function passOn(
   const encoded = encodeRequestRecord(record);
   const trace = from.headers.filter(([name]) => !name.startsWith('tm-'));
   const partition = lane.stores.heads.partitionOf(record.session);
+  const unsealed = { ...encoded, headers: [...encoded.headers, ...trace] };
+  const { keyring } = lane.options;
+  const headers =
+    keyring === undefined
+      ? unsealed.headers
+      : [...unsealed.headers, sealRequestRecord(keyring, unsealed)];
   await whileUnavailable(
     () =>
-      lane.options.log.append(lane.options.topics.requests, [
-        { ...encoded, partition, headers: [...encoded.headers, ...trace] },
-      ]),
+      lane.options.log.append(lane.options.topics.requests, [{ ...encoded, partition, headers }]),
     { stopped: () => false, onRetry: () => undefined },
   );
 }

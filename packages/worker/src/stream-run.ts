@@ -51,6 +51,8 @@ export class StreamRun {
     stream: StreamId,
     previous: StreamHead | undefined,
     stopped: () => boolean,
+    /** The stream's state to keep in its first head (a task's status). */
+    snapshot?: unknown,
   ): Promise<StreamRun> {
     const cause: GenerationCause = previous === undefined ? 'first' : 'takeover';
     const { lastProgress } = host;
@@ -74,6 +76,7 @@ export class StreamRun {
           previous,
           cause,
           ...(progressBase === undefined ? {} : { progressBase }),
+          ...(snapshot === undefined ? {} : { snapshot }),
         });
       },
       { stopped, onRetry: (error) => host.onWriteFailure?.(stream, error) },

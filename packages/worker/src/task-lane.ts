@@ -8,8 +8,12 @@ import {
   TASK_CANCELLED_METHOD,
   TASK_INPUT_METHOD,
   TASK_STREAM,
+  taskEventOf,
+  taskSnapshotOf,
   type StreamHead,
   type StreamId,
+  type TaskEvent,
+  type TaskState,
 } from '@tidemark/protocol';
 import type { StatelessExchangeOptions } from './stateless-exchange.js';
 import { invokeStateless } from './stateless-invocation.js';
@@ -45,6 +49,11 @@ export class TaskExecution {
   private waiting: Waiting | undefined;
   private finished = false;
   private abandoned = false;
+  /**
+   * The task's status as this worker recorded it: kept in the task stream's head with each record
+   * that changes it, so `tasks/get` reads the head, not the partition.
+   */
+  private state: TaskState | undefined;
 
   constructor(
     private readonly options: StatelessExchangeOptions,
@@ -65,6 +74,7 @@ export class TaskExecution {
       ...(claim === undefined ? {} : { idempotency: claim }),
     };
     await sessions.create(record);
+    this.state = createdState(record);
     await this.begin(undefined);
     await this.answerCall(record, callHead);
     onAnswered();
@@ -79,6 +89,17 @@ export class TaskExecution {
     await this.answerCall(task, callHead);
     const head = await this.options.heads.decided(this.options.key, TASK_STREAM);
     if (head?.terminal !== undefined) return false;
+    // Input asked and answered before the takeover stays as the previous worker recorded it.
+    this.state = taskSnapshotOf(head?.snapshot, task.id) ?? createdState(task);
+    const again =
+      head === undefined
+        ? undefined
+        : taskEventOf({
+            kind: 'generation-start',
+            attempt: head.generation.attempt + 1,
+            atMs: Date.now(),
+          });
+    if (again !== undefined) this.apply(again);
     await this.begin(head);
     const executions = this.run!.attempt;
     if (executions > this.options.maxExecutionsPerCall) {
@@ -117,11 +138,10 @@ export class TaskExecution {
     );
     if (fresh.length === 0) return;
     for (const key of fresh) waiting.answers.set(key, inputResponses[key]);
-    await this.run!.generation.send({
-      jsonrpc: '2.0',
-      method: TASK_ANSWERED_METHOD,
-      params: { keys: fresh },
-    });
+    await this.run!.generation.record(
+      { jsonrpc: '2.0', method: TASK_ANSWERED_METHOD, params: { keys: fresh } },
+      this.apply({ kind: 'input-answered', atMs: Date.now(), keys: fresh }),
+    );
     if (waiting.answers.size < waiting.keys.size || this.waiting !== waiting) return;
     this.waiting = undefined;
     waiting.resolve(
@@ -129,6 +149,12 @@ export class TaskExecution {
         [...waiting.answers].map(([key, value]) => [waiting.keys.get(key)!, value]),
       ),
     );
+  }
+
+  /** Folds an event the task is about to record into its status; the status to record with it. */
+  private apply(event: TaskEvent): TaskState | undefined {
+    if (this.state !== undefined) this.state = foldTask(this.options.key, this.state, event).state;
+    return this.state;
   }
 
   /**
@@ -154,6 +180,7 @@ export class TaskExecution {
       TASK_STREAM,
       previous,
       () => this.abort.signal.aborted,
+      this.state,
     );
     this.run.reportStart();
     this.steps = journaledSteps(
@@ -170,12 +197,7 @@ export class TaskExecution {
     if (callHead?.terminal !== undefined) return;
     if (this.abandoned) throw notOwned(this.callStream);
     const { key, writer, message } = this.options;
-    const created = foldTask(key, undefined, {
-      kind: 'created',
-      atMs: record.createdAtMs,
-      ttlMs: record.task.ttlMs,
-      pollIntervalMs: record.task.pollIntervalMs,
-    }).state!;
+    const created = createdState(record);
     const generation = await writer.begin(key, this.callStream, { previous: callHead });
     await generation.finish({ jsonrpc: '2.0', id: message.id, result: createTaskResult(created) });
   }
@@ -237,15 +259,13 @@ export class TaskExecution {
     const answered = new Promise<Record<string, unknown> | undefined>((resolve) => {
       this.waiting = { keys, answers: new Map(), resolve };
     });
-    await run.generation.send({
-      jsonrpc: '2.0',
-      method: TASK_INPUT_METHOD,
-      params: {
-        inputRequests: Object.fromEntries(
-          Object.entries(inputRequests).map(([key, request]) => [`${prefix}${key}`, request]),
-        ),
-      },
-    });
+    const asked = Object.fromEntries(
+      Object.entries(inputRequests).map(([key, request]) => [`${prefix}${key}`, request]),
+    );
+    await run.generation.record(
+      { jsonrpc: '2.0', method: TASK_INPUT_METHOD, params: { inputRequests: asked } },
+      this.apply({ kind: 'input-required', atMs: Date.now(), inputRequests: asked }),
+    );
     if (this.abort.signal.aborted) return undefined;
     // A task may wait for its user for hours: it gives its call slot back meanwhile.
     return this.options.idle === undefined ? answered : this.options.idle(answered);
@@ -276,8 +296,25 @@ export class TaskExecution {
     if (this.finished || this.abandoned) return;
     this.finished = true;
     this.waiting = undefined;
-    await this.run!.generation.finish(outcome);
+    const run = this.run!;
+    const ended = taskEventOf({
+      kind: 'terminal',
+      attempt: run.attempt,
+      payload: outcome,
+      atMs: Date.now(),
+    });
+    await run.generation.finish(outcome, ended === undefined ? this.state : this.apply(ended));
   }
+}
+
+/** A task's status the moment it was created. */
+function createdState(record: TaskRecord): TaskState {
+  return foldTask(record.id, undefined, {
+    kind: 'created',
+    atMs: record.createdAtMs,
+    ttlMs: record.task.ttlMs,
+    pollIntervalMs: record.task.pollIntervalMs,
+  }).state!;
 }
 
 /** The `inputRequired` answer of a round (multi-round-trip requests), if that is what it is. */

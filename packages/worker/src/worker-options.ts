@@ -1,6 +1,7 @@
 import {
   invalidOption,
   type GroupPort,
+  type Keyring,
   type LogPort,
   type SessionId,
   type StreamId,
@@ -38,6 +39,13 @@ export interface WorkerOptions {
    * @default 64
    */
   maxConcurrentCalls?: number;
+  /**
+   * The gateways' keyring (their event-id secret). Set, a record of `requests` without a valid
+   * gateway seal — written by anyone else who can write the topic, naming any subject — is dropped
+   * unanswered and counted (`tidemark.worker.refusals` reason `unsealed`). Unset, records are taken
+   * as they come: whoever can write `requests` is trusted (see the Kafka ACLs in the README).
+   */
+  keyring?: Keyring;
   /**
    * Tasks (Tasks extension) running at once on this worker, in slots of their own: a task may run
    * for hours, so tasks never hold the slots short calls need. A task waits for a slot as `working`.
@@ -179,9 +187,9 @@ export const WORKER_DEFAULTS = {
 
 /** Options with their defaults applied, validated. */
 export type CompiledWorkerOptions = Required<
-  Omit<WorkerOptions, 'onExecution' | 'onExecutionEnd' | 'onStep' | 'instructions'>
+  Omit<WorkerOptions, 'onExecution' | 'onExecutionEnd' | 'onStep' | 'instructions' | 'keyring'>
 > &
-  Pick<WorkerOptions, 'onExecution' | 'onExecutionEnd' | 'onStep' | 'instructions'>;
+  Pick<WorkerOptions, 'onExecution' | 'onExecutionEnd' | 'onStep' | 'instructions' | 'keyring'>;
 
 const POSITIVE_INTEGERS = [
   'maxSessions',

@@ -2,6 +2,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { SessionStore, StepJournal, StreamHeadStore, StreamWriter } from '@tidemark/log';
 import { recordAssignedPartitions, recordWorkerRefusal } from '@tidemark/otel';
 import {
+  checkRequestSeal,
   decodeRequestRecord,
   invalidOption,
   JsonRpcErrorCodes,
@@ -253,6 +254,7 @@ export class Worker {
     reader: PartitionReader,
     record: LogRecord,
   ): Promise<void> {
+    if (!this.sealedByAGateway(reader, record)) return reader.done(record.offset);
     const decoded = decodeRequestRecord(record);
     if (!decoded.ok) {
       this.options.onProblem(
@@ -288,6 +290,23 @@ export class Worker {
       message: `Too many requests of this subject waiting on this worker (limit ${this.options.maxQueuedCallsPerSubject}); retry later`,
     });
     reader.done(record.offset);
+  }
+
+  /**
+   * With the gateways' keyring, a record is taken only with a valid gateway seal: one written by
+   * anyone else who can write `requests` is dropped unanswered (an answer would go to whoever it
+   * names), said and counted.
+   */
+  private sealedByAGateway(reader: PartitionReader, record: LogRecord): boolean {
+    const { keyring } = this.options;
+    if (keyring === undefined) return true;
+    const seal = checkRequestSeal(keyring, record);
+    if (seal === 'valid') return true;
+    recordWorkerRefusal('unsealed');
+    this.options.onProblem(
+      `requests ${reader.partition}@${record.offset}: no valid gateway seal (${seal}): not written by a gateway with this secret; dropped`,
+    );
+    return false;
   }
 
   /** A request record, by its lane, once admitted. */
