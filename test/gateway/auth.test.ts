@@ -142,6 +142,61 @@ describe('authentication', () => {
     expect(() => tokenFileAuthenticator('# nothing\n')).toThrow(/at least one/);
   });
 
+  it('never echoes a token: a bad line, a token given twice, a short one are named by line only', () => {
+    const secret = 'SECRET-abcdefgh-0123456789-very-long';
+    for (const text of [
+      `${secret} alice extra\n`,
+      `${secret} alice\n${secret} bob\n`,
+      `${secret}\n`,
+    ]) {
+      let message = '';
+      try {
+        tokenFileAuthenticator(text);
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toMatch(/tokens line \d/);
+      expect(message).not.toContain(secret.slice(0, 6));
+    }
+    expect(() => tokenFileAuthenticator(`${secret} alice\n${secret} bob\n`)).toThrow(
+      /same token as line 1/,
+    );
+    const weak: number[] = [];
+    tokenFileAuthenticator(`# a comment\n${secret} alice\nshort-but-16-chars bob\n`, {
+      onWeakToken: (line) => weak.push(line),
+    });
+    expect(weak).toEqual([3]);
+  });
+
+  it('JWTs: a token without exp, or of a typ that is not an access token, is refused; JWKS over http:// only on loopback', async () => {
+    const { publicKey, privateKey } = await generateKeyPair('ES256');
+    const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256' };
+    const issuer = 'https://issuer.example';
+    const audience = 'https://mcp.example/mcp';
+    const url = await setup({
+      authenticate: jwtAuthenticator({ jwks: { keys: [jwk] }, issuer, audience }),
+    });
+    const token = (typ: string | undefined, exp: boolean) => {
+      const jwt = new SignJWT({})
+        .setProtectedHeader({ alg: 'ES256', kid: 'k1', ...(typ === undefined ? {} : { typ }) })
+        .setSubject('carol')
+        .setIssuer(issuer)
+        .setAudience(audience)
+        .setIssuedAt();
+      return (exp ? jwt.setExpirationTime('5m') : jwt).sign(privateKey);
+    };
+    for (const bad of [await token(undefined, false), await token('logout+jwt', true)])
+      expect((await post(url, INIT, bad)).status).toBe(401);
+    for (const good of [await token('at+jwt', true), await token(undefined, true)])
+      expect(await legacyWhoami(url, good)).toBe('carol');
+    expect(() =>
+      jwtAuthenticator({ jwks: new URL('http://issuer.example/jwks'), issuer, audience }),
+    ).toThrow(/https:\/\//);
+    expect(() =>
+      jwtAuthenticator({ jwks: new URL('http://127.0.0.1:9/jwks'), issuer, audience }),
+    ).not.toThrow();
+  });
+
   it('OAuth 2.1 JWTs: signature, issuer, audience and expiry checked; 401 names the resource metadata, which is served', async () => {
     const { publicKey, privateKey } = await generateKeyPair('ES256');
     const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256' };

@@ -45,7 +45,7 @@ const podSpec = (d: Manifest) => (d.spec as { template: { spec: { containers: Co
 const helpOf = async (command: string) => (await run(process.execPath, [cli, command, '--help'])).stdout;
 
 /** Environment variables the CLI reads (packages/cli is the only code that does). */
-const CLI_ENV = /^(KAFKA_BROKERS|TIDEMARK_SECRET|KAFKA_SASL_(MECHANISM|USERNAME|PASSWORD|TOKEN_FILE)|OTEL_[A-Z_]+|K8S_(POD_NAME|NAMESPACE|NODE_NAME))$/;
+const CLI_ENV = /^(KAFKA_BROKERS|TIDEMARK_SECRET|TIDEMARK_PREVIOUS_SECRET|KAFKA_SASL_(MECHANISM|USERNAME|PASSWORD|TOKEN_FILE)|OTEL_[A-Z_]+|K8S_(POD_NAME|NAMESPACE|NODE_NAME))$/;
 
 describe('the Helm chart', () => {
   it('renders the README’s one-liner as written', async () => {
@@ -126,6 +126,22 @@ describe('the Helm chart', () => {
     for (const component of ['gateway', 'worker']) {
       const help = await helpOf(component);
       for (const flag of args(component).filter((a) => a.startsWith('--'))) expect(help).toContain(flag);
+    }
+  });
+
+  it('gives gateways and workers the event-id secret, and the previous one during a rotation', async () => {
+    const envOf = (manifests: Manifest[], component: string) =>
+      podSpec(deployment(manifests, component)).spec.containers[0]!.env!;
+    const plain = await template();
+    const rotating = await template('--set', 'eventIdSecret.previous.existingSecret=tidemark-event-id-old');
+    for (const component of ['gateway', 'worker']) {
+      // The worker checks the gateways' seal on every request with the same secret.
+      expect(envOf(plain, component).find((e) => e.name === 'TIDEMARK_SECRET')?.valueFrom?.secretKeyRef).toEqual({ name: 'tidemark-event-id', key: 'secret' });
+      expect(envOf(plain, component).some((e) => e.name === 'TIDEMARK_PREVIOUS_SECRET')).toBe(false);
+      expect(envOf(rotating, component).find((e) => e.name === 'TIDEMARK_PREVIOUS_SECRET')?.valueFrom?.secretKeyRef).toEqual({
+        name: 'tidemark-event-id-old',
+        key: 'secret',
+      });
     }
   });
 

@@ -81,6 +81,7 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'isLoopbackOrigin',
     'isStatelessRevision',
     'isTaskExpired',
+    'keyringFromSecrets',
     'isTerminalTaskStatus',
     'isTidemarkError',
     'isValidAttempt',

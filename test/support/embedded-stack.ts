@@ -30,6 +30,8 @@ export interface EmbeddedStackOptions {
   worker?: Partial<WorkerOptions>;
   /** The log a gateway replica sees (to count what it reads); default the stack's log. */
   gatewayLog?: (log: LogPort, replica: number) => LogPort;
+  /** A gateway replica's keyring (a rotation half done); default the stack's. */
+  gatewayKeyring?: (replica: number) => Keyring;
 }
 
 /** Tidemark in one test process on the embedded (in-memory) log: a worker and gateway replicas. */
@@ -54,7 +56,7 @@ export async function embeddedStack(options: EmbeddedStackOptions = {}): Promise
       const gateway = await createGateway({
         log: options.gatewayLog?.(log, replica) ?? log,
         topics,
-        keyring,
+        keyring: options.gatewayKeyring?.(replica) ?? keyring,
         tailWaitMs: 50,
         onError: () => {},
         ...options.gateway,

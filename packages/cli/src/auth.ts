@@ -1,11 +1,13 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, unwatchFile, watchFile } from 'node:fs';
 import { resolve } from 'node:path';
 import {
   jwtAuthenticator,
   tokenFileAuthenticator,
+  type Authenticate,
   type GatewayOptions,
   type JSONWebKeySet,
 } from '@tidemark/gateway';
+import type { Io } from './commands.js';
 import { str, UsageError } from './options.js';
 import { messageOf } from '@tidemark/protocol';
 
@@ -30,8 +32,51 @@ const CHOOSE =
 /**
  * The gateway's authentication from its flags: exactly one choice. `required`: no choice is a
  * usage error (`tidemark gateway`); otherwise no choice means none (`tidemark dev`, loopback only).
+ * A tokens or JWKS file is read again when it changes and on SIGHUP (a file that no longer reads
+ * keeps the previous one, said in the log), until the process is asked to stop.
  */
-export function authOf(values: Values, cwd: string, required: boolean): GatewayAuth {
+export function authOf(
+  values: Values,
+  io: Pick<Io, 'cwd' | 'log' | 'stopSignal'>,
+  required: boolean,
+): GatewayAuth {
+  const made = authFrom(values, io, required);
+  if (made.authenticate === undefined || made.file === undefined) return made.auth;
+  const { file, make } = made;
+  let current = made.authenticate;
+  const reload = () => {
+    try {
+      current = make();
+      io.log.info({ file }, 'authentication reloaded');
+    } catch (error) {
+      io.log.error(
+        { file, err: messageOf(error) },
+        'authentication not reloaded: kept the previous',
+      );
+    }
+  };
+  watchFile(file, { interval: 1_000, persistent: false }, reload);
+  process.on('SIGHUP', reload);
+  void io.stopSignal.then(() => {
+    unwatchFile(file, reload);
+    process.off('SIGHUP', reload);
+  });
+  return { ...made.auth, authenticate: (req) => current(req) };
+}
+
+/** The choice made, and — for a file — how to make it again from the file. */
+function authFrom(
+  values: Values,
+  io: Pick<Io, 'cwd' | 'log'>,
+  required: boolean,
+): {
+  auth: GatewayAuth;
+  authenticate?: Authenticate;
+  file?: string;
+  make: () => Authenticate;
+} {
+  const none = { auth: {}, make: () => () => Promise.resolve(undefined) };
+  const cwd = io.cwd;
   const mode = str(values['auth']);
   const tokens = str(values['auth-tokens']);
   const jwks = str(values['auth-jwks']);
@@ -41,13 +86,23 @@ export function authOf(values: Values, cwd: string, required: boolean): GatewayA
     throw new UsageError(`--auth: expected "none", got "${mode}"; ${CHOOSE}`);
   if (chosen.length === 0) {
     if (required) throw new UsageError(CHOOSE);
-    return {};
+    return none;
   }
   if (tokens !== undefined) {
-    const text = readText(tokens, cwd, '--auth-tokens');
-    return { authenticate: asUsage('--auth-tokens', () => tokenFileAuthenticator(text)) };
+    const make = () =>
+      asUsage('--auth-tokens', () =>
+        tokenFileAuthenticator(readText(tokens, cwd, '--auth-tokens'), {
+          onWeakToken: (line) =>
+            io.log.warn(
+              { file: tokens, line },
+              'a token shorter than 32 characters can be guessed: use 32 random characters or more',
+            ),
+        }),
+      );
+    const authenticate = make();
+    return { auth: { authenticate }, authenticate, file: resolve(cwd, tokens), make };
   }
-  if (jwks === undefined) return {};
+  if (jwks === undefined) return none;
   const issuer = str(values['auth-issuer']);
   const audience = str(values['auth-audience']);
   if (issuer === undefined || audience === undefined)
@@ -57,8 +112,8 @@ export function authOf(values: Values, cwd: string, required: boolean): GatewayA
     throw new UsageError(
       '--public-url: required with --auth-jwks when --auth-audience is not a URL (the resource clients see)',
     );
-  return {
-    authenticate: asUsage('--auth-jwks', () =>
+  const make = () =>
+    asUsage('--auth-jwks', () =>
       jwtAuthenticator({
         jwks: isUrl(jwks)
           ? new URL(jwks)
@@ -66,8 +121,14 @@ export function authOf(values: Values, cwd: string, required: boolean): GatewayA
         issuer,
         audience,
       }),
-    ),
-    resourceMetadata: { resource, authorizationServers: [issuer] },
+    );
+  const authenticate = make();
+  return {
+    auth: { authenticate, resourceMetadata: { resource, authorizationServers: [issuer] } },
+    authenticate,
+    // A JWKS URL is fetched again by jose when a token names a key it has not seen.
+    ...(isUrl(jwks) ? {} : { file: resolve(cwd, jwks) }),
+    make,
   };
 }
 

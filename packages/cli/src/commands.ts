@@ -15,7 +15,7 @@ import { CONSOLE_FLAGS, mountedConsoleOf } from './console.js';
 import { SERVER_IDENTITY_FLAGS, serverIdentityOf } from './server-identity.js';
 import { sayTools } from './banner.js';
 import { devSecret, openDevLog } from './dev-data.js';
-import { keyringOf, secretOf } from './event-id-secret.js';
+import { keyringOf, previousSecretsOf, secretOf } from './event-id-secret.js';
 import { DEV_SSE_RETRY_MS, SSE_RETRY_FLAG, sseRetryOf } from './sse-retry.js';
 import { watchToolModules } from './watch.js';
 import { observe } from './worker-log.js';
@@ -77,7 +77,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
       `--host: ${host} is not a loopback address; dev is for one machine, so pass --allow-remote (and an --auth-tokens file) to expose it`,
     );
   }
-  const auth = authOf(values, io.cwd, false);
+  const auth = authOf(values, io, false);
   const limits = limitsOf(values);
   const ttls = ttlsOf(values);
   const devConsole = mountedConsoleOf(values, {
@@ -144,6 +144,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     port: { type: 'string' },
     host: { type: 'string' },
     'secret-file': { type: 'string' },
+    'previous-secret-file': { type: 'string', multiple: true },
     ...TELEMETRY_FLAGS,
     'allowed-origin': { type: 'string', multiple: true },
     'allowed-host': { type: 'string', multiple: true },
@@ -161,7 +162,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
         throw new UsageError('--port: required (the port to listen on)');
       return port(str(values['port']), '--port', 0);
     },
-    () => authOf(values, io.cwd, true),
+    () => authOf(values, io, true),
     () => kafkaOptions(values, io.env, io.cwd),
     () => secretOf(str(values['secret-file']), io),
   );
@@ -177,7 +178,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
   const gw = await createGateway({
     log,
     topics,
-    keyring: keyringOf(secret),
+    keyring: keyringOf(secret, previousSecretsOf(list(values['previous-secret-file']), io)),
     onError: (error) => io.log.error({ err: error }, 'gateway error'),
     onWarning: (message, fields) => io.log.warn(fields, message),
     ...sseRetryOf(values, undefined),
@@ -212,12 +213,17 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     'group-session-timeout': { type: 'string' },
     'health-port': { type: 'string' },
     'secret-file': { type: 'string' },
+    'previous-secret-file': { type: 'string', multiple: true },
     ...TELEMETRY_FLAGS,
     ...TTL_FLAGS,
     ...WORKER_LIMIT_FLAGS,
   });
   const metrics = applyTelemetryFlags(values);
-  const keyring = workerKeyringOf(str(values['secret-file']), io);
+  const keyring = workerKeyringOf(
+    str(values['secret-file']),
+    list(values['previous-secret-file']),
+    io,
+  );
   const tools = list(values['tools']);
   if (tools.length === 0)
     throw new UsageError('--tools: required (a tool module path or package, repeatable)');
@@ -356,12 +362,16 @@ function readyText(w: Worker): string {
  * The gateways' keyring, when the worker is given their secret: then it takes only requests a
  * gateway sealed. Without it, whoever can write `requests` is trusted — said at start.
  */
-function workerKeyringOf(file: string | undefined, io: Io): Keyring | undefined {
+function workerKeyringOf(
+  file: string | undefined,
+  previous: readonly string[],
+  io: Io,
+): Keyring | undefined {
   if (file === undefined && io.env['TIDEMARK_SECRET'] === undefined) {
     io.log.warn(
       'no --secret-file or TIDEMARK_SECRET: requests are not checked for a gateway seal; anyone who can write the requests topic can act as any subject',
     );
     return undefined;
   }
-  return keyringOf(secretOf(file, io));
+  return keyringOf(secretOf(file, io), previousSecretsOf(previous, io));
 }

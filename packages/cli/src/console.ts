@@ -84,7 +84,7 @@ export async function consoleCommand(args: readonly string[], io: Io): Promise<v
       `--host: ${host} is not a loopback address; the console answers this machine only (use an SSH tunnel or kubectl port-forward)`,
     );
   const listenPort = port(str(values['port']), '--port', 3100);
-  const auth = authOf(values, io.cwd, false);
+  const auth = authOf(values, io, false);
   const traceUrl = traceUrlOf(values);
   const sessionTtlMs = duration(str(values['session-ttl']), '--session-ttl');
   const kafka = kafkaOptions(values, io.env, io.cwd);

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { createKeyring, type Keyring } from '@tidemark/protocol';
+import { keyringFromSecrets, type Keyring } from '@tidemark/protocol';
 import type { Io } from './commands.js';
 import { UsageError } from './options.js';
 
@@ -20,12 +20,31 @@ export function secretOf(file: string | undefined, io: Io): Uint8Array {
   return secret;
 }
 
-function readSecretFile(path: string): string {
-  if (!existsSync(path)) throw new UsageError(`--secret-file: ${path} does not exist`);
+function readSecretFile(path: string, flag = '--secret-file'): string {
+  if (!existsSync(path)) throw new UsageError(`${flag}: ${path} does not exist`);
   return readFileSync(path, 'utf8');
 }
 
-/** dev keeps its secret next to its log, so ids minted before a restart still verify after it. */
-export function keyringOf(secret: Uint8Array): Keyring {
-  return createKeyring({ current: { id: 1, secret } });
+/**
+ * The keyring of the shared secret, and of the previous ones while a rotation is under way (ids
+ * they signed still verify). dev keeps its secret next to its log, so ids minted before a restart
+ * still verify after it.
+ */
+export function keyringOf(secret: Uint8Array, previous: readonly Uint8Array[] = []): Keyring {
+  return keyringFromSecrets(secret, previous);
+}
+
+/** `--previous-secret-file` (repeatable) and `TIDEMARK_PREVIOUS_SECRET`: secrets that still verify. */
+export function previousSecretsOf(files: readonly string[], io: Io): Uint8Array[] {
+  const raws = files.map((file) => readSecretFile(resolve(io.cwd, file), '--previous-secret-file'));
+  const fromEnv = io.env['TIDEMARK_PREVIOUS_SECRET'];
+  if (fromEnv !== undefined && fromEnv.trim() !== '') raws.push(fromEnv);
+  return raws.map((raw) => {
+    const secret = Buffer.from(raw.trim());
+    if (secret.length < 32)
+      throw new UsageError(
+        `--previous-secret-file: a secret must be at least 32 bytes, got ${secret.length}`,
+      );
+    return secret;
+  });
 }

@@ -139,6 +139,8 @@ Limits (each answered with a clear 4xx; see README "Security"):
 Kafka and the rest:
   --brokers <list>       Kafka bootstrap host:port[,host:port]; or KAFKA_BROKERS
   --secret-file <path>   the event-id secret (>= 32 bytes, shared by every replica); or TIDEMARK_SECRET
+  --previous-secret-file <path>  a secret from before a rotation: ids it signed still verify
+                         (repeatable; or TIDEMARK_PREVIOUS_SECRET). See "Rotating the secret"
   --prefix <p>           topic prefix. Default tidemark.
   --allowed-origin <o>   Origin allowed (repeatable); default loopback origins only
   --allowed-host <h>     Host header allowed (repeatable; DNS-rebinding protection); default on a
@@ -169,6 +171,8 @@ replica's resume decisions beside what the log holds. --trace-url <url> links tr
   --secret-file <f>      the gateways' event-id secret (or TIDEMARK_SECRET): the worker then takes
                          only requests a gateway sealed; others are dropped and counted. Without
                          it, whoever can write the requests topic is trusted (a warning at start)
+  --previous-secret-file <f>  a secret from before a rotation, still accepted (repeatable; or
+                         TIDEMARK_PREVIOUS_SECRET)
   --group-session-timeout <d>
                          after a worker dies without leaving (kill -9, a lost node), its partitions
                          and running calls wait this long before another worker takes them over;

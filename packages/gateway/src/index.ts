@@ -3,5 +3,10 @@ export type { Gateway } from './gateway.js';
 export { GATEWAY_DEFAULTS } from './gateway-options.js';
 export type { GatewayOptions, ResumeObservation } from './gateway-options.js';
 export { bearerToken, jwtAuthenticator, tokenFileAuthenticator } from './auth/authenticators.js';
-export type { Authenticate, AuthResult, JwtAuthenticatorOptions } from './auth/authenticators.js';
+export type {
+  Authenticate,
+  AuthResult,
+  JwtAuthenticatorOptions,
+  TokenFileOptions,
+} from './auth/authenticators.js';
 export type { JSONWebKeySet } from 'jose';

@@ -28,6 +28,7 @@ export {
   verifyEventId,
 } from './event-id.js';
 export { eventIdMinter } from './event-id-minter.js';
+export { keyringFromSecrets } from './secret-keyring.js';
 export { SEAL_HEADER, checkRequestSeal, sealRequestRecord } from './request-seal.js';
 export type { SealedParts } from './request-seal.js';
 export type {

@@ -7,7 +7,7 @@ import {
   type JSONWebKeySet,
   type JWTVerifyGetKey,
 } from 'jose';
-import { invalidOption } from '@tidemark/protocol';
+import { invalidOption, isLoopbackHost } from '@tidemark/protocol';
 
 /** Who sent a request: sessions are bound to the subject; tools see it. */
 export interface AuthResult {
@@ -32,15 +32,26 @@ export function bearerToken(req: Request): string | undefined {
   return match?.[1];
 }
 
+/** A token shorter than this is guessable: it is taken, with a warning. */
+const STRONG_TOKEN_CHARS = 32;
+
+export interface TokenFileOptions {
+  /** A line whose token is shorter than 32 characters (the token itself is never passed). */
+  onWeakToken?: (line: number) => void;
+}
+
 /**
  * Static tokens, for small deployments and tests: one `<token> <subject>` per line; blank lines and
- * `#` comments are ignored. Tokens are compared by their SHA-256 in constant time.
+ * `#` comments are ignored. Tokens are compared by their SHA-256 in constant time. A line that is
+ * not one, a token under 16 characters or one given twice is refused, named by its line — never
+ * by any of its characters.
  *
  * @example
  *   createGateway({ ..., authenticate: tokenFileAuthenticator(readFileSync('tokens.txt', 'utf8')) })
  */
-export function tokenFileAuthenticator(text: string): Authenticate {
+export function tokenFileAuthenticator(text: string, options: TokenFileOptions = {}): Authenticate {
   const subjects = new Map<string, string>();
+  const lineOf = new Map<string, number>();
   for (const [index, raw] of text.split('\n').entries()) {
     const line = raw.trim();
     if (line === '' || line.startsWith('#')) continue;
@@ -49,10 +60,20 @@ export function tokenFileAuthenticator(text: string): Authenticate {
       throw invalidOption(
         `tokens line ${index + 1}`,
         '"<token> <subject>" with a token of at least 16 characters',
-        line.length > 40 ? `${line.slice(0, 8)}…` : '(hidden)',
+        '(hidden)',
       );
     }
-    subjects.set(digest(token), subject);
+    const key = digest(token);
+    const earlier = lineOf.get(key);
+    if (earlier !== undefined)
+      throw invalidOption(
+        `tokens line ${index + 1}`,
+        `a token of its own (the same token as line ${earlier}: whose subject would it be?)`,
+        '(hidden)',
+      );
+    if (token.length < STRONG_TOKEN_CHARS) options.onWeakToken?.(index + 1);
+    subjects.set(key, subject);
+    lineOf.set(key, index + 1);
   }
   if (subjects.size === 0)
     throw invalidOption('tokens', 'at least one "<token> <subject>" line', '');
@@ -77,16 +98,37 @@ export interface JwtAuthenticatorOptions {
   audience: string;
   /** Allowed clock skew, seconds. @default 30 */
   clockToleranceSec?: number;
+  /**
+   * `typ` header values taken (case-insensitive), when a token has one: an access token's, not an
+   * ID token's or a logout token's. A token without `typ` is taken.
+   * @default ['at+jwt', 'application/at+jwt', 'JWT']
+   */
+  tokenTypes?: readonly string[];
 }
+
+const ACCESS_TOKEN_TYPES = ['at+jwt', 'application/at+jwt', 'jwt'];
 
 /**
  * OAuth 2.1 resource server: validates a bearer JWT's signature against the issuer's keys, its
- * `iss`, `aud`, `exp` and `nbf`, and takes `sub` as the subject (jose).
+ * `iss`, `aud`, `exp` (required: a token without one would be good forever) and `nbf`, and its
+ * `typ` when it has one; takes `sub` as the subject (jose). Keys are fetched over `https://` only
+ * (`http://` for a loopback host, in tests and development).
  */
 export function jwtAuthenticator(options: JwtAuthenticatorOptions): Authenticate {
   if (options.issuer === '') throw invalidOption('issuer', 'a non-empty string', options.issuer);
   if (options.audience === '')
     throw invalidOption('audience', 'a non-empty string', options.audience);
+  if (
+    options.jwks instanceof URL &&
+    options.jwks.protocol !== 'https:' &&
+    !(options.jwks.protocol === 'http:' && isLoopbackHost(options.jwks.host))
+  )
+    throw invalidOption(
+      'jwks',
+      'an https:// URL (http:// only on a loopback host)',
+      options.jwks.href,
+    );
+  const types = (options.tokenTypes ?? ACCESS_TOKEN_TYPES).map((type) => type.toLowerCase());
   const keys: JWTVerifyGetKey =
     options.jwks instanceof URL
       ? createRemoteJWKSet(options.jwks)
@@ -95,11 +137,14 @@ export function jwtAuthenticator(options: JwtAuthenticatorOptions): Authenticate
     const token = bearerToken(req);
     if (token === undefined) return undefined;
     try {
-      const { payload } = await jwtVerify(token, keys, {
+      const { payload, protectedHeader } = await jwtVerify(token, keys, {
         issuer: options.issuer,
         audience: options.audience,
         clockTolerance: options.clockToleranceSec ?? 30,
+        requiredClaims: ['exp'],
       });
+      const { typ } = protectedHeader;
+      if (typ !== undefined && !types.includes(typ.toLowerCase())) return undefined;
       if (typeof payload.sub !== 'string' || payload.sub === '') return undefined;
       const scope = typeof payload['scope'] === 'string' ? payload['scope'].split(' ') : undefined;
       return {

@@ -1,0 +1,80 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EXIT, main } from '@tidemark/cli';
+import { pino } from 'pino';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { initializeRequest, MCP_HEADERS } from '../support/sse.js';
+
+// A tokens file is read again when it changes and on SIGHUP (issue #33): a token revoked in the
+// file stops working without a restart; a file that no longer reads keeps the previous tokens.
+
+const ALICE = 'alice-token-0123456789-0123456789-abcdef';
+const BOB = 'bob-token-0123456789-0123456789-abcdefgh';
+
+async function devWithTokens(tokens: string) {
+  const dir = mkdtempSync(join(tmpdir(), 'tidemark-auth-'));
+  const file = join(dir, 'tokens.txt');
+  writeFileSync(file, tokens);
+  const lines: string[] = [];
+  const log = pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) });
+  let stop!: () => void;
+  const out: string[] = [];
+  const running = main(
+    ['dev', '--port', '0', '--data', join(dir, 'data'), '--auth-tokens', file, '--console', 'off'],
+    {
+      env: {},
+      cwd: dir,
+      out: (line) => out.push(line),
+      err: (line) => out.push(line),
+      stopSignal: new Promise<void>((resolve) => (stop = resolve)),
+      log,
+    },
+  );
+  const endpoint = () => out.find((l) => l.startsWith('MCP endpoint: '));
+  await vi.waitFor(() => expect(endpoint()).toBeDefined(), { timeout: 20_000 });
+  onTestFinished(async () => {
+    stop();
+    expect(await running).toBe(EXIT.ok);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const url = endpoint()!.slice('MCP endpoint: '.length);
+  const status = async (token: string) => {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, Authorization: `Bearer ${token}` },
+      body: JSON.stringify(initializeRequest()),
+    });
+    await response.body?.cancel();
+    return response.status;
+  };
+  return { file, status, logged: () => lines.join('\n') };
+}
+
+describe('reloading the tokens file', () => {
+  it('a changed file is read again: a removed token gets 401, an added one works; a broken file keeps the last good one', async () => {
+    const { file, status, logged } = await devWithTokens(`${ALICE} alice\n`);
+    expect(await status(ALICE)).toBe(200);
+    expect(await status(BOB)).toBe(401);
+    writeFileSync(file, `${BOB} bob\n`);
+    await vi.waitFor(async () => expect(await status(BOB)).toBe(200), { timeout: 10_000 });
+    expect(await status(ALICE)).toBe(401);
+    writeFileSync(file, `${BOB}\n`); // no subject: refused, the previous tokens stay
+    await vi.waitFor(() => expect(logged()).toContain('authentication not reloaded'), {
+      timeout: 10_000,
+    });
+    expect(await status(BOB)).toBe(200);
+    expect(logged()).not.toContain(BOB.slice(0, 12));
+  });
+
+  it('SIGHUP reads it again at once; a short token is taken with a warning that never shows it', async () => {
+    const short = 'short-token-0123456';
+    const { file, status, logged } = await devWithTokens(`${ALICE} alice\n`);
+    writeFileSync(file, `${short} carol\n`);
+    process.emit('SIGHUP');
+    expect(await status(short)).toBe(200);
+    expect(await status(ALICE)).toBe(401);
+    expect(logged()).toContain('a token shorter than 32 characters can be guessed');
+    expect(logged()).not.toContain(short);
+  });
+});
