@@ -39,6 +39,7 @@ interface Ctx {
 
 export default defineToolModule({
   name: 'bench',
+  taskSupport: { hold: 'required' },
   register: (server: McpServer) => {
     server.registerTool(
       'ticker',
@@ -51,6 +52,18 @@ export default defineToolModule({
         return tick(n, intervalMs, mcpReq._meta?.progressToken, (params) =>
           mcpReq.notify({ method: 'notifications/progress', params }),
         );
+      },
+    );
+    // A long task (`npm run bench:tenants`): holds its task slot for ms, then answers.
+    server.registerTool(
+      'hold',
+      {
+        description: 'waits ms, then answers (a long task)',
+        inputSchema: z.object({ ms: z.number().int().min(0).max(3_600_000) }),
+      },
+      async ({ ms }) => {
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        return { content: [{ type: 'text' as const, text: `held ${ms} ms` }] };
       },
     );
     // What a durable step costs (`npm run bench:effects`): n steps, each journaled in the log.

@@ -56,7 +56,14 @@ describe('benchmarks (smoke sizes)', () => {
       'tidemark-kafka-1',
     ]);
     for (const row of restart) expect(row.rssRatio).toBeGreaterThan(0);
-  }, 300_000);
+    // The noisy neighbour: alice reached every cap, and bob — within his limits — was never refused.
+    expect(stdout).toContain('**Noisy neighbour**');
+    const { tenants } = result as unknown as {
+      tenants: { noisy: { refused: number }; alice: Record<string, number> };
+    };
+    expect(tenants.noisy.refused).toBe(0);
+    expect(tenants.alice).toMatchObject({ tasks: 64, sessions: 256, streams: 250 });
+  }, 360_000);
 
   it('npm run bench:effects: a keyed call and a durable step against a plain call, on both logs', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'tidemark-effects-')), 'effects.json');

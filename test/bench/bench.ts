@@ -5,7 +5,7 @@
 //
 //   npm run bench                    # the full run (about 15 minutes on 2 cores)
 //   npm run bench -- --smoke         # tiny sizes, every benchmark and target (what npm test runs)
-//   npm run bench -- --only live     # one benchmark (live, resume, memory, restart); the others' results are kept
+//   npm run bench -- --only live     # one benchmark (live, resume, memory, restart, tenants); the others' results are kept
 //   npm run bench -- --only resume --targets tidemark-kafka-2 --storm 10000 --out /tmp/storm
 //
 // The load generator is this process; every server is a separate process on loopback. On a
@@ -16,6 +16,7 @@ import { resolveKafka } from '@tidemark/kafka-fixtures';
 import { runLive } from './live.ts';
 import { runMemory } from './memory.ts';
 import { runRestart } from './restart.ts';
+import { runTenants } from './tenants.ts';
 import { runResume } from './resume.ts';
 import { writeSummary } from './summary.ts';
 import { machine, writeResult } from './support.ts';
@@ -31,10 +32,10 @@ const { values } = parseArgs({
   },
 });
 const smoke = values.smoke;
-const only = new Set((values.only ?? 'live,resume,memory,restart').split(','));
+const only = new Set((values.only ?? 'live,resume,memory,restart,tenants').split(','));
 for (const name of only)
-  if (!['live', 'resume', 'memory', 'restart'].includes(name)) {
-    console.error(`bench: --only takes live, resume, memory, restart; got ${name}`);
+  if (!['live', 'resume', 'memory', 'restart', 'tenants'].includes(name)) {
+    console.error(`bench: --only takes live, resume, memory, restart, tenants; got ${name}`);
     process.exit(2);
   }
 const targets = (values.targets?.split(',') ?? [...TARGETS]) as TargetName[];
@@ -89,6 +90,8 @@ try {
       sessions: smoke ? 50 : 5_000,
       largeCalls: smoke ? 1 : 20,
     });
+  // A noisy neighbour: one subject at every cap, another's calls beside it (tidemark dev).
+  if (only.has('tenants')) result['tenants'] = await runTenants({ calls: smoke ? 20 : 300 });
   result['seconds'] = Math.round((Date.now() - started) / 1000);
   writeResult(file, result);
   const summary = writeSummary(result, values.out, smoke ? 'smoke-' : '');

@@ -1,5 +1,6 @@
 // Renders a benchmark result (bench.json) as markdown tables and an SVG chart.
 //   node test/bench/summary.ts [test/bench/results/bench.json]
+import { tenantsTable, type TenantsResult } from './tenants.ts';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { renderGoals } from './goals.ts';
@@ -15,6 +16,7 @@ interface Result {
   resume?: { rows: ResumeRow[]; storms: StormRow[] };
   memory?: MemoryRow[];
   restart?: RestartRow[];
+  tenants?: TenantsResult;
   seconds?: number;
 }
 
@@ -163,6 +165,8 @@ export function renderMarkdown(result: Result): string {
       ),
     );
   }
+  if (result.tenants !== undefined)
+    parts.push(`**Noisy neighbour**\n\n${tenantsTable(result.tenants)}`);
   return parts.join('\n\n');
 }
 

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it, onTestFinished } from 'vitest';
@@ -91,15 +91,26 @@ it('writes JSON log lines stamped with the trace of the call they belong to', as
 it('--metrics-port serves Prometheus metrics without any OTEL_* variable: the metrics a dashboard reads', async () => {
   const metricsPort = await reservePort();
   let scraped = '';
+  let fromOutside: unknown;
+  // dev is for one machine: its metrics listen on loopback, not on the machine's other addresses.
+  const outside = Object.values(networkInterfaces())
+    .flat()
+    .find((address) => address?.family === 'IPv4' && !address.internal)?.address;
   const output = await devRun(
     {},
     async (client) => {
       await client.callCount(1, 3, 0);
       scraped = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      if (outside !== undefined)
+        fromOutside = await fetch(`http://${outside}:${metricsPort}/metrics`).then(
+          (response) => response.status,
+          (error: unknown) => error,
+        );
     },
     ['--metrics-port', String(metricsPort)],
   );
-  expect(output).toContain(`Prometheus metrics: http://0.0.0.0:${metricsPort}/metrics`);
+  expect(output).toContain(`Prometheus metrics: http://127.0.0.1:${metricsPort}/metrics`);
+  if (outside !== undefined) expect(fromOutside).toBeInstanceOf(Error);
   expect(scraped).toMatch(/^# HELP tidemark_tool_duration/m);
   expect(scraped).toMatch(/^tidemark_gateway_live_streams/m);
   expect(scraped).toMatch(/target_info\{[^}]*service_name="tidemark-dev"/);

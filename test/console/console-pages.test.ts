@@ -1,6 +1,7 @@
 // The console's pages over a log, without a browser: what a tool wrote is text, never markup;
 // unknown ids are 404s; options are checked; the resume journal is bounded.
 import { createConsole, ResumeJournal } from '@tidemark/console';
+import { tokenFileAuthenticator } from '@tidemark/gateway';
 import { defineToolModule } from '@tidemark/worker';
 import * as z from 'zod';
 import { get as httpGet, type IncomingMessage } from 'node:http';
@@ -223,6 +224,33 @@ describe('console pages', () => {
       '/console/assets/nothing.js',
     ])
       expect((await fetch(`${origin}${path}`)).status, path).toBe(404);
+  });
+
+  it('a malformed sign-in cookie is no cookie: the sign-in page (401), never a 500', async () => {
+    const stack = await embeddedStack({ modules: [hostile] });
+    onTestFinished(() => stack.stop());
+    const console = await createConsole({
+      log: stack.log,
+      topics: stack.topics,
+      authenticate: tokenFileAuthenticator('alice-token-0123456789-0123456789 alice\n'),
+    });
+    onTestFinished(() => console.close());
+    const { gateway, url } = stack.gateways[0]!;
+    gateway.app.use(console.basePath, console.router);
+    const origin = url.replace(/\/mcp$/, '');
+    for (const cookie of ['%E0%A4%A', 'a%20b', 'x"; y', '%'])
+      expect(
+        (
+          await fetch(`${origin}/console`, {
+            headers: { Cookie: `tidemark_console_token=${cookie}` },
+          })
+        ).status,
+        cookie,
+      ).toBe(401);
+    const signedIn = await fetch(`${origin}/console`, {
+      headers: { Cookie: 'tidemark_console_token=alice-token-0123456789-0123456789' },
+    });
+    expect(signedIn.status).toBe(200);
   });
 
   it('refuses bad options with the option’s name', async () => {

@@ -129,20 +129,44 @@ describe('the Helm chart', () => {
     }
   });
 
-  it('gives gateways and workers the event-id secret, and the previous one during a rotation', async () => {
-    const envOf = (manifests: Manifest[], component: string) =>
-      podSpec(deployment(manifests, component)).spec.containers[0]!.env!;
+  it('gives gateways and workers the event-id secret as read-only files (never env), the previous one during a rotation, and no service-account token', async () => {
     const plain = await template();
     const rotating = await template('--set', 'eventIdSecret.previous.existingSecret=tidemark-event-id-old');
+    const pairs = (list: string[]) => list.flatMap((arg, i) => (arg.startsWith('--') ? [`${arg} ${list[i + 1]}`] : []));
     for (const component of ['gateway', 'worker']) {
       // The worker checks the gateways' seal on every request with the same secret.
-      expect(envOf(plain, component).find((e) => e.name === 'TIDEMARK_SECRET')?.valueFrom?.secretKeyRef).toEqual({ name: 'tidemark-event-id', key: 'secret' });
-      expect(envOf(plain, component).some((e) => e.name === 'TIDEMARK_PREVIOUS_SECRET')).toBe(false);
-      expect(envOf(rotating, component).find((e) => e.name === 'TIDEMARK_PREVIOUS_SECRET')?.valueFrom?.secretKeyRef).toEqual({
-        name: 'tidemark-event-id-old',
-        key: 'secret',
-      });
+      for (const [manifests, previous] of [[plain, false], [rotating, true]] as const) {
+        const pod = podSpec(deployment(manifests, component));
+        const [container] = pod.spec.containers;
+        expect((container!.env ?? []).map((e) => e.name).filter((name) => name.startsWith('TIDEMARK_'))).toEqual([]);
+        expect(pairs(container!.args)).toContain('--secret-file /etc/tidemark/event-id/secret');
+        expect(pairs(container!.args).includes('--previous-secret-file /etc/tidemark/event-id-previous/secret')).toBe(previous);
+        const volumes = pod.spec['volumes'] as Array<{ name: string; secret?: { secretName: string; defaultMode: number } }>;
+        expect(volumes.find((v) => v.name === 'event-id-secret')?.secret).toEqual({ secretName: 'tidemark-event-id', defaultMode: 0o400 });
+        expect(volumes.find((v) => v.name === 'event-id-previous')?.secret?.secretName).toBe(previous ? 'tidemark-event-id-old' : undefined);
+        expect((container as unknown as { volumeMounts: Array<{ name: string; readOnly?: boolean }> }).volumeMounts.filter((m) => m.name.startsWith('event-id'))).toEqual(
+          expect.arrayContaining([expect.objectContaining({ name: 'event-id-secret', readOnly: true })]),
+        );
+        expect(pod.spec['automountServiceAccountToken']).toBe(false);
+      }
     }
+  });
+
+  it('restricts who reaches the pods by default; egress to DNS, Kafka and what is added on request; the ingress serves the RFC 9728 metadata', async () => {
+    const plain = await template();
+    const policies = byKind(plain, 'NetworkPolicy');
+    expect(policies.map((p) => (p.spec as { policyTypes: string[] }).policyTypes)).toEqual([['Ingress'], ['Ingress']]);
+    const egress = await template(
+      ...['--set', 'networkPolicy.egress.enabled=true', '--set', 'networkPolicy.egress.kafkaPorts={9094}'],
+      ...['--set', 'networkPolicy.egress.extra[0].ports[0].port=4318'],
+    );
+    for (const policy of byKind(egress, 'NetworkPolicy')) {
+      const spec = policy.spec as { policyTypes: string[]; egress: Array<{ ports: Array<{ port: number }> }> };
+      expect(spec.policyTypes).toEqual(['Ingress', 'Egress']);
+      expect(spec.egress.flatMap((rule) => rule.ports.map((p) => p.port))).toEqual([53, 53, 9094, 4318]);
+    }
+    const [ingress] = byKind(await template('--set', 'ingress.enabled=true'), 'Ingress');
+    expect(JSON.stringify(ingress)).toContain('"path":"/.well-known/oauth-protected-resource"');
   });
 
   it('passes helm lint --strict', async () => {
@@ -173,10 +197,8 @@ describe('the Helm chart', () => {
     }
     const gateway = podSpec(deployment(manifests, 'gateway'));
     expect((gateway.spec['terminationGracePeriodSeconds'] as number) > 15).toBe(true);
-    // The event-id secret is referenced, never inlined.
-    const secretEnv = gateway.spec.containers[0]!.env!.find((e) => e.name === 'TIDEMARK_SECRET')!;
-    expect(secretEnv.value).toBeUndefined();
-    expect(secretEnv.valueFrom?.secretKeyRef).toEqual({ name: 'tidemark-event-id', key: 'secret' });
+    // The event-id secret is a mounted Secret, never inlined.
+    expect(JSON.stringify(gateway.spec)).not.toMatch(/TIDEMARK_SECRET/);
   });
 
   it('points the Service, the PDBs and the HPAs at the right Deployments', async () => {

@@ -189,3 +189,57 @@ capabilities: { drop: [ALL] }
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/*
+The event-id secret (and, during a rotation, the previous one) as files, not environment variables:
+a file is not in the process environment (/proc/<pid>/environ, crash reports), and it is read-only.
+*/}}
+{{- define "tidemark.secretArgs" -}}
+- --secret-file
+- /etc/tidemark/event-id/{{ .Values.eventIdSecret.key }}
+{{- with .Values.eventIdSecret.previous }}
+{{- if .existingSecret }}
+- --previous-secret-file
+- /etc/tidemark/event-id-previous/{{ .key }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "tidemark.secretVolumeMounts" -}}
+- { name: event-id-secret, mountPath: /etc/tidemark/event-id, readOnly: true }
+{{- if .Values.eventIdSecret.previous.existingSecret }}
+- { name: event-id-previous, mountPath: /etc/tidemark/event-id-previous, readOnly: true }
+{{- end }}
+{{- end }}
+
+{{- define "tidemark.secretVolumes" -}}
+- name: event-id-secret
+  secret:
+    secretName: {{ include "tidemark.eventIdSecretName" . }}
+    defaultMode: 256  # 0400, in decimal: every YAML reader agrees
+{{- with .Values.eventIdSecret.previous }}
+{{- if .existingSecret }}
+- name: event-id-previous
+  secret:
+    secretName: {{ .existingSecret }}
+    defaultMode: 256
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Egress of gateways and workers, when restricted: DNS, the Kafka ports, the rules added. */}}
+{{- define "tidemark.egress" -}}
+{{- if .Values.networkPolicy.egress.enabled }}
+egress:
+  - ports:
+      - { port: 53, protocol: UDP }
+      - { port: 53, protocol: TCP }
+  - ports:
+      {{- range .Values.networkPolicy.egress.kafkaPorts }}
+      - { port: {{ . }}, protocol: TCP }
+      {{- end }}
+  {{- with .Values.networkPolicy.egress.extra }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- end }}
+{{- end }}

@@ -163,7 +163,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
       return port(str(values['port']), '--port', 0);
     },
     () => authOf(values, io, true),
-    () => kafkaOptions(values, io.env, io.cwd),
+    () => kafkaOptions(values, io),
     () => secretOf(str(values['secret-file']), io),
   );
   const limits = limitsOf(values);
@@ -227,7 +227,7 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
   const tools = list(values['tools']);
   if (tools.length === 0)
     throw new UsageError('--tools: required (a tool module path or package, repeatable)');
-  const kafka = kafkaOptions(values, io.env, io.cwd);
+  const kafka = kafkaOptions(values, io);
   const topics = topicNames(prefixOf(values));
   // How long a killed worker's partitions wait before another worker takes them over.
   const groupSessionTimeoutMs = duration(

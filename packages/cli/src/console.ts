@@ -87,7 +87,7 @@ export async function consoleCommand(args: readonly string[], io: Io): Promise<v
   const auth = authOf(values, io, false);
   const traceUrl = traceUrlOf(values);
   const sessionTtlMs = duration(str(values['session-ttl']), '--session-ttl');
-  const kafka = kafkaOptions(values, io.env, io.cwd);
+  const kafka = kafkaOptions(values, io);
   const topics = topicNames(prefixOf(values));
   const log = new KafkaLog(kafka);
   const console = await createConsole({

@@ -149,9 +149,11 @@ Kafka and the rest:
   --tls-ca <file>        TLS, trusting this CA (PEM): a private cluster CA (Strimzi, self-managed)
   --tls-cert <file>      mutual TLS: this client certificate (PEM), with
   --tls-key <file>       its private key (PEM)
-  --sasl-mechanism <m>   PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512, with --sasl-username and --sasl-password
-                         (or KAFKA_SASL_USERNAME, KAFKA_SASL_PASSWORD); OAUTHBEARER with
-                         --sasl-token-file <file> (read again for every connection, so it may rotate)
+  --sasl-mechanism <m>   PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512, with --sasl-username and
+                         --sasl-password-file <file> (or KAFKA_SASL_USERNAME, KAFKA_SASL_PASSWORD;
+                         --sasl-password works, with a warning: ps shows it); OAUTHBEARER with
+                         --sasl-token-file <file> (read again for every connection, so it may rotate).
+                         PLAIN and OAUTHBEARER need TLS, or --sasl-allow-plaintext
 
 Metrics: --metrics-port <n> serves Prometheus metrics at :<n>/metrics (beside OTLP traces and
 metrics, when OTEL_EXPORTER_OTLP_ENDPOINT is set). --trace-events: a span for every event, not only

@@ -16,20 +16,35 @@ export const KAFKA_FLAGS = {
   'sasl-token-file': { type: 'string' },
   'sasl-username': { type: 'string' },
   'sasl-password': { type: 'string' },
+  'sasl-password-file': { type: 'string' },
+  'sasl-allow-plaintext': { type: 'boolean' },
 } as const;
 
 /** The connection to Kafka from the flags and the environment (`KAFKA_*`). */
 export function kafkaOptions(
   values: Record<string, string | boolean | string[] | undefined>,
-  env: NodeJS.ProcessEnv,
-  cwd: string,
+  io: { env: NodeJS.ProcessEnv; cwd: string; log: { warn: (message: string) => void } },
 ): KafkaLogOptions {
+  const { env, cwd } = io;
   const list = brokers(str(values['brokers']), env);
   const connection: NonNullable<KafkaLogOptions['connection']> = {};
   const tls = tlsOf(values, cwd);
   if (tls !== undefined) connection.tls = tls;
   const sasl = saslOf(values, env, cwd);
   if (sasl !== undefined) connection.sasl = sasl;
+  // PLAIN sends the password, OAUTHBEARER the token, as they are: only inside TLS.
+  if (
+    (sasl?.mechanism === 'PLAIN' || sasl?.mechanism === 'OAUTHBEARER') &&
+    tls === undefined &&
+    values['sasl-allow-plaintext'] !== true
+  )
+    throw new UsageError(
+      `--sasl-mechanism ${sasl.mechanism}: it sends the ${sasl.mechanism === 'PLAIN' ? 'password' : 'token'} in clear without TLS; add --tls (or --tls-ca), or --sasl-allow-plaintext on a network you trust`,
+    );
+  if (str(values['sasl-password']) !== undefined)
+    io.log.warn(
+      '--sasl-password: any user of this machine can read it in the process list; use --sasl-password-file or KAFKA_SASL_PASSWORD',
+    );
   return { brokers: list, ...(Object.keys(connection).length > 0 ? { connection } : {}) };
 }
 
@@ -78,9 +93,16 @@ function saslOf(
     };
   }
   const username = str(values['sasl-username']) ?? env['KAFKA_SASL_USERNAME'];
-  const password = str(values['sasl-password']) ?? env['KAFKA_SASL_PASSWORD'];
+  const passwordFile = str(values['sasl-password-file']);
+  const password =
+    str(values['sasl-password']) ??
+    (passwordFile === undefined
+      ? env['KAFKA_SASL_PASSWORD']
+      : readFlagFile(passwordFile, cwd, '--sasl-password-file').toString('utf8').trim());
   if (username === undefined || password === undefined)
-    throw new UsageError('--sasl-username and --sasl-password: required with --sasl-mechanism');
+    throw new UsageError(
+      '--sasl-username and --sasl-password-file (or KAFKA_SASL_PASSWORD): required with --sasl-mechanism',
+    );
   return { mechanism: mechanism as 'PLAIN', username, password };
 }
 

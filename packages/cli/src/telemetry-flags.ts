@@ -21,5 +21,6 @@ export function applyTelemetryFlags(
   const raw = str(values['metrics-port']);
   if (raw === undefined) return undefined;
   const metricsPort = port(raw, '--metrics-port', 0);
-  return `Prometheus metrics: http://0.0.0.0:${metricsPort}/metrics`;
+  const host = process.env['OTEL_EXPORTER_PROMETHEUS_HOST'] ?? '0.0.0.0';
+  return `Prometheus metrics: http://${host}:${metricsPort}/metrics`;
 }

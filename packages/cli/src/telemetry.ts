@@ -26,7 +26,9 @@ if (prometheusPort !== undefined) {
     .filter((e) => e !== '' && e !== 'none');
   env['OTEL_METRICS_EXPORTER'] = [...new Set([...exporters, 'prometheus'])].join(',');
   env['OTEL_EXPORTER_PROMETHEUS_PORT'] = String(prometheusPort);
-  env['OTEL_EXPORTER_PROMETHEUS_HOST'] ??= '0.0.0.0';
+  // `dev` is for one machine: its metrics too, unless it was told to serve others.
+  const local = role === 'dev' && !process.argv.includes('--allow-remote');
+  env['OTEL_EXPORTER_PROMETHEUS_HOST'] ??= local ? '127.0.0.1' : '0.0.0.0';
   env['OTEL_TRACES_EXPORTER'] ??= env['OTEL_EXPORTER_OTLP_ENDPOINT'] ? 'otlp' : 'none';
 }
 const wanted =

@@ -17,7 +17,7 @@ export async function topics(args: readonly string[], io: Io): Promise<void> {
     throw new UsageError(
       `expected an action: tidemark topics create|check, got ${action === undefined ? 'nothing' : `"${action}"`}`,
     );
-  const kafka = kafkaOptions(values, io.env, io.cwd);
+  const kafka = kafkaOptions(values, io);
   const layout = {
     prefix: prefixOf(values),
     partitions: positiveInt(str(values['partitions']), '--partitions', 12),

@@ -180,10 +180,17 @@ async function whoIs(options: ConsoleOptions, req: Request): Promise<Visibility 
   return auth === undefined ? undefined : { all: false, subject: auth.subject };
 }
 
+/** A cookie's value; a malformed one (bad percent-encoding, not a token) is no cookie: a 401, not a 500. */
 function cookieOf(header: string | undefined, name: string): string | undefined {
   for (const part of (header ?? '').split(';')) {
     const [key, ...value] = part.trim().split('=');
-    if (key === name) return decodeURIComponent(value.join('='));
+    if (key !== name) continue;
+    try {
+      const token = decodeURIComponent(value.join('='));
+      return /^[A-Za-z0-9\-._~+/]+=*$/.test(token) ? token : undefined;
+    } catch {
+      return undefined;
+    }
   }
   return undefined;
 }

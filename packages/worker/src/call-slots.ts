@@ -158,3 +158,14 @@ class Pool {
     recordSlots(this.kind, this.running, this.occupancy().largest?.busy ?? 0);
   }
 }
+
+/**
+ * What a request's slot is counted under: its sender's share for a `tools/call` — the work that
+ * may take minutes — and a share of its own beside it for everything else (initialize, lists,
+ * pings), so a subject whose calls fill its share can still open a session or list its tools.
+ */
+export function slotShareOf(share: string, message: unknown): string {
+  return (message as { method?: unknown }).method === 'tools/call' ? share : `${share}${LIGHT}`;
+}
+
+const LIGHT = '#light';

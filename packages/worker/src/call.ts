@@ -1,6 +1,6 @@
 import { trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
 import { SHARE_HEADER, type LogRecord } from '@tidemark/protocol';
-import type { Slot, SlotKind } from './call-slots.js';
+import { slotShareOf, type Slot, type SlotKind } from './call-slots.js';
 import { contextFromHeaders, recordRequestQueueLag, startMessagingSpan } from '@tidemark/otel';
 import type { PartitionReader } from './partition-reader.js';
 import type { LaneContext } from './worker-stores.js';
@@ -45,7 +45,7 @@ export class Call {
     method: string,
     attributes: Attributes,
   ): Promise<Call> {
-    const slot = await lane.slots.acquire(shareOf(record));
+    const slot = await lane.slots.acquire(slotShareOf(shareOf(record), { method }));
     recordRequestQueueLag(Date.now() - record.timestampMs);
     const parent = contextFromHeaders(record.headers);
     const span = startMessagingSpan(

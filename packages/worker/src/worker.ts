@@ -16,7 +16,7 @@ import {
   type WorkerEpoch,
 } from '@tidemark/protocol';
 import { Admission } from './admission.js';
-import { CallSlots, type SlotOccupancy } from './call-slots.js';
+import { CallSlots, slotShareOf, type SlotOccupancy } from './call-slots.js';
 import { Housekeeping } from './housekeeping.js';
 import { probeToolModules, type ModuleListing } from './module-probe.js';
 import { PartitionReader } from './partition-reader.js';
@@ -277,7 +277,8 @@ export class Worker {
     }
     const at = `requests ${reader.partition}@${record.offset}`;
     const admitted = await this.admission.admit(
-      request.share ?? '',
+      slotShareOf(request.share ?? '', request.message),
+      session,
       { ...admissionOf(request), at },
       // A record that waited may find its partition gone: its next owner runs it.
       () =>
