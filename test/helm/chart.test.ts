@@ -169,6 +169,15 @@ describe('the Helm chart', () => {
     expect(JSON.stringify(ingress)).toContain('"path":"/.well-known/oauth-protected-resource"');
   });
 
+  it('connects the gateways and the workers as Kafka users of their own when given (their own ACLs)', async () => {
+    const manifests = await template('-f', join(chart, 'ci/strimzi-users-values.yaml'));
+    for (const component of ['gateway', 'worker']) {
+      const env = podSpec(deployment(manifests, component)).spec.containers[0]!.env!;
+      expect(env.find((e) => e.name === 'KAFKA_SASL_USERNAME')?.value).toBe(`tidemark-${component}`);
+      expect(env.find((e) => e.name === 'KAFKA_SASL_PASSWORD')?.valueFrom?.secretKeyRef).toEqual({ name: `tidemark-${component}`, key: 'password' });
+    }
+  });
+
   it('passes helm lint --strict', async () => {
     const { stdout } = await run(helm, ['lint', '--strict', chart, ...REQUIRED]);
     expect(stdout).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);

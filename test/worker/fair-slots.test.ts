@@ -112,6 +112,11 @@ describe('fair slots', () => {
     // Bob started while alice still waited: her line did not stand in front of him.
     expect(started.filter((label) => label.startsWith('alice'))).toHaveLength(2);
     expect(slots(stack.worker).calls.largest).toEqual({ share: 'alice', busy: 2 });
+    // Readiness says so (without naming her): she holds half the call slots, three wait.
+    expect(stack.worker.slotNotes()).toEqual([
+      'one subject holds 2 of 4 call slots (3 busy)',
+      '3 requests wait for a slot',
+    ]);
     // Her calls fill her share, not what else she asks: her tools are listed at once.
     const listed = await rpc(url, 'tools/list', {}, { token: ALICE, tasks: false });
     expect(listed.body.result?.['tools']).toEqual(

@@ -80,30 +80,38 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
 {{- define "tidemark.kafkaEnv" -}}
+{{- /* Called with the root context, or (dict "root" . "component" "gateway"|"worker"): a component
+       may have a Kafka user of its own (kafka.sasl.gateway / kafka.sasl.worker), for its own ACLs. */}}
+{{- $root := .root | default . -}}
+{{- $sasl := $root.Values.kafka.sasl -}}
+{{- $own := dict -}}
+{{- if .component }}{{- $own = index $sasl .component | default dict -}}{{- end -}}
+{{- $secret := $own.existingSecret | default $sasl.existingSecret -}}
+{{- $username := $own.username | default $sasl.username -}}
 - name: KAFKA_BROKERS
-  value: {{ required "kafka.brokers is required (host:port[,host:port])" .Values.kafka.brokers | quote }}
-{{- if .Values.kafka.sasl.enabled }}
+  value: {{ required "kafka.brokers is required (host:port[,host:port])" $root.Values.kafka.brokers | quote }}
+{{- if $root.Values.kafka.sasl.enabled }}
 - name: KAFKA_SASL_MECHANISM
-  value: {{ .Values.kafka.sasl.mechanism | quote }}
-{{- if eq .Values.kafka.sasl.mechanism "OAUTHBEARER" }}
+  value: {{ $root.Values.kafka.sasl.mechanism | quote }}
+{{- if eq $root.Values.kafka.sasl.mechanism "OAUTHBEARER" }}
 {{- /* A token file kept fresh by your own sidecar or projected volume (MSK IAM, OIDC brokers). */}}
 - name: KAFKA_SASL_TOKEN_FILE
-  value: {{ required "kafka.sasl.tokenFile is required with OAUTHBEARER" .Values.kafka.sasl.tokenFile | quote }}
+  value: {{ required "kafka.sasl.tokenFile is required with OAUTHBEARER" $root.Values.kafka.sasl.tokenFile | quote }}
 {{- else }}
 - name: KAFKA_SASL_USERNAME
-{{- if .Values.kafka.sasl.username }}
-  value: {{ .Values.kafka.sasl.username | quote }}
+{{- if $username }}
+  value: {{ $username | quote }}
 {{- else }}
   valueFrom:
     secretKeyRef:
-      name: {{ required "kafka.sasl.existingSecret is required when SASL is enabled" .Values.kafka.sasl.existingSecret }}
-      key: {{ .Values.kafka.sasl.usernameKey }}
+      name: {{ required "kafka.sasl.existingSecret is required when SASL is enabled" $secret }}
+      key: {{ $root.Values.kafka.sasl.usernameKey }}
 {{- end }}
 - name: KAFKA_SASL_PASSWORD
   valueFrom:
     secretKeyRef:
-      name: {{ required "kafka.sasl.existingSecret is required when SASL is enabled" .Values.kafka.sasl.existingSecret }}
-      key: {{ .Values.kafka.sasl.passwordKey }}
+      name: {{ required "kafka.sasl.existingSecret is required when SASL is enabled" $secret }}
+      key: {{ $root.Values.kafka.sasl.passwordKey }}
 {{- end }}
 {{- end }}
 - name: K8S_POD_NAME
@@ -112,20 +120,20 @@ app.kubernetes.io/component: {{ .component }}
   valueFrom: { fieldRef: { fieldPath: metadata.namespace } }
 - name: K8S_NODE_NAME
   valueFrom: { fieldRef: { fieldPath: spec.nodeName } }
-{{- if .Values.otel.endpoint }}
+{{- if $root.Values.otel.endpoint }}
 - name: OTEL_EXPORTER_OTLP_ENDPOINT
-  value: {{ .Values.otel.endpoint | quote }}
+  value: {{ $root.Values.otel.endpoint | quote }}
 - name: OTEL_EXPORTER_OTLP_PROTOCOL
-  value: {{ .Values.otel.protocol | quote }}
+  value: {{ $root.Values.otel.protocol | quote }}
 - name: OTEL_TRACES_EXPORTER
   value: otlp
 - name: OTEL_METRICS_EXPORTER
   value: otlp
-{{- if .Values.otel.resourceAttributes }}
+{{- if $root.Values.otel.resourceAttributes }}
 - name: OTEL_RESOURCE_ATTRIBUTES
-  value: {{ .Values.otel.resourceAttributes | quote }}
+  value: {{ $root.Values.otel.resourceAttributes | quote }}
 {{- end }}
-{{- if .Values.otel.traceEvents }}
+{{- if $root.Values.otel.traceEvents }}
 - name: TIDEMARK_TRACE_EVENTS
   value: "true"
 {{- end }}

@@ -10,7 +10,7 @@ import {
   type TopicsProbe,
 } from '@tidemark/kafka';
 import { topicNames, type Keyring } from '@tidemark/protocol';
-import { loadToolModules, Worker, WORKER_DEFAULTS, type SlotOccupancy } from '@tidemark/worker';
+import { loadToolModules, Worker, WORKER_DEFAULTS } from '@tidemark/worker';
 import { CONSOLE_FLAGS, mountedConsoleOf } from './console.js';
 import { SERVER_IDENTITY_FLAGS, serverIdentityOf } from './server-identity.js';
 import { sayTools } from './banner.js';
@@ -266,7 +266,11 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
       if (req.url === '/readyz') {
         void probe
           .ready()
-          .then((ok) => res.writeHead(ok ? 200 : 503).end(ok ? readyText(w) : 'not ready'));
+          .then((ok) =>
+            res
+              .writeHead(ok ? 200 : 503)
+              .end(ok ? ['ready', ...w.slotNotes()].join('; ') : 'not ready'),
+          );
         return;
       }
       res.writeHead(404).end();
@@ -341,21 +345,6 @@ async function startOrClose(worker: Worker, log: { close(): Promise<void> }): Pr
     await log.close().catch(() => undefined);
     throw error;
   }
-}
-
-/**
- * `ready`, and whether one subject is at its cap of a kind of slot: worth knowing, not a reason
- * to take the worker out of service (the others are served meanwhile). The subject is not named.
- */
-function readyText(w: Worker): string {
-  const { calls, tasks, queued } = w.slotReport();
-  const said = (kind: string, { busy, limit, largest }: SlotOccupancy) =>
-    largest !== undefined && largest.busy * 2 >= limit
-      ? [`one subject holds ${largest.busy} of ${limit} ${kind} slots (${busy} busy)`]
-      : [];
-  const notes = [...said('call', calls), ...said('task', tasks)];
-  if (queued > 0) notes.push(`${queued} requests wait for a slot`);
-  return notes.length === 0 ? 'ready' : `ready; ${notes.join('; ')}`;
 }
 
 /**

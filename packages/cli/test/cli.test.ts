@@ -105,7 +105,7 @@ describe('the tidemark command line', () => {
     ],
     [
       ['worker', '--tools', 'x', '--brokers', 'k:9092', '--sasl-mechanism', 'PLAIN'],
-      /--sasl-username and --sasl-password: required/,
+      /--sasl-username and --sasl-password-file \(or KAFKA_SASL_PASSWORD\): required/,
     ],
     [
       ['worker', '--tools', 'x', '--brokers', 'k:9092', '--tls-cert', 'c.pem'],

@@ -16,7 +16,7 @@ import {
   type WorkerEpoch,
 } from '@tidemark/protocol';
 import { Admission } from './admission.js';
-import { CallSlots, slotShareOf, type SlotOccupancy } from './call-slots.js';
+import { CallSlots, slotShareOf, type SlotKind, type SlotOccupancy } from './call-slots.js';
 import { Housekeeping } from './housekeeping.js';
 import { probeToolModules, type ModuleListing } from './module-probe.js';
 import { PartitionReader } from './partition-reader.js';
@@ -151,6 +151,22 @@ export class Worker {
       tasks: this.slots.occupancy('task'),
       queued: this.admission.queued,
     };
+  }
+
+  /**
+   * What readiness says beside `ready`: a subject holding half or more of a kind of slot (it is
+   * at its share; not named), and requests waiting for a slot. Worth knowing, not a reason to take
+   * the worker out of service: the other subjects are served meanwhile.
+   */
+  slotNotes(): string[] {
+    const { calls, tasks, queued } = this.slotReport();
+    const held = (kind: SlotKind, { busy, limit, largest }: SlotOccupancy) =>
+      largest !== undefined && largest.busy * 2 >= limit
+        ? [`one subject holds ${largest.busy} of ${limit} ${kind} slots (${busy} busy)`]
+        : [];
+    const notes = [...held('call', calls), ...held('task', tasks)];
+    if (queued > 0) notes.push(`${queued} requests wait for a slot`);
+    return notes;
   }
 
   /** Partitions this worker reads now. */
