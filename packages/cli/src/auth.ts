@@ -7,7 +7,7 @@ import {
   type GatewayOptions,
   type JSONWebKeySet,
 } from '@tidemark/gateway';
-import type { Io } from './commands.js';
+import type { Io } from './io.js';
 import { str, UsageError } from './options.js';
 import { messageOf } from '@tidemark/protocol';
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Io } from './commands.js';
+import type { Io } from './io.js';
 import { answerInBody, statelessRequest } from '@tidemark/protocol';
 import { parseFlags, str, UsageError } from './options.js';
 

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
-import type { Io } from './commands.js';
+import type { Io } from './io.js';
 import { HELP } from './help.js';
 import { describeFailure } from './failures.js';
 import { EXIT, UsageError } from './options.js';

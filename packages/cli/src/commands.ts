@@ -22,7 +22,7 @@ import { observe } from './worker-log.js';
 import { AUTH_FLAGS, authOf } from './auth.js';
 import { KAFKA_FLAGS, kafkaOptions, prefixOf } from './kafka-options.js';
 import { LIMIT_FLAGS, limitsOf, WORKER_LIMIT_FLAGS, workerLimitsOf } from './limits.js';
-import type { Logger } from './logger.js';
+import type { Io } from './io.js';
 import {
   allOf,
   list,
@@ -35,16 +35,6 @@ import {
 import { applyTelemetryFlags, TELEMETRY_FLAGS } from './telemetry-flags.js';
 import { TASKS_FLAG, tasksOf } from './tasks.js';
 import { duration, TTL_FLAGS, ttlsOf } from './ttl.js';
-
-export interface Io {
-  env: NodeJS.ProcessEnv;
-  cwd: string;
-  out: (line: string) => void;
-  /** Resolves when the process is asked to stop (SIGINT, SIGTERM). */
-  stopSignal: Promise<void>;
-  /** The structured log (problems, executions), correlated with traces. */
-  log: Logger;
-}
 
 const DEFAULT_EXAMPLES = ['@tidemark/examples/counting', '@tidemark/examples/interactive'];
 

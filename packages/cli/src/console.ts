@@ -5,7 +5,7 @@ import type { Gateway, GatewayOptions } from '@tidemark/gateway';
 import { KafkaLog } from '@tidemark/kafka';
 import { topicNames, type LogPort, type TopicNames } from '@tidemark/protocol';
 import { AUTH_FLAGS, authOf } from './auth.js';
-import type { Io } from './commands.js';
+import type { Io } from './io.js';
 import { KAFKA_FLAGS, kafkaOptions, prefixOf } from './kafka-options.js';
 import { LOOPBACK_BIND_ADDRESSES, parseFlags, port, str, UsageError } from './options.js';
 import { duration } from './ttl.js';

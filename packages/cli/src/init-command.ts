@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
-import type { Io } from './commands.js';
+import type { Io } from './io.js';
 import { parseFlags, UsageError } from './options.js';
 
 // `tidemark init [dir]`: a ready project — a TypeScript tool module, a test of it with `runTool`,

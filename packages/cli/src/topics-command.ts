@@ -1,5 +1,5 @@
 import { checkTopics, provisionTopics } from '@tidemark/kafka';
-import type { Io } from './commands.js';
+import type { Io } from './io.js';
 import { KAFKA_FLAGS, kafkaOptions, prefixOf } from './kafka-options.js';
 import { parseFlags, positiveInt, str, UsageError } from './options.js';
 

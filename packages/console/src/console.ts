@@ -10,7 +10,8 @@ import {
 } from '@tidemark/protocol';
 import { CONSOLE_DEFAULTS, type ConsoleOptions } from './console-options.js';
 import { LiveTail, type TailItem } from './live-tail.js';
-import { LogView, type Visibility } from './log-view.js';
+import { LogView } from './log-view.js';
+import type { Visibility } from './visibility.js';
 import { callPage } from './call-page.js';
 import { loginPage, notFoundPage, overviewPage, sessionPage, type PageContext } from './pages.js';
 import { recentSections } from './recent-pages.js';

@@ -27,6 +27,7 @@ import {
 } from '@tidemark/protocol';
 import { describeMessage, taskHistoryOf, traceIdOf, type TaskHistory } from './describe.js';
 import { recentActivity, type RecentActivity } from './recent-activity.js';
+import type { Visibility } from './visibility.js';
 import { scanTail } from './tail-scan.js';
 
 // What the console shows, read from the log and nothing else: sessions from the compacted
@@ -96,7 +97,6 @@ export interface CallDetail extends CallSummary {
 }
 
 /** Who may see what: with authentication on, a subject sees its own sessions only. */
-export type Visibility = { readonly all: true } | { readonly all: false; readonly subject: string };
 
 export class LogView {
   private readonly sessions: SessionStore;

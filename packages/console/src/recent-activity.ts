@@ -5,7 +5,7 @@ import {
   type SessionId,
   type TopicNames,
 } from '@tidemark/protocol';
-import type { Visibility } from './log-view.js';
+import type { Visibility } from './visibility.js';
 import { scanTail } from './tail-scan.js';
 
 // What happened lately that the sessions table cannot show: plain 2026-07-28 calls (no session,

@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import { RateLimiterMemory, type RateLimiterRes } from 'rate-limiter-flexible';
 import { HttpRefusals, LOOPBACK_ADDRESSES } from '@tidemark/protocol';
 import { pass, refuse, type Checked } from './http-answers.js';
-import type { Authenticate, AuthResult } from './auth/authenticators.js';
+import type { Authenticate, AuthResult } from './authenticate.js';
 
 export interface AccessOptions {
   authenticate: Authenticate | undefined;

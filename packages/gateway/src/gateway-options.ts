@@ -7,7 +7,7 @@ import type {
   TopicNames,
 } from '@tidemark/protocol';
 import { invalidOption, TASK_MODES } from '@tidemark/protocol';
-import type { Authenticate } from './auth/authenticators.js';
+import type { Authenticate } from './authenticate.js';
 
 export interface GatewayOptions {
   log: LogPort;

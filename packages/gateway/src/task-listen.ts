@@ -4,6 +4,7 @@ import {
   declaresTasks,
   detailedTask,
   isTerminalTaskStatus,
+  JsonRpcErrorCodes,
   missingTasksCapability,
   parseSessionId,
   readStampedRecord,
@@ -70,7 +71,7 @@ export async function handleTaskListen(
   if (!declaresTasks(request.params)) return refuse(missingTasksCapability());
   if (requested.length > MAX_LISTENED_TASKS)
     return refuse({
-      code: -32602,
+      code: JsonRpcErrorCodes.invalidParams,
       message: `Invalid params: at most ${MAX_LISTENED_TASKS} taskIds per subscriptions/listen`,
     });
   // Only the subject's own tasks are agreed to; the rest are left out, as unknown ones are.

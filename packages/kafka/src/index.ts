@@ -7,4 +7,3 @@ export type { ProvisionReport } from './topics.js';
 export { checkTopics, createTopicsProbe } from './topic-check.js';
 export type { TopicsProbe } from './topic-check.js';
 export type { AdminConnection } from './admin-connection.js';
-export { toTidemarkError } from './errors.js';

@@ -19,7 +19,7 @@ export interface HttpRefusal {
   readonly data?: unknown;
 }
 
-const { invalidRequest, badRequest } = JsonRpcErrorCodes;
+const { invalidRequest, invalidParams, badRequest, parseError } = JsonRpcErrorCodes;
 
 function refusal(
   status: number,
@@ -47,7 +47,7 @@ export const HttpRefusals = {
     refusal(413, badRequest, `Request body larger than ${maxBodyBytes} bytes`, 'body', {
       Connection: 'close',
     }),
-  notJson: () => refusal(400, -32700, 'Parse error: the body is not JSON', 'body'),
+  notJson: () => refusal(400, parseError, 'Parse error: the body is not JSON', 'body'),
   charset: () => refusal(415, badRequest, 'Unsupported Media Type: the body must be UTF-8', 'body'),
   encoding: () =>
     refusal(
@@ -154,7 +154,7 @@ export const HttpRefusals = {
   initializeTooLarge: (bytes: number, maxBytes: number) =>
     refusal(
       400,
-      -32602,
+      invalidParams,
       `Invalid params: initialize params are ${bytes} bytes, more than the ${maxBytes} this server keeps`,
       'initialize-size',
     ),
@@ -178,7 +178,7 @@ export const HttpRefusals = {
     ),
   /** An idempotency key that is not one (empty, too long, not printable ASCII, two that differ). */
   badIdempotencyKey: (id: string | number | null, problem: string): HttpRefusal => ({
-    ...refusal(400, -32602, `Invalid params: ${problem}`, 'idempotency-key'),
+    ...refusal(400, invalidParams, `Invalid params: ${problem}`, 'idempotency-key'),
     id,
   }),
   /** A message the SDK's schemas refuse (its own code and message), answered with its id. */

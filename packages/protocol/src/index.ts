@@ -70,7 +70,6 @@ export {
   JsonRpcErrorCodes,
   RESET_NOTIFICATION_METHOD,
   WireAnswers,
-  httpStatusOf,
   invalidResumeBody,
   resetNotification,
 } from './wire.js';
@@ -152,8 +151,6 @@ export {
   isTaskExpired,
   isTerminalTaskStatus,
   missingTasksCapability,
-  newTaskId,
-  parseTaskId,
   taskDecision,
   taskEventOf,
   taskSnapshotOf,

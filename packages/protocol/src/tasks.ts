@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { JsonRpcErrorCodes } from './wire.js';
 
 // The Tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663) as pure rules: who may get a
 // task, what a task's state is after each thing that happened to it (a fold, as a stream head is),
@@ -12,7 +12,7 @@ export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 export const CLIENT_CAPABILITIES_META_KEY = 'io.modelcontextprotocol/clientCapabilities';
 
 /** JSON-RPC code for a request that needs a client capability the client did not declare. */
-export const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
+export const MISSING_REQUIRED_CLIENT_CAPABILITY = JsonRpcErrorCodes.missingRequiredClientCapability;
 
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
@@ -42,16 +42,6 @@ export function missingTasksCapability(): {
     message: 'Missing required client capability',
     data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
   };
-}
-
-/** A task id: 128 random bits, base64url. Unguessable; bound to its subject where it is stored. */
-export function newTaskId(): string {
-  return randomBytes(16).toString('base64url');
-}
-
-/** Validates a task id from outside (a request's params). */
-export function parseTaskId(raw: unknown): string | undefined {
-  return typeof raw === 'string' && /^[A-Za-z0-9_-]{22,128}$/.test(raw) ? raw : undefined;
 }
 
 /** What happened to a task, in log order. `atMs`: when it was recorded. */
@@ -330,7 +320,7 @@ export function taskEventOf(record: TaskStreamRecord): TaskEvent | undefined {
     if (isObject(payload.result)) return { kind: 'completed', atMs, result: payload.result };
     const error = isObject(payload.error)
       ? payload.error
-      : { code: -32603, message: 'The task ended without a result' };
+      : { code: JsonRpcErrorCodes.internalError, message: 'The task ended without a result' };
     return { kind: 'failed', atMs, error, ...statusOf((error as { message?: unknown }).message) };
   }
   if (payload.method === TASK_INPUT_METHOD && isObject(payload.params?.['inputRequests']))

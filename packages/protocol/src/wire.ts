@@ -1,5 +1,5 @@
 import { formatGeneration, type Generation } from './generation.js';
-import type { InvalidReason, ResumeDecision } from './resume.js';
+import type { InvalidReason } from './resume.js';
 import type { ResetReason } from './stream-cursor.js';
 
 /** The JSON-RPC notification that opens a reset stream: the client must discard what it has. */
@@ -7,11 +7,14 @@ export const RESET_NOTIFICATION_METHOD = 'notifications/tidemark/reset';
 
 /** JSON-RPC error codes used at the wire. -32000..-32099 are the implementation-defined range. */
 export const JsonRpcErrorCodes = {
+  parseError: -32700,
   invalidRequest: -32600,
   invalidParams: -32602,
   internalError: -32603,
   badRequest: -32000,
   sessionNotFound: -32001,
+  /** The Tasks extension: a tool that only runs as a task, asked by a client that cannot take one. */
+  missingRequiredClientCapability: -32021,
 } as const;
 
 /**
@@ -80,9 +83,4 @@ export function invalidResumeBody(reason: InvalidReason): JsonRpcErrorBody {
       data: { reason },
     },
   };
-}
-
-/** The HTTP status of a decision. */
-export function httpStatusOf(decision: ResumeDecision): number {
-  return WireAnswers[decision.outcome].httpStatus;
 }

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import {
-  httpStatusOf,
   invalidResumeBody,
   RESET_NOTIFICATION_METHOD,
   resetNotification,
@@ -10,21 +9,9 @@ import { epochA, gen } from './helpers.js';
 
 describe('wire answers', () => {
   it('maps each outcome to its status', () => {
-    const plan = { kind: 'none' } as const;
-    expect(
-      httpStatusOf({ outcome: 'resume', reason: 'complete', stream: 's' as never, plan }),
-    ).toBe(200);
-    expect(
-      httpStatusOf({
-        outcome: 'reset',
-        reason: 'evicted',
-        stream: 's' as never,
-        generation: undefined,
-        plan,
-        detail: '',
-      }),
-    ).toBe(200);
-    expect(httpStatusOf({ outcome: 'invalid', reason: 'malformed', detail: '' })).toBe(400);
+    expect(WireAnswers.resume.httpStatus).toBe(200);
+    expect(WireAnswers.reset.httpStatus).toBe(200);
+    expect(WireAnswers.invalid.httpStatus).toBe(400);
     expect(WireAnswers.unknownSession.httpStatus).toBe(404);
     expect(WireAnswers.missingSession.httpStatus).toBe(400);
   });

@@ -24,7 +24,6 @@ export type {
 export type { V1McpServer } from './v1-server.js';
 export { probeToolModules } from './module-probe.js';
 export type { ModuleListing } from './module-probe.js';
-export { OffsetTracker } from './offset-tracker.js';
 export { currentExecution } from './execution.js';
 export type { Execution } from './execution.js';
 export { StepFailedError } from './steps.js';

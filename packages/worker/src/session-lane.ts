@@ -1,6 +1,12 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { context } from '@opentelemetry/api';
-import type { LogRecord, RequestId, SessionId, StreamId } from '@tidemark/protocol';
+import {
+  JsonRpcErrorCodes,
+  type LogRecord,
+  type RequestId,
+  type SessionId,
+  type StreamId,
+} from '@tidemark/protocol';
 import { ATTR_JSONRPC_REQUEST_ID, ATTR_MCP_METHOD_NAME, ATTR_MCP_SESSION_ID } from '@tidemark/otel';
 import { whileUnavailable } from './backoff.js';
 import { Call } from './call.js';
@@ -87,7 +93,7 @@ export class SessionLane {
         `requests ${reader.partition}@${record.offset}: session ${session} is unknown or ended; skipped`,
       );
       await answerFailure(this.lane, session, message, {
-        code: -32001,
+        code: JsonRpcErrorCodes.sessionNotFound,
         message: 'Session not found: it ended or expired; initialize a new one',
       });
       return reader.done(record.offset);

@@ -1,12 +1,5 @@
-import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/server';
-import type {
-  IdempotencyClaim,
-  SessionRecord,
-  SessionStore,
-  StepJournal,
-  StreamHeadStore,
-  StreamWriter,
-} from '@tidemark/log';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import type { IdempotencyClaim } from '@tidemark/log';
 import {
   declaresTasks,
   missingTasksCapability,
@@ -14,43 +7,15 @@ import {
   STATELESS_PROTOCOL_VERSION,
   taskDecision,
   type StreamId,
-  type TaskMode,
 } from '@tidemark/protocol';
 import { whileUnavailable } from './backoff.js';
-import { invokeStateless, type InvocationOptions } from './stateless-invocation.js';
+import type { StatelessExchangeOptions } from './exchange-options.js';
+import { invokeStateless } from './stateless-invocation.js';
 import { journaledSteps } from './steps.js';
-import { StreamRun, type StreamRunHost } from './stream-run.js';
+import { StreamRun } from './stream-run.js';
 import { TaskExecution } from './task-lane.js';
 import { taskSupportOf } from './tool-module.js';
 import { INTERNAL_ERROR } from './worker-stores.js';
-
-export interface StatelessExchangeOptions extends Omit<InvocationOptions, 'tasks'> {
-  message: JSONRPCRequest;
-  /** The gateway's `--tasks`: whether a `tools/call` may become a task. */
-  mode: TaskMode;
-  writer: StreamWriter;
-  heads: StreamHeadStore;
-  sessions: SessionStore;
-  /** Where the calls' durable steps are journaled. */
-  steps: StepJournal;
-  maxStepBytes: number;
-  onStep?: Parameters<typeof journaledSteps>[4]['onStep'];
-  taskTtlMs: number;
-  taskPollIntervalMs: number;
-  maxExecutionsPerCall: number;
-  onExecution?: (event: { stream: StreamId; attempt: number; cause: string }) => void;
-  /** Where a taken-over stream's progress stopped (its numbering continues). */
-  lastProgress?: StreamRunHost['lastProgress'];
-  /** Runs a wait for the client (a task's input) without holding a call slot. */
-  idle?: <T>(waiting: Promise<T>) => Promise<T>;
-  /** The request became a task: from a call slot to a task slot (see `Call.asTask`). */
-  asTask?: () => Promise<void>;
-  /**
-   * A keyed call's claim (an idempotency key): written while it runs, in the log before its
-   * answer; with the key's record as it was read to decide it (none: undefined).
-   */
-  claim?: (IdempotencyClaim & { readonly record?: SessionRecord | null | undefined }) | undefined;
-}
 
 /**
  * One request of the stateless lane (2026-07-28), with what it answers written to `events` like

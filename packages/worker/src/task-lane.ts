@@ -3,6 +3,7 @@ import type { SessionRecord } from '@tidemark/log';
 import {
   createTaskResult,
   foldTask,
+  JsonRpcErrorCodes,
   STATELESS_PROTOCOL_VERSION,
   TASK_ANSWERED_METHOD,
   TASK_CANCELLED_METHOD,
@@ -15,7 +16,7 @@ import {
   type TaskEvent,
   type TaskState,
 } from '@tidemark/protocol';
-import type { StatelessExchangeOptions } from './stateless-exchange.js';
+import type { StatelessExchangeOptions } from './exchange-options.js';
 import { invokeStateless } from './stateless-invocation.js';
 import { journaledSteps, type CallSteps } from './steps.js';
 import { notOwned, StreamRun } from './stream-run.js';
@@ -288,7 +289,7 @@ export class TaskExecution {
     return {
       jsonrpc: '2.0',
       id: this.options.message.id,
-      error: { code: -32603, message: `Internal error: ${message}` },
+      error: { code: JsonRpcErrorCodes.internalError, message: `Internal error: ${message}` },
     };
   }
 

@@ -8,21 +8,7 @@ import {
   type JWTVerifyGetKey,
 } from 'jose';
 import { invalidOption, isLoopbackHost } from '@tidemark/protocol';
-
-/** Who sent a request: sessions are bound to the subject; tools see it. */
-export interface AuthResult {
-  /** The authenticated subject a session is bound to. */
-  subject: string;
-  /** The bearer token as presented (tools may pass it on, as the SDK's `authInfo.token`). */
-  token?: string;
-  /** Scopes granted to the token, when it says. */
-  scopes?: readonly string[];
-  /** Seconds since the epoch at which the token expires, when it says. */
-  expiresAt?: number;
-}
-
-/** Resolves the subject of a request, or undefined to answer 401. */
-export type Authenticate = (req: Request) => Promise<AuthResult | undefined>;
+import type { Authenticate } from '../authenticate.js';
 
 /** The bearer token of a request, or undefined. */
 export function bearerToken(req: Request): string | undefined {
