@@ -94,6 +94,8 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'parseSessionId',
     'parseStreamId',
     'parseWorkerEpoch',
+    'positiveInteger',
+    'positiveIntegers',
     'partitionForSession',
     'readIdempotencyKey',
     'readStampedFrame',

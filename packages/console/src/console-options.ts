@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import type { LogPort, TopicNames } from '@tidemark/protocol';
+import { positiveIntegers, type LogPort, type TopicNames } from '@tidemark/protocol';
 import type { ResumeJournal } from './resume-journal.js';
 
 /** What `createConsole` takes; each default in `CONSOLE_DEFAULTS`. */
@@ -41,3 +41,21 @@ export const CONSOLE_DEFAULTS = {
   scanRecords: 100_000,
   maxSessions: 200,
 } as const;
+
+/** Options with their defaults applied, validated: a bad one throws a `TypeError` now. */
+export type CompiledConsoleOptions = ConsoleOptions &
+  Required<Pick<ConsoleOptions, keyof typeof CONSOLE_DEFAULTS>>;
+
+export function compileConsoleOptions(options: ConsoleOptions): CompiledConsoleOptions {
+  const o = { ...CONSOLE_DEFAULTS, ...options };
+  if (!/^\/[A-Za-z0-9/_-]*[A-Za-z0-9_-]$/.test(o.basePath))
+    throw new TypeError(
+      `basePath: expected a path such as /console, got ${JSON.stringify(o.basePath)}`,
+    );
+  if (o.traceUrl !== undefined && !/^https?:\/\/\S+\{traceId\}/.test(o.traceUrl))
+    throw new TypeError(
+      `traceUrl: expected an http(s) URL containing {traceId}, got ${JSON.stringify(o.traceUrl)}`,
+    );
+  positiveIntegers(o, ['sessionTtlMs', 'scanRecords', 'maxSessions']);
+  return o;
+}

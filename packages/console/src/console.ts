@@ -8,7 +8,7 @@ import {
   parseStreamId,
   type SessionId,
 } from '@tidemark/protocol';
-import { CONSOLE_DEFAULTS, type ConsoleOptions } from './console-options.js';
+import { compileConsoleOptions, type ConsoleOptions } from './console-options.js';
 import { LiveTail, type TailItem } from './live-tail.js';
 import { LogView } from './log-view.js';
 import type { Visibility } from './visibility.js';
@@ -34,16 +34,9 @@ const COOKIE = 'tidemark_console_token';
  * loopback `Host` — a page that rebinds its domain to 127.0.0.1 is refused) and, with
  * authentication on, only a bearer token the endpoint would accept. It never writes to the log.
  */
-export async function createConsole(options: ConsoleOptions): Promise<Console> {
-  const basePath = options.basePath ?? CONSOLE_DEFAULTS.basePath;
-  if (!/^\/[A-Za-z0-9/_-]*[A-Za-z0-9_-]$/.test(basePath))
-    throw new TypeError(
-      `basePath: expected a path such as /console, got ${JSON.stringify(basePath)}`,
-    );
-  if (options.traceUrl !== undefined && !/^https?:\/\/\S+\{traceId\}/.test(options.traceUrl))
-    throw new TypeError(
-      `traceUrl: expected an http(s) URL containing {traceId}, got ${JSON.stringify(options.traceUrl)}`,
-    );
+export async function createConsole(given: ConsoleOptions): Promise<Console> {
+  const options = compileConsoleOptions(given);
+  const { basePath } = options;
   const onError =
     options.onError ?? ((error: unknown) => process.stderr.write(`console: ${String(error)}\n`));
   const partitionCount = await options.log.partitionCount(options.topics.events);
@@ -51,9 +44,9 @@ export async function createConsole(options: ConsoleOptions): Promise<Console> {
     log: options.log,
     topics: options.topics,
     partitionCount,
-    sessionTtlMs: positive(options.sessionTtlMs ?? CONSOLE_DEFAULTS.sessionTtlMs, 'sessionTtlMs'),
-    scanRecords: positive(options.scanRecords ?? CONSOLE_DEFAULTS.scanRecords, 'scanRecords'),
-    maxSessions: positive(options.maxSessions ?? CONSOLE_DEFAULTS.maxSessions, 'maxSessions'),
+    sessionTtlMs: options.sessionTtlMs,
+    scanRecords: options.scanRecords,
+    maxSessions: options.maxSessions,
   });
   const tail = new LiveTail({
     log: options.log,
@@ -229,12 +222,6 @@ function securityHeaders(_req: Request, res: Response, next: NextFunction): void
     'cache-control': 'no-store',
   });
   next();
-}
-
-function positive(value: number, name: string): number {
-  if (!Number.isInteger(value) || value < 1)
-    throw new TypeError(`${name}: expected a positive integer, got ${String(value)}`);
-  return value;
 }
 
 interface LiveDeps {

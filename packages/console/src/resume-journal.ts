@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { positiveInteger } from '@tidemark/protocol';
 
 // The resume decisions this process made, newest last, in a ring of bounded size. Decisions are
 // not records in the log (a resume writes nothing), so the console of the process that made them
@@ -36,10 +37,8 @@ export class ResumeJournal {
   private readonly listeners = new Set<(entry: JournalEntry) => void>();
 
   constructor(options: ResumeJournalOptions = {}) {
-    this.capacity = options.capacity ?? 500;
+    this.capacity = positiveInteger('capacity', options.capacity ?? 500);
     this.replica = options.replica ?? hostname();
-    if (!Number.isInteger(this.capacity) || this.capacity < 1)
-      throw new TypeError(`capacity: expected a positive integer, got ${this.capacity}`);
     if (this.replica === '') throw new TypeError('replica: expected a name, got ""');
   }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
 import {
   ErrorCodes,
-  invalidOption,
+  positiveInteger,
   TidemarkError,
   type AppendRecord,
   type FetchResult,
@@ -42,12 +42,7 @@ export class PartitionStore {
 
   /** Creates a topic, or checks that an existing one has the same partition count and cleanup policy. */
   createTopic(options: EmbeddedTopicOptions): void {
-    if (!Number.isInteger(options.partitions) || options.partitions < 1)
-      throw invalidOption(
-        `topic ${options.name}: partitions`,
-        'a positive integer',
-        options.partitions,
-      );
+    positiveInteger(`topic ${options.name}: partitions`, options.partitions);
     const cleanup = options.cleanup ?? 'delete';
     const existing = this.statements.topic.get(options.name) as TopicRow | undefined;
     if (existing !== undefined) {

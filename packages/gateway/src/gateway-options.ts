@@ -6,7 +6,7 @@ import type {
   TaskMode,
   TopicNames,
 } from '@tidemark/protocol';
-import { invalidOption, TASK_MODES } from '@tidemark/protocol';
+import { invalidOption, positiveIntegers, TASK_MODES } from '@tidemark/protocol';
 import type { Authenticate } from './authenticate.js';
 
 export interface GatewayOptions {
@@ -217,7 +217,7 @@ export type CompiledGatewayOptions = GatewayOptions &
 /** Applies the defaults and checks every number up front: a bad option throws a TypeError now. */
 export function compileGatewayOptions(options: GatewayOptions): CompiledGatewayOptions {
   const o = { ...GATEWAY_DEFAULTS, ...options };
-  for (const key of [
+  positiveIntegers(o, [
     'maxBodyBytes',
     'maxJsonDepth',
     'maxBatchMessages',
@@ -235,10 +235,7 @@ export function compileGatewayOptions(options: GatewayOptions): CompiledGatewayO
     'retryMs',
     'maxBufferedBytes',
     'tailWaitMs',
-  ] as const) {
-    if (!Number.isInteger(o[key]) || o[key] < 1)
-      throw invalidOption(key, 'a positive integer', o[key]);
-  }
+  ]);
   if (
     o.trustedProxies !== undefined &&
     (!Array.isArray(o.trustedProxies) ||

@@ -1,6 +1,7 @@
 import {
   DEFAULT_TOPIC_PREFIX,
   invalidOption,
+  positiveIntegers,
   TOPIC_CLEANUP,
   TOPIC_ROLES,
   topicNames,
@@ -64,10 +65,7 @@ export interface TopicPlan {
 /** The four topics with their configs: what `provisionTopics` creates and `checkTopics` expects. */
 export function planTopics(options: TopicLayoutOptions = {}): TopicPlan[] {
   const o = { ...TOPIC_LAYOUT_DEFAULTS, ...options };
-  for (const key of ['partitions', 'replicationFactor', 'maxMessageBytes'] as const) {
-    if (!Number.isInteger(o[key]) || o[key] < 1)
-      throw invalidOption(key, 'a positive integer', o[key]);
-  }
+  positiveIntegers(o, ['partitions', 'replicationFactor', 'maxMessageBytes']);
   for (const key of [
     'resumeWindowMs',
     'requestsRetentionMs',

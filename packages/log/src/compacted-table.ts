@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import {
   ErrorCodes,
-  invalidOption,
+  positiveInteger,
   isTidemarkError,
   TidemarkError,
   type LogPort,
@@ -70,12 +70,14 @@ export class CompactedTable<V> {
   private readonly cache: LRUCache<string, Cached<V>>;
 
   constructor(private readonly options: CompactedTableOptions<V>) {
-    const max = options.cacheEntries ?? COMPACTED_TABLE_DEFAULTS.cacheEntries;
-    const maxSize = options.cacheBytes ?? COMPACTED_TABLE_DEFAULTS.cacheBytes;
-    if (!Number.isInteger(max) || max < 1)
-      throw invalidOption('cacheEntries', 'a positive integer', max);
-    if (!Number.isInteger(maxSize) || maxSize < 1)
-      throw invalidOption('cacheBytes', 'a positive integer', maxSize);
+    const max = positiveInteger(
+      'cacheEntries',
+      options.cacheEntries ?? COMPACTED_TABLE_DEFAULTS.cacheEntries,
+    );
+    const maxSize = positiveInteger(
+      'cacheBytes',
+      options.cacheBytes ?? COMPACTED_TABLE_DEFAULTS.cacheBytes,
+    );
     this.cache = new LRUCache<string, Cached<V>>({ max, maxSize, sizeCalculation: () => 1 });
   }
 

@@ -2,6 +2,7 @@ import {
   messageOf,
   ErrorCodes,
   invalidOption,
+  positiveInteger,
   isTidemarkError,
   TidemarkError,
   type LogPort,
@@ -79,8 +80,7 @@ export class PartitionTail {
     this.retryBackoffMs = options.retryBackoffMs ?? PARTITION_TAIL_DEFAULTS.retryBackoffMs;
     if (!Number.isInteger(this.maxWaitMs) || this.maxWaitMs < 0)
       throw invalidOption('maxWaitMs', 'a non-negative integer', this.maxWaitMs);
-    if (!Number.isInteger(this.retryBackoffMs) || this.retryBackoffMs < 1)
-      throw invalidOption('retryBackoffMs', 'a positive integer', this.retryBackoffMs);
+    positiveInteger('retryBackoffMs', this.retryBackoffMs);
   }
 
   /** The last log start offset and high watermark seen (-1 before the first fetch). */

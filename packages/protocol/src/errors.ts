@@ -71,3 +71,18 @@ export function invalidOption(name: string, expected: string, got: unknown): Typ
     code: ErrorCodes.invalidOptions,
   });
 }
+
+/** A positive integer option, or a `TypeError` naming it (`invalidOption`). */
+export function positiveInteger(name: string, value: unknown): number {
+  if (!Number.isInteger(value) || (value as number) < 1)
+    throw invalidOption(name, 'a positive integer', value);
+  return value as number;
+}
+
+/** Checks that each of `keys` in `options` is a positive integer (the first that is not throws). */
+export function positiveIntegers<T extends object>(
+  options: T,
+  keys: ReadonlyArray<keyof T & string>,
+): void {
+  for (const key of keys) positiveInteger(key, options[key]);
+}

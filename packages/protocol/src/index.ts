@@ -1,4 +1,12 @@
-export { ErrorCodes, TidemarkError, invalidOption, isTidemarkError, messageOf } from './errors.js';
+export {
+  ErrorCodes,
+  TidemarkError,
+  invalidOption,
+  isTidemarkError,
+  messageOf,
+  positiveInteger,
+  positiveIntegers,
+} from './errors.js';
 export type { ErrorCode, TidemarkErrorOptions } from './errors.js';
 export {
   STANDALONE_STREAM,

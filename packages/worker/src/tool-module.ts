@@ -1,7 +1,13 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import type { V1McpServer } from './v1-server.js';
 import { describeImportError } from './module-errors.js';
-import { ErrorCodes, TASK_SUPPORTS, TidemarkError, type TaskSupport } from '@tidemark/protocol';
+import {
+  ErrorCodes,
+  positiveInteger,
+  TASK_SUPPORTS,
+  TidemarkError,
+  type TaskSupport,
+} from '@tidemark/protocol';
 
 /** How a tool call is retried when it fails with a retryable error. Each retry is a new generation. */
 export interface RetryPolicy {
@@ -94,10 +100,8 @@ export function defineToolModule(module: ToolModule): ToolModule {
   for (const policy of [module.retry, ...Object.values(module.toolRetry ?? {})])
     if (policy !== undefined) compileRetryPolicy(policy);
   for (const timeout of [module.timeoutMs, ...Object.values(module.toolTimeoutMs ?? {})])
-    if (timeout !== undefined && (!Number.isInteger(timeout) || timeout < 1))
-      throw new TypeError(
-        `defineToolModule(${module.name}): timeoutMs must be a positive integer, got ${timeout}`,
-      );
+    if (timeout !== undefined)
+      positiveInteger(`defineToolModule(${module.name}): timeoutMs`, timeout);
   return module;
 }
 

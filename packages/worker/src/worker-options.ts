@@ -1,5 +1,6 @@
 import {
   invalidOption,
+  positiveIntegers,
   type GroupPort,
   type Keyring,
   type LogPort,
@@ -227,11 +228,7 @@ export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOpti
     maxTasksPerSubject: Math.max(1, Math.ceil(given.maxConcurrentTasks / 2)),
     ...given,
   };
-  for (const key of POSITIVE_INTEGERS) {
-    const value = compiled[key];
-    if (!Number.isInteger(value) || value < 1)
-      throw invalidOption(key, 'a positive integer', value);
-  }
+  positiveIntegers(compiled, POSITIVE_INTEGERS);
   return compiled;
 }
 
