@@ -53,6 +53,7 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'WireAnswers',
     'agreedSessionVersion',
     'answerInBody',
+    'backoffMs',
     'checkRequestSeal',
     'createKeyring',
     'callFingerprint',

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   answerInBody,
+  backoffMs,
   JsonRpcErrorCodes,
   statelessRequest,
   TASKS_EXTENSION,
@@ -112,7 +113,7 @@ export class StatelessTransport {
 }
 
 const backoff = (attempt: number, signal?: AbortSignal) =>
-  sleep(Math.min(2_000, 100 * 2 ** attempt), undefined, signal ? { signal } : undefined);
+  sleep(backoffMs(attempt, { maxMs: 2_000 }), undefined, signal ? { signal } : undefined);
 
 /** The result of a JSON or SSE answer body, or its JSON-RPC error thrown. */
 function answerOf(text: string, status: number): Record<string, unknown> {

@@ -9,6 +9,7 @@ import {
   type ProduceResult,
 } from '@platformatic/kafka';
 import {
+  backoffMs,
   ErrorCodes,
   invalidOption,
   TidemarkError,
@@ -215,7 +216,7 @@ export class KafkaLog implements LogPort, GroupPort {
         if (fresh) this.topics.delete(topic);
         if (!fresh || this.closed || Date.now() - started > FAILOVER_MS)
           throw toTidemarkError(error, `fetch ${topic}/${partition} at ${fromOffset}`);
-        await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 100 * 2 ** attempt)));
+        await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt, { maxMs: 1_000 })));
       }
     }
     return decodeFetch(response, topic, partition, fromOffset);

@@ -2,6 +2,7 @@ import {
   messageOf,
   ErrorCodes,
   invalidOption,
+  backoffMs,
   positiveInteger,
   isTidemarkError,
   TidemarkError,
@@ -141,13 +142,13 @@ export class PartitionTail {
   }
 
   private async loop(): Promise<void> {
-    let backoff = this.retryBackoffMs;
+    let failures = 0;
     while (this.subscribers.size > 0 && !this.stopped) {
       try {
         const result = await this.port.fetch(this.topic, this.partition, this.next, {
           maxWaitMs: this.maxWaitMs,
         });
-        backoff = this.retryBackoffMs;
+        failures = 0;
         this.offsets = {
           logStartOffset: result.logStartOffset,
           highWatermark: result.highWatermark,
@@ -169,16 +170,20 @@ export class PartitionTail {
           for (const subscriber of [...this.subscribers]) this.fail(subscriber, failure);
           break;
         }
-        await sleep(backoff);
-        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+        await sleep(this.backoff(failures++));
       }
     }
     this.running = false;
   }
 
+  /** The wait after `failures` failed reads in a row: the tail's first wait, doubling to 5 s. */
+  private backoff(failures: number): number {
+    return backoffMs(failures, { initialMs: this.retryBackoffMs, maxMs: MAX_BACKOFF_MS });
+  }
+
   private async catchUp(subscriber: Subscriber): Promise<void> {
     let cursor = subscriber.from;
-    let backoff = this.retryBackoffMs;
+    let failures = 0;
     // Small reads first, doubling: a resume of a few events (thousands of clients reconnecting at
     // once) decodes kilobytes, not a megabyte each, and a long replay's first events go out sooner.
     let maxBytes = CATCH_UP_FIRST_BYTES;
@@ -196,8 +201,7 @@ export class PartitionTail {
         const failure = asTidemarkError(error);
         if (failure.code === ErrorCodes.offsetOutOfRange || !failure.retryable)
           return this.fail(subscriber, failure);
-        await sleep(backoff);
-        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+        await sleep(this.backoff(failures++));
         continue;
       }
       if (subscriber.closed) return;
@@ -224,8 +228,7 @@ export class PartitionTail {
       }
       if (result.nextOffset <= cursor) {
         // No progress below the seam (a transient empty answer): never skip ahead, read again.
-        await sleep(backoff);
-        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+        await sleep(this.backoff(failures++));
         continue;
       }
       cursor = result.nextOffset;

@@ -35,6 +35,8 @@ export {
   logIdOf,
   verifyEventId,
 } from './event-id.js';
+export { backoffMs } from './backoff.js';
+export type { BackoffOptions } from './backoff.js';
 export { eventIdMinter } from './event-id-minter.js';
 export { keyringFromSecrets } from './secret-keyring.js';
 export { SEAL_HEADER, checkRequestSeal, sealRequestRecord } from './request-seal.js';

@@ -9,7 +9,7 @@ import {
   recordToolRetry,
   tidemarkTracer,
 } from '@tidemark/otel';
-import { formatGeneration, messageOf } from '@tidemark/protocol';
+import { backoffMs, formatGeneration, messageOf } from '@tidemark/protocol';
 import type { RequestId } from '@tidemark/protocol';
 import { runInExecution, type Execution } from './execution.js';
 import type { ToolLogger } from './tool-logger.js';
@@ -97,7 +97,6 @@ function retrying(
   return async (...params: unknown[]): Promise<unknown> => {
     const ctx = params.at(-1) as ToolContext;
     const { signal } = ctx.mcpReq;
-    let backoff = policy.backoffMs;
     for (let attempt = 1; ; attempt++) {
       const execution = withLogger(host, name, host.execution(ctx.mcpReq.id));
       const started = performance.now();
@@ -126,8 +125,12 @@ function retrying(
         recordToolRetry(name);
         // Jittered (calls that failed together do not retry in step), and cut short by
         // cancellation: a call cancelled while it waits is not run again.
-        if (!(await pause(backoff * (0.5 + Math.random() / 2), signal))) throw error;
-        backoff = Math.min(backoff * 2, policy.maxBackoffMs);
+        const wait = backoffMs(attempt - 1, {
+          initialMs: policy.backoffMs,
+          maxMs: policy.maxBackoffMs,
+          jitter: true,
+        });
+        if (!(await pause(wait, signal))) throw error;
         await host.retry(ctx.mcpReq.id);
       }
     }
