@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Io } from './io.js';
-import { answerInBody, statelessRequest } from '@tidemark/protocol';
+import { answerInBody, MetaKeys, statelessRequest } from '@tidemark/protocol';
 import { parseFlags, str, UsageError } from './options.js';
 
 /**
@@ -57,8 +57,7 @@ export async function check(args: readonly string[], io: Io): Promise<void> {
     _meta?: Record<string, unknown>;
     supportedVersions?: string[];
   };
-  const info = meta?.['io.modelcontextprotocol/serverInfo'] as
-    { name?: string; version?: string } | undefined;
+  const info = meta?.[MetaKeys.serverInfo] as { name?: string; version?: string } | undefined;
   const versions = (supportedVersions ?? []).join(', ');
   io.out(
     `serving: ${info?.name ?? 'an MCP server'}${info?.version === undefined ? '' : ` ${info.version}`} (server/discover through a worker; protocol ${versions})`,

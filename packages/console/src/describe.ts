@@ -1,4 +1,5 @@
 import {
+  createdTask,
   foldTask,
   taskEventOf,
   type RecordKind,
@@ -78,11 +79,7 @@ export function taskHistoryOf(
   createdAtMs: number,
   records: readonly TaskStreamRecord[],
 ): TaskHistory {
-  let state = foldTask('task', undefined, {
-    kind: 'created',
-    atMs: createdAtMs,
-    ttlMs: null,
-  }).state!;
+  let state = createdTask('task', { atMs: createdAtMs, ttlMs: null });
   const changes: Array<TaskHistory['changes'][number]> = [
     { status: state.status, atMs: createdAtMs, note: 'created' },
   ];

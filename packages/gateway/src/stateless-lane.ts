@@ -9,6 +9,7 @@ import {
   HttpRefusals,
   idempotentRoutingKey,
   isStatelessRevision,
+  MetaKeys,
   newSessionId,
   readIdempotencyKey,
   type HttpRefusal,
@@ -27,14 +28,12 @@ import { deliverStream, newStream, respondJson } from './stream-responses.js';
 // The stateless lane (2026-07-28): no session, no event ids, no resume. The request is routed by
 // a key of its own through the same log; closing the response cancels it.
 
-const REVISION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
-
 /** A request of the stateless lane names its revision in a header or in its `_meta` envelope. */
 export function looksStateless(req: Request, body: unknown): boolean {
   if (isStatelessRevision(req.headers['mcp-protocol-version'])) return true;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
   const meta = (body as { params?: { _meta?: Record<string, unknown> } }).params?._meta;
-  return meta !== undefined && REVISION_META_KEY in meta;
+  return meta !== undefined && MetaKeys.protocolVersion in meta;
 }
 
 /** GET and DELETE are not part of a lane without sessions. */

@@ -5,6 +5,7 @@ import {
   detailedTask,
   isTerminalTaskStatus,
   JsonRpcErrorCodes,
+  MetaKeys,
   missingTasksCapability,
   parseSessionId,
   readStampedRecord,
@@ -42,8 +43,6 @@ const UNWATCHED_INTERVAL_MS = 250;
 
 /** A record went by before the head holding it: the worker writes that head just after. */
 const HEAD_LAG_RETRY_MS = 25;
-
-const SUBSCRIPTION_ID_META_KEY = 'io.modelcontextprotocol/subscriptionId';
 
 interface ListenRequest {
   readonly id: RequestId;
@@ -85,7 +84,7 @@ export async function handleTaskListen(
     )
       agreed.push(id);
   }
-  const meta = { [SUBSCRIPTION_ID_META_KEY]: request.id };
+  const meta = { [MetaKeys.subscriptionId]: request.id };
   const sse = ctx.streams.open(res, undefined, asker.share);
   sse.event(undefined, {
     jsonrpc: '2.0',

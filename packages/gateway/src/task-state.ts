@@ -1,5 +1,6 @@
 import type { SessionRecord } from '@tidemark/log';
 import {
+  createdTask,
   ErrorCodes,
   foldStreamHead,
   foldTask,
@@ -45,12 +46,7 @@ export async function readTask(
   const record = await ctx.sessions.get(taskId);
   if (record?.task === undefined || record.subject !== subject)
     return { found: false, why: 'not found' };
-  let state = foldTask(taskId, undefined, {
-    kind: 'created',
-    atMs: record.createdAtMs,
-    ttlMs: record.task.ttlMs,
-    pollIntervalMs: record.task.pollIntervalMs,
-  }).state!;
+  let state = createdTask(taskId, { atMs: record.createdAtMs, ...record.task });
   const head = await ctx.heads.get(taskId, TASK_STREAM);
   // The worker writes the stream's head before it answers with the task: without one, the task's
   // outcome was already forgotten (its retention passed).

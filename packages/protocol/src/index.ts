@@ -36,6 +36,7 @@ export {
   verifyEventId,
 } from './event-id.js';
 export { backoffMs } from './backoff.js';
+export { MetaKeys } from './meta-keys.js';
 export type { BackoffOptions } from './backoff.js';
 export { eventIdMinter } from './event-id-minter.js';
 export { keyringFromSecrets } from './secret-keyring.js';
@@ -155,6 +156,7 @@ export {
   TASK_SUPPORTS,
   TASK_UPDATE_METHOD,
   createTaskResult,
+  createdTask,
   declaresTasks,
   detailedTask,
   foldTask,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { STATELESS_PROTOCOL_VERSION } from './revisions.js';
-import { CLIENT_CAPABILITIES_META_KEY } from './tasks.js';
+import { MetaKeys } from './meta-keys.js';
 
 // What a 2026-07-28 client sends and reads over Streamable HTTP, for Tidemark's own clients
 // (`@tidemark/client`, `tidemark check`): every request carries its revision, client info and
@@ -32,9 +32,9 @@ export function statelessRequest(
       params: {
         ...params,
         _meta: {
-          'io.modelcontextprotocol/protocolVersion': STATELESS_PROTOCOL_VERSION,
-          'io.modelcontextprotocol/clientInfo': client.clientInfo,
-          [CLIENT_CAPABILITIES_META_KEY]: client.capabilities,
+          [MetaKeys.protocolVersion]: STATELESS_PROTOCOL_VERSION,
+          [MetaKeys.clientInfo]: client.clientInfo,
+          [MetaKeys.clientCapabilities]: client.capabilities,
         },
       },
     }),

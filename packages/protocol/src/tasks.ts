@@ -1,3 +1,4 @@
+import { MetaKeys } from './meta-keys.js';
 import { JsonRpcErrorCodes } from './wire.js';
 
 // The Tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663) as pure rules: who may get a
@@ -9,7 +10,7 @@ import { JsonRpcErrorCodes } from './wire.js';
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
 /** Where a 2026-07-28 request carries its capabilities. */
-export const CLIENT_CAPABILITIES_META_KEY = 'io.modelcontextprotocol/clientCapabilities';
+export const CLIENT_CAPABILITIES_META_KEY = MetaKeys.clientCapabilities;
 
 /** JSON-RPC code for a request that needs a client capability the client did not declare. */
 export const MISSING_REQUIRED_CLIENT_CAPABILITY = JsonRpcErrorCodes.missingRequiredClientCapability;
@@ -95,6 +96,18 @@ export type TaskFoldSkip =
 export type TaskFold =
   | { readonly applied: true; readonly state: TaskState }
   | { readonly applied: false; readonly state: TaskState | undefined; readonly why: TaskFoldSkip };
+
+/** A task's state the moment it was created: the first fold of every reader of a task. */
+export function createdTask(
+  taskId: string,
+  created: {
+    readonly atMs: number;
+    readonly ttlMs: number | null;
+    readonly pollIntervalMs?: number;
+  },
+): TaskState {
+  return foldTask(taskId, undefined, { kind: 'created', ...created }).state!;
+}
 
 /**
  * Folds one event, in log order, into a task's state. A terminal status never changes again

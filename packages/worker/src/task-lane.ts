@@ -2,6 +2,7 @@ import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/serve
 import type { SessionRecord } from '@tidemark/log';
 import {
   createTaskResult,
+  createdTask,
   foldTask,
   JsonRpcErrorCodes,
   STATELESS_PROTOCOL_VERSION,
@@ -310,12 +311,7 @@ export class TaskExecution {
 
 /** A task's status the moment it was created. */
 function createdState(record: TaskRecord): TaskState {
-  return foldTask(record.id, undefined, {
-    kind: 'created',
-    atMs: record.createdAtMs,
-    ttlMs: record.task.ttlMs,
-    pollIntervalMs: record.task.pollIntervalMs,
-  }).state!;
+  return createdTask(record.id, { atMs: record.createdAtMs, ...record.task });
 }
 
 /** The `inputRequired` answer of a round (multi-round-trip requests), if that is what it is. */
