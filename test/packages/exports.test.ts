@@ -99,6 +99,7 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'parseWorkerEpoch',
     'positiveInteger',
     'positiveIntegers',
+    'progressOf',
     'partitionForSession',
     'readIdempotencyKey',
     'readStampedFrame',

@@ -46,14 +46,6 @@ export function describeMessage(kind: RecordKind, payload: unknown): string {
   return kind === 'terminal' ? 'end of stream' : 'message';
 }
 
-/** The progress value of a progress notification, for the live tail. */
-export function progressOf(payload: unknown): number | undefined {
-  const message = (payload ?? {}) as JsonRpcish;
-  if (message.method !== 'notifications/progress') return undefined;
-  const progress = message.params?.progress;
-  return typeof progress === 'number' ? progress : undefined;
-}
-
 /** The trace id of a W3C `traceparent` header, when there is one. */
 export function traceIdOf(headers: ReadonlyArray<readonly [string, string]>): string | undefined {
   const parent = headers.find(([name]) => name === 'traceparent')?.[1];

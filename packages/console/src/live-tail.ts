@@ -1,11 +1,12 @@
 import { PartitionTail, type Subscription } from '@tidemark/log';
 import {
   formatGeneration,
+  progressOf,
   readStampedRecord,
   type LogPort,
   type LogRecord,
 } from '@tidemark/protocol';
-import { describeMessage, progressOf } from './describe.js';
+import { describeMessage } from './describe.js';
 
 /** One record of `events` as the live tail shows it. */
 export interface TailItem {

@@ -78,6 +78,7 @@ export type {
   StreamEnd,
 } from './resume.js';
 export {
+  progressOf,
   JsonRpcErrorCodes,
   RESET_NOTIFICATION_METHOD,
   WireAnswers,

@@ -84,3 +84,11 @@ export function invalidResumeBody(reason: InvalidReason): JsonRpcErrorBody {
     },
   };
 }
+
+/** The progress value of a message, if it is a `notifications/progress` with a numeric one. */
+export function progressOf(message: unknown): number | undefined {
+  if (typeof message !== 'object' || message === null) return undefined;
+  const { method, params } = message as { method?: unknown; params?: { progress?: unknown } };
+  if (method !== 'notifications/progress' || typeof params?.progress !== 'number') return undefined;
+  return params.progress;
+}

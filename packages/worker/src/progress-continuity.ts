@@ -1,6 +1,7 @@
 import {
   ErrorCodes,
   isTidemarkError,
+  progressOf,
   readStampedRecord,
   type LogPort,
   type SessionId,
@@ -16,14 +17,6 @@ import {
 interface ProgressParams {
   progress?: unknown;
   total?: unknown;
-}
-
-/** The progress value of a message, if it is a progress notification. */
-export function progressOf(message: unknown): number | undefined {
-  if (typeof message !== 'object' || message === null) return undefined;
-  const { method, params } = message as { method?: unknown; params?: ProgressParams };
-  if (method !== 'notifications/progress' || typeof params?.progress !== 'number') return undefined;
-  return params.progress;
 }
 
 /** The message with its progress (and total) continued past `base`. */

@@ -1,6 +1,7 @@
 import type { GenerationWriter, StreamWriter } from '@tidemark/log';
 import {
   ErrorCodes,
+  progressOf,
   TidemarkError,
   type GenerationCause,
   type SessionId,
@@ -8,7 +9,7 @@ import {
   type StreamId,
 } from '@tidemark/protocol';
 import { whileUnavailable } from './backoff.js';
-import { continueProgress, progressOf } from './progress-continuity.js';
+import { continueProgress } from './progress-continuity.js';
 
 /** What starting generations needs: the writer, and who hears about each execution. */
 export interface StreamRunHost {
