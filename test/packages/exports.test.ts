@@ -78,7 +78,6 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'idempotencyKeyReused',
     'idempotentRoutingKey',
     'invalidOption',
-    'invalidResumeBody',
     'isLoopbackHost',
     'isLoopbackOrigin',
     'isStatelessRevision',

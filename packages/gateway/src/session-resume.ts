@@ -4,7 +4,6 @@ import {
   decideResume,
   eventIdMinter,
   formatGeneration,
-  invalidResumeBody,
   parseSessionId,
   partitionForSession,
   PRIMING_PROTOCOL_VERSION,
@@ -12,7 +11,7 @@ import {
   STANDALONE_STREAM,
   StreamCursor,
   verifyEventId,
-  WireAnswers,
+  HttpRefusals,
   type EventIdVerification,
   type ResumeDecision,
   type SessionId,
@@ -128,7 +127,7 @@ async function resume(
   recordResume(decision.outcome, decision.reason);
   observeResume(ctx, session, claim, traced, decision);
   if (decision.outcome === 'invalid') {
-    res.status(WireAnswers.invalid.httpStatus).json(invalidResumeBody(decision.reason));
+    sendRefusal(res, HttpRefusals.invalidResume(decision.reason));
     return;
   }
   const sse = ctx.streams.open(res, session, share);

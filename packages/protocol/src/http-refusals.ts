@@ -124,6 +124,16 @@ export const HttpRefusals = {
       `Too many open streams in this session (limit ${limit}); close one first`,
       'streams-per-session',
     ),
+  /** A `Last-Event-ID` that does not verify or name a position of this session: the reason only. */
+  invalidResume: (reason: string): HttpRefusal => ({
+    ...refusal(
+      WireAnswers.invalid.httpStatus,
+      WireAnswers.invalid.jsonRpcCode,
+      `${WireAnswers.invalid.message}: ${reason}`,
+      'invalid-resume',
+    ),
+    data: { reason },
+  }),
   missingSession: () =>
     refusal(
       WireAnswers.missingSession.httpStatus,

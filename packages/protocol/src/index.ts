@@ -82,10 +82,9 @@ export {
   JsonRpcErrorCodes,
   RESET_NOTIFICATION_METHOD,
   WireAnswers,
-  invalidResumeBody,
   resetNotification,
 } from './wire.js';
-export type { JsonRpcErrorBody, ResetNotification } from './wire.js';
+export type { ResetNotification } from './wire.js';
 export { HttpRefusals } from './http-refusals.js';
 export { isLoopbackHost, isLoopbackOrigin, LOOPBACK_ADDRESSES } from './loopback.js';
 export type { HttpRefusal } from './http-refusals.js';

@@ -1,5 +1,4 @@
 import { formatGeneration, type Generation } from './generation.js';
-import type { InvalidReason } from './resume.js';
 import type { ResetReason } from './stream-cursor.js';
 
 /** The JSON-RPC notification that opens a reset stream: the client must discard what it has. */
@@ -47,16 +46,6 @@ export interface ResetNotification {
   readonly params: { readonly reason: ResetReason; readonly generation: string | null };
 }
 
-export interface JsonRpcErrorBody {
-  readonly jsonrpc: '2.0';
-  readonly id: null;
-  readonly error: {
-    readonly code: number;
-    readonly message: string;
-    readonly data: { readonly reason: string; readonly detail?: string };
-  };
-}
-
 export function resetNotification(
   reason: ResetReason,
   generation: Generation | undefined,
@@ -65,23 +54,6 @@ export function resetNotification(
     jsonrpc: '2.0',
     method: RESET_NOTIFICATION_METHOD,
     params: { reason, generation: generation === undefined ? null : formatGeneration(generation) },
-  };
-}
-
-/**
- * The answer to an invalid claim names only the reason: the decision's detail (offsets, high
- * watermarks, seqs) describes the log and stays in spans and server logs.
- */
-export function invalidResumeBody(reason: InvalidReason): JsonRpcErrorBody {
-  const answer = WireAnswers.invalid;
-  return {
-    jsonrpc: '2.0',
-    id: null,
-    error: {
-      code: answer.jsonRpcCode,
-      message: `${answer.message}: ${reason}`,
-      data: { reason },
-    },
   };
 }
 

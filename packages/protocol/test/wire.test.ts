@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  invalidResumeBody,
+  HttpRefusals,
   RESET_NOTIFICATION_METHOD,
   resetNotification,
   WireAnswers,
@@ -25,15 +25,13 @@ describe('wire answers', () => {
     expect(resetNotification('evicted', undefined).params.generation).toBeNull();
   });
 
-  it('builds a JSON-RPC error body naming the reason for an invalid claim, and nothing of the log', () => {
-    expect(invalidResumeBody('beyond-tail')).toEqual({
-      jsonrpc: '2.0',
-      id: null,
-      error: {
-        code: -32600,
-        message: 'Invalid Last-Event-ID: beyond-tail',
-        data: { reason: 'beyond-tail' },
-      },
+  it('refuses an invalid claim naming the reason, and nothing of the log', () => {
+    expect(HttpRefusals.invalidResume('beyond-tail')).toEqual({
+      status: 400,
+      code: -32600,
+      message: 'Invalid Last-Event-ID: beyond-tail',
+      reason: 'invalid-resume',
+      data: { reason: 'beyond-tail' },
     });
   });
 });
