@@ -9,13 +9,13 @@ import {
   type KafkaLogOptions,
   type TopicsProbe,
 } from '@tidemark/kafka';
-import { topicNames, type Keyring } from '@tidemark/protocol';
+import { topicNames } from '@tidemark/protocol';
 import { loadToolModules, Worker, WORKER_DEFAULTS } from '@tidemark/worker';
 import { CONSOLE_FLAGS, mountedConsoleOf } from './console.js';
 import { SERVER_IDENTITY_FLAGS, serverIdentityOf } from './server-identity.js';
 import { sayTools } from './banner.js';
 import { devSecret, openDevLog } from './dev-data.js';
-import { keyringOf, previousSecretsOf, secretOf } from './event-id-secret.js';
+import { keyringOf, previousSecretsOf, secretOf, workerKeyringOf } from './event-id-secret.js';
 import { DEV_SSE_RETRY_MS, SSE_RETRY_FLAG, sseRetryOf } from './sse-retry.js';
 import { watchToolModules } from './watch.js';
 import { observe } from './worker-log.js';
@@ -335,22 +335,4 @@ async function startOrClose(worker: Worker, log: { close(): Promise<void> }): Pr
     await log.close().catch(() => undefined);
     throw error;
   }
-}
-
-/**
- * The gateways' keyring, when the worker is given their secret: then it takes only requests a
- * gateway sealed. Without it, whoever can write `requests` is trusted — said at start.
- */
-function workerKeyringOf(
-  file: string | undefined,
-  previous: readonly string[],
-  io: Io,
-): Keyring | undefined {
-  if (file === undefined && io.env['TIDEMARK_SECRET'] === undefined) {
-    io.log.warn(
-      'no --secret-file or TIDEMARK_SECRET: requests are not checked for a gateway seal; anyone who can write the requests topic can act as any subject',
-    );
-    return undefined;
-  }
-  return keyringOf(secretOf(file, io), previousSecretsOf(previous, io));
 }

@@ -48,3 +48,21 @@ export function previousSecretsOf(files: readonly string[], io: Io): Uint8Array[
     return secret;
   });
 }
+
+/**
+ * The gateways' keyring, when the worker is given their secret: then it takes only requests a
+ * gateway sealed. Without it, whoever can write `requests` is trusted — said at start.
+ */
+export function workerKeyringOf(
+  file: string | undefined,
+  previous: readonly string[],
+  io: Io,
+): Keyring | undefined {
+  if (file === undefined && io.env['TIDEMARK_SECRET'] === undefined) {
+    io.log.warn(
+      'no --secret-file or TIDEMARK_SECRET: requests are not checked for a gateway seal; anyone who can write the requests topic can act as any subject',
+    );
+    return undefined;
+  }
+  return keyringOf(secretOf(file, io), previousSecretsOf(previous, io));
+}

@@ -1,3 +1,4 @@
+import type { RequestRecord } from '@tidemark/protocol';
 import type { CallSlots } from './call-slots.js';
 
 export interface AdmissionLimits {
@@ -83,4 +84,22 @@ export class Admission {
     if (this.waiting > this.limits.maxQueuedCalls) await done;
     return 'queued';
   }
+}
+
+/**
+ * Whether a record takes a call slot (a request), and whether it keeps its place behind its
+ * session's earlier records. Answers to the server's requests and cancellations do not wait: a
+ * running call may be waiting for them.
+ */
+export function admissionOf(request: Exclude<RequestRecord, { lane: 'control' }>): {
+  takesSlot: boolean;
+  ordered: boolean;
+} {
+  const message = request.message as Record<string, unknown>;
+  const isRequest = 'method' in message && 'id' in message;
+  const cancels = message['method'] === 'notifications/cancelled' || request.lane === 'stateless';
+  return {
+    takesSlot: isRequest && request.lane !== 'keyed-session',
+    ordered: 'method' in message && (isRequest || !cancels),
+  };
 }

@@ -169,3 +169,14 @@ export function slotShareOf(share: string, message: unknown): string {
 }
 
 const LIGHT = '#light';
+
+/** What readiness says of the slots: a subject at half or more of a kind (not named), and waiting requests. */
+export function slotNotes(calls: SlotOccupancy, tasks: SlotOccupancy, queued: number): string[] {
+  const held = (kind: SlotKind, { busy, limit, largest }: SlotOccupancy) =>
+    largest !== undefined && largest.busy * 2 >= limit
+      ? [`one subject holds ${largest.busy} of ${limit} ${kind} slots (${busy} busy)`]
+      : [];
+  const notes = [...held('call', calls), ...held('task', tasks)];
+  if (queued > 0) notes.push(`${queued} requests wait for a slot`);
+  return notes;
+}

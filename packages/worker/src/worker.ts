@@ -1,8 +1,8 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { SessionStore, StepJournal, StreamHeadStore, StreamWriter } from '@tidemark/log';
 import { recordAssignedPartitions, recordWorkerRefusal } from '@tidemark/otel';
+import { sealedByAGateway } from './sealed-records.js';
 import {
-  checkRequestSeal,
   decodeRequestRecord,
   invalidOption,
   JsonRpcErrorCodes,
@@ -15,8 +15,8 @@ import {
   type SessionId,
   type WorkerEpoch,
 } from '@tidemark/protocol';
-import { Admission } from './admission.js';
-import { CallSlots, slotShareOf, type SlotKind, type SlotOccupancy } from './call-slots.js';
+import { Admission, admissionOf } from './admission.js';
+import { CallSlots, slotNotes, slotShareOf, type SlotOccupancy } from './call-slots.js';
 import { Housekeeping } from './housekeeping.js';
 import { probeToolModules, type ModuleListing } from './module-probe.js';
 import { PartitionReader } from './partition-reader.js';
@@ -160,13 +160,7 @@ export class Worker {
    */
   slotNotes(): string[] {
     const { calls, tasks, queued } = this.slotReport();
-    const held = (kind: SlotKind, { busy, limit, largest }: SlotOccupancy) =>
-      largest !== undefined && largest.busy * 2 >= limit
-        ? [`one subject holds ${largest.busy} of ${limit} ${kind} slots (${busy} busy)`]
-        : [];
-    const notes = [...held('call', calls), ...held('task', tasks)];
-    if (queued > 0) notes.push(`${queued} requests wait for a slot`);
-    return notes;
+    return slotNotes(calls, tasks, queued);
   }
 
   /** Partitions this worker reads now. */
@@ -270,7 +264,8 @@ export class Worker {
     reader: PartitionReader,
     record: LogRecord,
   ): Promise<void> {
-    if (!this.sealedByAGateway(reader, record)) return reader.done(record.offset);
+    if (!sealedByAGateway(this.options, record, `requests ${reader.partition}@${record.offset}`))
+      return reader.done(record.offset);
     const decoded = decodeRequestRecord(record);
     if (!decoded.ok) {
       this.options.onProblem(
@@ -309,23 +304,6 @@ export class Worker {
     reader.done(record.offset);
   }
 
-  /**
-   * With the gateways' keyring, a record is taken only with a valid gateway seal: one written by
-   * anyone else who can write `requests` is dropped unanswered (an answer would go to whoever it
-   * names), said and counted.
-   */
-  private sealedByAGateway(reader: PartitionReader, record: LogRecord): boolean {
-    const { keyring } = this.options;
-    if (keyring === undefined) return true;
-    const seal = checkRequestSeal(keyring, record);
-    if (seal === 'valid') return true;
-    recordWorkerRefusal('unsealed');
-    this.options.onProblem(
-      `requests ${reader.partition}@${record.offset}: no valid gateway seal (${seal}): not written by a gateway with this secret; dropped`,
-    );
-    return false;
-  }
-
   /** A request record, by its lane, once admitted. */
   private async handle(
     started: Started,
@@ -353,24 +331,6 @@ export class Worker {
   private async commitAll(): Promise<void> {
     for (const reader of [...this.readers.values()]) await reader.commit(this.membership);
   }
-}
-
-/**
- * Whether a record takes a call slot (a request), and whether it keeps its place behind its
- * share's earlier records. Answers to the server's requests and cancellations do not wait: a
- * running call may be waiting for them.
- */
-function admissionOf(request: Exclude<RequestRecord, { lane: 'control' }>): {
-  takesSlot: boolean;
-  ordered: boolean;
-} {
-  const message = request.message as Record<string, unknown>;
-  const isRequest = 'method' in message && 'id' in message;
-  const cancels = message['method'] === 'notifications/cancelled' || request.lane === 'stateless';
-  return {
-    takesSlot: isRequest && request.lane !== 'keyed-session',
-    ordered: 'method' in message && (isRequest || !cancels),
-  };
 }
 
 /** The call a passed-on keyed request joins, when its stream id is one. */
