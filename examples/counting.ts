@@ -2,7 +2,7 @@
 // With `effect`, a call also takes one durable step — an effect on a pretend outside system — so
 // the failure suites can count effects as well as streams.
 import { appendFileSync } from 'node:fs';
-import { defineToolModule, currentExecution, RetryableToolError } from '@tidemark/worker';
+import { defineToolModule, currentExecution, RetryableToolError } from '@tidemark/tools';
 import type { McpServer, ServerContext } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 

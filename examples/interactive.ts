@@ -8,7 +8,7 @@ import {
   inputResponse,
   type McpServer,
 } from '@modelcontextprotocol/server';
-import { defineToolModule } from '@tidemark/worker';
+import { defineToolModule } from '@tidemark/tools';
 import * as z from 'zod';
 
 const confirmation = z.object({ confirm: z.boolean().describe('Deploy it') });

@@ -5,7 +5,7 @@
 // worker died (and so runs again) is made once.
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { currentExecution, defineToolModule, RetryableToolError } from '@tidemark/worker';
+import { currentExecution, defineToolModule, RetryableToolError } from '@tidemark/tools';
 import type { McpServer, ServerContext } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 

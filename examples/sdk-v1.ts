@@ -1,7 +1,7 @@
 // A tool module written against the MCP SDK v1 (`@modelcontextprotocol/sdk`), moved over unchanged:
 // `server.tool(...)` with a raw Zod shape, progress through `extra.sendNotification`, cancellation
 // through `extra.signal`. `sdk: 'v1'` is the only line it needs.
-import { defineToolModule } from '@tidemark/worker';
+import { defineToolModule } from '@tidemark/tools';
 import * as z from 'zod';
 
 export default defineToolModule({

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The image's runtime payload: the built packages and their production dependencies — nothing the
 # tests need (no @tidemark/kafka-fixtures, so no testcontainers or ssh2; no dev dependencies, so no
-# vitest). The Dockerfile runs it; test/image/payload.test.ts runs it too and uses what it made.
+# vitest). The Dockerfile runs it; test/image/payload.process.test.ts runs it too and uses what it made.
 #   infra/image/runtime-payload.sh <built repository> <destination>
 set -euo pipefail
 src=$(cd "$1" && pwd)

@@ -1,7 +1,7 @@
 // The benchmark's tool, `ticker`: n progress notifications, each stamped with the time it was
 // emitted, then a result. The same tool runs on Tidemark (this module) and on the SDK baseline
 // (sdk-server.ts), so both carry identical messages.
-import { currentExecution, defineToolModule } from '@tidemark/worker';
+import { currentExecution, defineToolModule } from '@tidemark/tools';
 import type { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 

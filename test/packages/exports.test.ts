@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 // Each package's public API, pinned: a name added, renamed or removed is a visible change here,
@@ -14,12 +15,10 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'ErrorCodes',
     'HEAD_FORMAT_VERSION',
     'HEAD_STATE_HEADER',
-    'HttpRefusals',
     'IDEMPOTENCY_KEY_REUSED',
     'IDEMPOTENCY_META_KEY',
     'JsonRpcErrorCodes',
     'JsonText',
-    'LOOPBACK_ADDRESSES',
     'MetaKeys',
     'MAX_EVENT_ID_LENGTH',
     'MISSING_REQUIRED_CLIENT_CAPABILITY',
@@ -78,8 +77,6 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'idempotencyKeyReused',
     'idempotentRoutingKey',
     'invalidOption',
-    'isLoopbackHost',
-    'isLoopbackOrigin',
     'isStatelessRevision',
     'isTaskExpired',
     'keyringFromSecrets',
@@ -224,12 +221,32 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'toToolModule',
   ],
   '@tidemark/worker/testing': ['openToolSession', 'runTool'],
+  '@tidemark/tools': [
+    'RETRY_DEFAULTS',
+    'RetryableToolError',
+    'StepFailedError',
+    'compileRetryPolicy',
+    'currentExecution',
+    'defineToolModule',
+    'isRetryableError',
+    'taskSupportOf',
+  ],
+  '@tidemark/tools/runtime': ['runInExecution'],
   '@tidemark/gateway': [
     'GATEWAY_DEFAULTS',
     'bearerToken',
     'createGateway',
     'jwtAuthenticator',
     'tokenFileAuthenticator',
+  ],
+  '@tidemark/gateway/http': [
+    'HttpRefusals',
+    'LOOPBACK_ADDRESSES',
+    'isLoopbackHost',
+    'isLoopbackOrigin',
+    'isLoopbackRequest',
+    'sseComment',
+    'sseFrame',
   ],
   '@tidemark/kafka-fixtures': [
     'DEFAULT_KAFKA_IMAGE',
@@ -254,4 +271,28 @@ describe('public exports', () => {
       expect(Object.keys(module).sort()).toEqual([...expected].sort());
     });
   }
+});
+
+// #34: a tool module imports @tidemark/tools and nothing heavier; @tidemark/worker keeps the
+// authoring names for one release, as the same objects (an instanceof across both still holds).
+describe('the authoring package', () => {
+  it('depends on the protocol and the SDK only: no log, telemetry or client comes with a tool module', () => {
+    const path = new URL('../../packages/tools/package.json', import.meta.url);
+    const manifest = JSON.parse(readFileSync(path, 'utf8')) as {
+      dependencies?: Record<string, string>;
+      peerDependencies?: object;
+    };
+    expect(Object.keys(manifest.dependencies ?? {}).sort()).toEqual([
+      '@modelcontextprotocol/server',
+      '@tidemark/protocol',
+    ]);
+    expect(manifest.peerDependencies).toBeUndefined();
+  });
+
+  it('@tidemark/worker re-exports the authoring names as the same objects', async () => {
+    const tools = (await import('@tidemark/tools')) as Record<string, unknown>;
+    const worker = (await import('@tidemark/worker')) as Record<string, unknown>;
+    for (const name of Object.keys(tools).filter((n) => n !== 'taskSupportOf'))
+      expect(worker[name], name).toBe(tools[name]);
+  });
 });

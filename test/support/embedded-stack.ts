@@ -1,7 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import { EmbeddedLog } from '@tidemark/embedded-log';
 import counting from '@tidemark/examples/counting';
-import { createGateway, type Gateway, type GatewayOptions } from '@tidemark/gateway';
+import {
+  createGateway,
+  tokenFileAuthenticator,
+  type Gateway,
+  type GatewayOptions,
+} from '@tidemark/gateway';
 import {
   createKeyring,
   topicNames,
@@ -28,6 +33,8 @@ export interface EmbeddedStackOptions {
   modules?: ToolModule[];
   gateway?: Partial<GatewayOptions>;
   worker?: Partial<WorkerOptions>;
+  /** Bearer tokens the gateways accept, each for its subject (a tokens file's lines). */
+  bearerTokens?: Readonly<Record<string, string>>;
   /** The log a gateway replica sees (to count what it reads); default the stack's log. */
   gatewayLog?: (log: LogPort, replica: number) => LogPort;
   /** A gateway replica's keyring (a rotation half done); default the stack's. */
@@ -59,6 +66,9 @@ export async function embeddedStack(options: EmbeddedStackOptions = {}): Promise
         keyring: options.gatewayKeyring?.(replica) ?? keyring,
         tailWaitMs: 50,
         onError: () => {},
+        ...(options.bearerTokens === undefined
+          ? {}
+          : { authenticate: tokenFileAuthenticator(tokensFile(options.bearerTokens)) }),
         ...options.gateway,
       });
       const server = await gateway.listen(0, '127.0.0.1');
@@ -78,4 +88,10 @@ export async function embeddedStack(options: EmbeddedStackOptions = {}): Promise
       await log.close();
     },
   };
+}
+
+function tokensFile(tokens: Readonly<Record<string, string>>): string {
+  return Object.entries(tokens)
+    .map(([token, subject]) => `${token} ${subject}\n`)
+    .join('');
 }

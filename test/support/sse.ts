@@ -1,3 +1,5 @@
+import { EventSourceParserStream } from 'eventsource-parser/stream';
+
 /** A raw MCP-over-HTTP client for tests that need to see the wire: status codes, SSE ids, resets. */
 
 export interface SseEvent {
@@ -16,29 +18,18 @@ export async function readSse(
   onEvent: (event: SseEvent) => boolean | void,
   controller?: AbortController,
 ): Promise<void> {
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
+  const reader = response
+    .body!.pipeThrough(new TextDecoderStream())
+    .pipeThrough(new EventSourceParserStream())
+    .getReader();
   try {
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return;
-      buffer += value;
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        let id: string | undefined;
-        const data: string[] = [];
-        for (const line of block.split('\n')) {
-          if (line.startsWith('id:')) id = line.slice(3).trim();
-          else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
-        }
-        if (id === undefined && data.length === 0) continue; // comments, retry hints
-        if (onEvent({ id, data: data.join('\n') }) === false) {
-          controller?.abort();
-          await reader.cancel().catch(() => undefined);
-          return;
-        }
+      if (onEvent({ id: value.id, data: value.data }) === false) {
+        controller?.abort();
+        await reader.cancel().catch(() => undefined);
+        return;
       }
     }
   } catch (error) {

@@ -1,5 +1,6 @@
 // A raw HTTP client of the Tasks extension (2026-07-28): what an SDK with tasks sends, written out,
 // so the tests see every byte of the contract.
+import { createParser } from 'eventsource-parser';
 import { randomUUID } from 'node:crypto';
 
 export const TASKS = 'io.modelcontextprotocol/tasks';
@@ -90,12 +91,14 @@ function parseBody(text: string): unknown {
 
 /** Every `data:` message of an SSE body, parsed. */
 export function sseMessages(text: string): Array<Record<string, unknown>> {
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith('data:'))
-    .map((line) => line.slice(5).trim())
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const messages: Array<Record<string, unknown>> = [];
+  const parser = createParser({
+    onEvent: ({ data }) => {
+      if (data !== '') messages.push(JSON.parse(data) as Record<string, unknown>);
+    },
+  });
+  parser.feed(`${text}\n\n`);
+  return messages;
 }
 
 /** Polls `tasks/get` (on each URL in turn) until the task's status is one of `statuses`. */

@@ -10,7 +10,7 @@ import { parseFlags, UsageError } from './options.js';
 // CLI does). Nothing the user wrote is overwritten: a file already there is kept and said so.
 
 const TOOLS = `// Your tools: an ES module that registers them on the official MCP SDK's server.
-import { defineToolModule } from '@tidemark/worker';
+import { defineToolModule } from '@tidemark/tools';
 import * as z from 'zod';
 
 export default defineToolModule({

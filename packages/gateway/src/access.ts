@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import { RateLimiterMemory, type RateLimiterRes } from 'rate-limiter-flexible';
-import { HttpRefusals, LOOPBACK_ADDRESSES } from '@tidemark/protocol';
+import { HttpRefusals } from './http-refusals.js';
+import { LOOPBACK_ADDRESSES } from './loopback.js';
 import { pass, refuse, type Checked } from './http-answers.js';
 import type { Authenticate, AuthResult } from './authenticate.js';
 

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { HttpRefusals, type HttpRefusal } from '@tidemark/protocol';
+import { HttpRefusals, type HttpRefusal } from './http-refusals.js';
 import type { Asker } from './access.js';
 import { serveResourceMetadata } from './auth/resource-metadata.js';
 import { createGatewayContext, type GatewayContext } from './gateway-context.js';

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import type { HttpRefusal } from '@tidemark/protocol';
+import type { HttpRefusal } from './http-refusals.js';
 import { recordRefusal } from '@tidemark/otel';
 
 /**

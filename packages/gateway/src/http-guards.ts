@@ -1,12 +1,8 @@
 import cors from 'cors';
 import type express from 'express';
 import type { Request, Response } from 'express';
-import {
-  HttpRefusals,
-  isLoopbackHost,
-  isLoopbackOrigin,
-  type HttpRefusal,
-} from '@tidemark/protocol';
+import { HttpRefusals, type HttpRefusal } from './http-refusals.js';
+import { isLoopbackHost, isLoopbackOrigin } from './loopback.js';
 import { sendRefusal } from './http-answers.js';
 
 // The gateway's front door: the checks every request meets before a handler, and the one way a

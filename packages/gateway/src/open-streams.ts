@@ -1,5 +1,6 @@
 import type { Response } from 'express';
-import { HttpRefusals, type HttpRefusal, type SessionId } from '@tidemark/protocol';
+import { type SessionId } from '@tidemark/protocol';
+import { HttpRefusals, type HttpRefusal } from './http-refusals.js';
 import { recordLiveStreams } from '@tidemark/otel';
 import { SseStream, type SseOptions } from './sse.js';
 

@@ -5,7 +5,6 @@ import {
   agreedSessionVersion,
   DEFAULT_SESSION_PROTOCOL_VERSION,
   eventIdMinter,
-  HttpRefusals,
   idempotentRoutingKey,
   newSessionId,
   parseSessionId,
@@ -17,6 +16,7 @@ import {
   type RequestId,
   type SessionId,
 } from '@tidemark/protocol';
+import { HttpRefusals } from './http-refusals.js';
 import type { Asker } from './access.js';
 import type { GatewayContext } from './gateway-context.js';
 import { requestSpan } from './gateway-spans.js';

@@ -11,11 +11,11 @@ import {
   STANDALONE_STREAM,
   StreamCursor,
   verifyEventId,
-  HttpRefusals,
   type EventIdVerification,
   type ResumeDecision,
   type SessionId,
 } from '@tidemark/protocol';
+import { HttpRefusals } from './http-refusals.js';
 import { recordResume } from '@tidemark/otel';
 import type { Asker } from './access.js';
 import type { GatewayContext } from './gateway-context.js';

@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import { JsonText } from '@tidemark/protocol';
+import { sseComment, sseFrame } from './sse-frames.js';
 
 export interface SseOptions {
   /** Comment sent when nothing else was, so proxies keep the connection. */
@@ -74,7 +75,7 @@ export class SseStream {
 
   /** A comment, so proxies keep a connection nothing was written to for a while. */
   keepAlive(): void {
-    this.write(': keep-alive\n\n');
+    this.write(sseComment('keep-alive'));
   }
 
   get isOpen(): boolean {
@@ -84,14 +85,13 @@ export class SseStream {
   /** The priming event of 2025-11-25: an id and empty data, plus the retry hint. */
   prime(id: string): void {
     const retry = this.options.retryMs === undefined ? '' : `retry: ${this.options.retryMs}\n`;
-    this.write(`${retry}id: ${id}\ndata: \n\n`);
+    this.write(`${retry}${sseFrame({ id, data: '' })}`);
   }
 
   /** One `message` event; a message read from the log (`JsonText`) is written as it is. */
   event(id: string | undefined, data: unknown): void {
-    const idLine = id === undefined ? '' : `id: ${id}\n`;
     const json = data instanceof JsonText ? data.text : JSON.stringify(data);
-    this.write(`${idLine}event: message\ndata: ${json}\n\n`);
+    this.write(sseFrame({ id, event: 'message', data: json }));
   }
 
   /** Writes what `fn` writes in one go (one syscall for a batch of events, not one each). */

@@ -6,16 +6,15 @@ import {
   type InboundModernRoute,
 } from '@modelcontextprotocol/server';
 import {
-  HttpRefusals,
   idempotentRoutingKey,
   isStatelessRevision,
   MetaKeys,
   newSessionId,
   readIdempotencyKey,
-  type HttpRefusal,
   type RequestId,
   type RequestRecord,
 } from '@tidemark/protocol';
+import { HttpRefusals, type HttpRefusal } from './http-refusals.js';
 import type { Asker } from './access.js';
 import type { GatewayContext } from './gateway-context.js';
 import { requestSpan } from './gateway-spans.js';

@@ -17,16 +17,16 @@ export {
   parseStreamId,
   parseWorkerEpoch,
   requestStreamId,
-} from './ids.js';
-export type { RequestId, SessionId, StreamId, WorkerEpoch } from './ids.js';
+} from './ids/ids.js';
+export type { RequestId, SessionId, StreamId, WorkerEpoch } from './ids/ids.js';
 export {
   formatGeneration,
   isValidAttempt,
   nextGeneration,
   parseGeneration,
   sameGeneration,
-} from './generation.js';
-export type { Generation, GenerationCause } from './generation.js';
+} from './ids/generation.js';
+export type { Generation, GenerationCause } from './ids/generation.js';
 export {
   EVENT_ID_VERSION,
   MAX_EVENT_ID_LENGTH,
@@ -34,14 +34,14 @@ export {
   encodeEventId,
   logIdOf,
   verifyEventId,
-} from './event-id.js';
+} from './ids/event-id.js';
 export { backoffMs } from './backoff.js';
-export { MetaKeys } from './meta-keys.js';
+export { MetaKeys } from './wire/meta-keys.js';
 export type { BackoffOptions } from './backoff.js';
-export { eventIdMinter } from './event-id-minter.js';
-export { keyringFromSecrets } from './secret-keyring.js';
-export { SEAL_HEADER, checkRequestSeal, sealRequestRecord } from './request-seal.js';
-export type { SealedParts } from './request-seal.js';
+export { eventIdMinter } from './ids/event-id-minter.js';
+export { keyringFromSecrets } from './ids/secret-keyring.js';
+export { SEAL_HEADER, checkRequestSeal, sealRequestRecord } from './records/request-seal.js';
+export type { SealedParts } from './records/request-seal.js';
 export type {
   EventClaim,
   EventIdProblem,
@@ -53,7 +53,7 @@ export type {
   SigningKey,
   StreamIdentity,
   VerifyOptions,
-} from './event-id.js';
+} from './ids/event-id.js';
 export {
   STAMP_VERSION,
   StampHeaders,
@@ -62,13 +62,18 @@ export {
   readStampedRecord,
   readStampedFrame,
   JsonText,
-} from './record.js';
-export type { RecordKind, RecordStamp, StampDecoding, StampedRecord } from './record.js';
-export { foldStreamHead } from './stream-head.js';
-export type { FoldEffect, FoldResult, StreamHead, TerminalRecord } from './stream-head.js';
-export { StreamCursor } from './stream-cursor.js';
-export type { CursorStep, ResetReason, SkipReason, StreamCursorOptions } from './stream-cursor.js';
-export { decideResume } from './resume.js';
+} from './records/record.js';
+export type { RecordKind, RecordStamp, StampDecoding, StampedRecord } from './records/record.js';
+export { foldStreamHead } from './records/stream-head.js';
+export type { FoldEffect, FoldResult, StreamHead, TerminalRecord } from './records/stream-head.js';
+export { StreamCursor } from './resume/stream-cursor.js';
+export type {
+  CursorStep,
+  ResetReason,
+  SkipReason,
+  StreamCursorOptions,
+} from './resume/stream-cursor.js';
+export { decideResume } from './resume/resume.js';
 export type {
   InvalidReason,
   ReplayPlan,
@@ -76,19 +81,16 @@ export type {
   ResumeInput,
   ResumeReason,
   StreamEnd,
-} from './resume.js';
+} from './resume/resume.js';
 export {
   progressOf,
   JsonRpcErrorCodes,
   RESET_NOTIFICATION_METHOD,
   WireAnswers,
   resetNotification,
-} from './wire.js';
-export type { ResetNotification } from './wire.js';
-export { HttpRefusals } from './http-refusals.js';
-export { isLoopbackHost, isLoopbackOrigin, LOOPBACK_ADDRESSES } from './loopback.js';
-export type { HttpRefusal } from './http-refusals.js';
-export { TOPIC_CLEANUP, TOPIC_ROLES, partitionForSession, topicNames } from './log-port.js';
+} from './wire/wire.js';
+export type { ResetNotification } from './wire/wire.js';
+export { TOPIC_CLEANUP, TOPIC_ROLES, partitionForSession, topicNames } from './records/log-port.js';
 export type {
   AppendRecord,
   FetchOptions,
@@ -101,7 +103,7 @@ export type {
   PartitionOffsets,
   TopicNames,
   TopicRole,
-} from './log-port.js';
+} from './records/log-port.js';
 export {
   HEAD_FORMAT_VERSION,
   HEAD_STATE_HEADER,
@@ -112,7 +114,7 @@ export {
   headKeyOfStep,
   stepKey,
   stepKeyPrefix,
-} from './head-codec.js';
+} from './records/head-codec.js';
 export {
   CLASSIFICATION_HEADER,
   CONTROL_HEADER,
@@ -126,14 +128,14 @@ export {
   SUBJECT_HEADER,
   decodeRequestRecord,
   encodeRequestRecord,
-} from './request-records.js';
+} from './records/request-records.js';
 export type {
   EncodedRequestRecord,
   RequestMessage,
   RequestRecord,
   RequestRecordDecoding,
   SessionControl,
-} from './request-records.js';
+} from './records/request-records.js';
 export {
   agreedSessionVersion,
   DEFAULT_SESSION_PROTOCOL_VERSION,
@@ -142,19 +144,14 @@ export {
   SESSION_PROTOCOL_VERSIONS,
   STATELESS_PROTOCOL_VERSION,
   isStatelessRevision,
-} from './revisions.js';
-export { answerInBody, statelessRequest } from './stateless-envelope.js';
+} from './wire/revisions.js';
+export { answerInBody, statelessRequest } from './records/stateless-envelope.js';
 export {
   CLIENT_CAPABILITIES_META_KEY,
   MISSING_REQUIRED_CLIENT_CAPABILITY,
   TASKS_EXTENSION,
-  TASK_ANSWERED_METHOD,
-  TASK_CANCEL_METHOD,
-  TASK_CANCELLED_METHOD,
-  TASK_INPUT_METHOD,
   TASK_MODES,
   TASK_SUPPORTS,
-  TASK_UPDATE_METHOD,
   createTaskResult,
   createdTask,
   declaresTasks,
@@ -164,9 +161,17 @@ export {
   isTerminalTaskStatus,
   missingTasksCapability,
   taskDecision,
+} from './tasks/tasks.js';
+export {
+  TASK_ANSWERED_METHOD,
+  TASK_CANCEL_METHOD,
+  TASK_CANCELLED_METHOD,
+  TASK_INPUT_METHOD,
+  TASK_UPDATE_METHOD,
   taskEventOf,
   taskSnapshotOf,
-} from './tasks.js';
+} from './tasks/task-records.js';
+export type { TaskStreamRecord } from './tasks/task-records.js';
 export type {
   TaskEvent,
   TaskFold,
@@ -174,9 +179,8 @@ export type {
   TaskMode,
   TaskState,
   TaskStatus,
-  TaskStreamRecord,
   TaskSupport,
-} from './tasks.js';
+} from './tasks/tasks.js';
 export {
   IDEMPOTENCY_KEY_REUSED,
   IDEMPOTENCY_META_KEY,
@@ -184,5 +188,5 @@ export {
   idempotencyKeyReused,
   idempotentRoutingKey,
   readIdempotencyKey,
-} from './idempotency.js';
-export type { IdempotencyKeyReading } from './idempotency.js';
+} from './records/idempotency.js';
+export type { IdempotencyKeyReading } from './records/idempotency.js';

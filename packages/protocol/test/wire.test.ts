@@ -1,10 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  HttpRefusals,
-  RESET_NOTIFICATION_METHOD,
-  resetNotification,
-  WireAnswers,
-} from '../src/index.js';
+import { RESET_NOTIFICATION_METHOD, resetNotification, WireAnswers } from '../src/index.js';
 import { epochA, gen } from './helpers.js';
 
 describe('wire answers', () => {
@@ -23,15 +18,5 @@ describe('wire answers', () => {
       params: { reason: 'generation-superseded', generation: `${epochA}.2` },
     });
     expect(resetNotification('evicted', undefined).params.generation).toBeNull();
-  });
-
-  it('refuses an invalid claim naming the reason, and nothing of the log', () => {
-    expect(HttpRefusals.invalidResume('beyond-tail')).toEqual({
-      status: 400,
-      code: -32600,
-      message: 'Invalid Last-Event-ID: beyond-tail',
-      reason: 'invalid-resume',
-      data: { reason: 'beyond-tail' },
-    });
   });
 });

@@ -3,28 +3,35 @@ export { WORKER_DEFAULTS } from './worker-options.js';
 export type { ExecutionEvent, WorkerOptions } from './worker-options.js';
 export type { ExecutionEnd } from './retries.js';
 export type { SlotKind, SlotOccupancy } from './call-slots.js';
-export type { ToolLogger } from './tool-logger.js';
+export { loadToolModules, toToolModule } from './module-loader.js';
+export { probeToolModules } from './module-probe.js';
+export type { ModuleListing } from './module-probe.js';
+export type { CallStepEvent } from './steps.js';
+
+// The authoring API moved to @tidemark/tools (#34): tool modules import it from there. These names
+// stay here for one release so that modules written against @tidemark/worker keep working.
+/** @deprecated Import from `@tidemark/tools`. */
 export {
   RETRY_DEFAULTS,
   RetryableToolError,
+  StepFailedError,
   compileRetryPolicy,
+  currentExecution,
   defineToolModule,
   isRetryableError,
-  loadToolModules,
-  toToolModule,
-} from './tool-module.js';
+} from '@tidemark/tools';
+/** @deprecated Import from `@tidemark/tools`. */
 export type {
   CompiledRetryPolicy,
+  Execution,
   RetryPolicy,
+  StepContext,
+  StepEvent,
+  StepFunction,
+  ToolLogger,
   ToolModule,
   ToolModuleContext,
+  V1McpServer,
   V1ToolModule,
   V2ToolModule,
-} from './tool-module.js';
-export type { V1McpServer } from './v1-server.js';
-export { probeToolModules } from './module-probe.js';
-export type { ModuleListing } from './module-probe.js';
-export { currentExecution } from './execution.js';
-export type { Execution } from './execution.js';
-export { StepFailedError } from './steps.js';
-export type { CallStepEvent, StepContext, StepEvent, StepFunction } from './steps.js';
+} from '@tidemark/tools';

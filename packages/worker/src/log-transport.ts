@@ -5,6 +5,7 @@ import type {
   Transport,
   TransportSendOptions,
 } from '@modelcontextprotocol/server';
+import type { SessionRecord } from '@tidemark/log';
 import type { RequestId } from '@tidemark/protocol';
 
 /** Where a session's transport sends what its server says. */
@@ -63,5 +64,30 @@ export class LogTransport implements Transport {
   close(): Promise<void> {
     this.onclose?.();
     return Promise.resolve();
+  }
+}
+
+const RESTORE_ID = '__tidemark_restore__';
+
+/**
+ * A session restored on this worker (its partition moved, the worker restarted): its server is
+ * handed the stored `initialize` again, muted, so it is in the state the client left it in.
+ */
+export async function replayInitialize(
+  transport: LogTransport,
+  record: SessionRecord,
+): Promise<void> {
+  const initialize = record.initialize as { params?: unknown } | undefined;
+  transport.muted = true;
+  try {
+    await transport.exchange(RESTORE_ID, {
+      jsonrpc: '2.0',
+      id: RESTORE_ID,
+      method: 'initialize',
+      params: initialize?.params ?? {},
+    } as JSONRPCMessage);
+    transport.receive({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  } finally {
+    transport.muted = false;
   }
 }

@@ -1,6 +1,6 @@
 import { ErrorCodes, messageOf, TidemarkError } from '@tidemark/protocol';
 import { registerModule } from './retries.js';
-import type { ToolModule } from './tool-module.js';
+import type { ToolModule } from '@tidemark/tools';
 import type { McpServer } from '@modelcontextprotocol/server';
 import { createToolServer, type ServerIdentity } from './tool-server.js';
 

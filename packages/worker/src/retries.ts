@@ -11,15 +11,16 @@ import {
 } from '@tidemark/otel';
 import { backoffMs, formatGeneration, messageOf } from '@tidemark/protocol';
 import type { RequestId } from '@tidemark/protocol';
-import { runInExecution, type Execution } from './execution.js';
-import type { ToolLogger } from './tool-logger.js';
+import { runInExecution } from '@tidemark/tools/runtime';
 import {
   compileRetryPolicy,
   isRetryableError,
   type CompiledRetryPolicy,
   type ToolModule,
   type ToolModuleContext,
-} from './tool-module.js';
+  type Execution,
+  type ToolLogger,
+} from '@tidemark/tools';
 import { v1Server } from './v1-server.js';
 
 /** What the retry wrapper needs from whoever runs the tools: the worker runtime or the test harness. */

@@ -4,13 +4,7 @@ import {
   type McpServer,
   type TransportSendOptions,
 } from '@modelcontextprotocol/server';
-import type {
-  GenerationWriter,
-  SessionRecord,
-  StepJournal,
-  StreamHeadStore,
-  StreamWriter,
-} from '@tidemark/log';
+import type { GenerationWriter, SessionRecord } from '@tidemark/log';
 import {
   formatGeneration,
   requestStreamId,
@@ -22,51 +16,19 @@ import {
 import { withTraceMeta } from '@tidemark/otel';
 import { backoff } from './backoff.js';
 import type { Call } from './call.js';
-import { currentExecution, type Execution } from './execution.js';
+import { currentExecution, type Execution, type ToolLogger } from '@tidemark/tools';
 import { authInfoOf } from './auth-info.js';
-import { LogTransport } from './log-transport.js';
-import type { ToolLogger } from './tool-logger.js';
+import { LogTransport, replayInitialize } from './log-transport.js';
 import { createToolServer, SESSION_SERVER_VERSIONS } from './tool-server.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
 import { callRefusal } from './call-refusal.js';
 import { journaledSteps, type CallSteps } from './steps.js';
 import { joinedMessage, mirrorStream, type MirrorSource } from './stream-mirror.js';
-import { StreamRun, type StreamRunHost } from './stream-run.js';
+import { StreamRun } from './stream-run.js';
 import { JOIN_FAILED } from './worker-stores.js';
-import type { ToolModule } from './tool-module.js';
+import type { SessionRuntimeOptions } from './session-options.js';
 
-export interface SessionRuntimeOptions {
-  session: SessionId;
-  /** The authenticated subject the session is bound to, if any. */
-  subject?: string | undefined;
-  modules: readonly ToolModule[];
-  serverInfo: { name: string; version: string };
-  instructions?: string | undefined;
-  writer: StreamWriter;
-  heads: StreamHeadStore;
-  /** Where the calls' durable steps are journaled. */
-  steps: StepJournal;
-  maxStepBytes: number;
-  onStep?: Parameters<typeof journaledSteps>[4]['onStep'];
-  /** Calls of this session running at once; more are answered with an error at once. */
-  maxConcurrentCalls: number;
-  /**
-   * Executions of one call (retries, takeovers after a worker died) before it is answered with an
-   * error instead of run again: a request that kills every worker that runs it must not do so
-   * forever.
-   */
-  maxExecutionsPerCall: number;
-  /** A write of a call's stream failed; it is written again as a new generation. */
-  onWriteFailure?: (stream: StreamId, error: unknown) => void;
-  /** Where a taken-over stream's progress stopped (its numbering continues). */
-  lastProgress?: StreamRunHost['lastProgress'];
-  /** Each tool execution's end. */
-  onExecutionEnd?: ((end: ExecutionEnd) => void) | undefined;
-  /** The logger tools get. */
-  logger?: ToolLogger | undefined;
-  /** Observability hooks: executions started (per generation) and skipped. */
-  onExecution?: (event: { stream: StreamId; attempt: number; cause: string }) => void;
-}
+export type { SessionRuntimeOptions } from './session-options.js';
 
 interface InFlight {
   readonly call: Call;
@@ -75,8 +37,6 @@ interface InFlight {
   readonly requestId: RequestId;
   closed: boolean;
 }
-
-const RESTORE_ID = '__tidemark_restore__';
 
 /**
  * One session on this worker: the SDK's `McpServer` with the session's tool modules, connected to
@@ -116,7 +76,7 @@ export class SessionRuntime {
       await registerModule(this.server, module, this, { sessionId: this.session });
     }
     await this.server.connect(this.transport);
-    if (restoreFrom !== undefined) await this.restore(restoreFrom);
+    if (restoreFrom !== undefined) await replayInitialize(this.transport, restoreFrom);
   }
 
   /** A request from the client: starts (or skips) its stream, then hands it to the SDK. */
@@ -353,25 +313,6 @@ export class SessionRuntime {
     if (this.closed) return; // close() stopped this call already
     this.inflight.delete(stream);
     entry.call.finish('answered');
-  }
-
-  private async restore(record: SessionRecord): Promise<void> {
-    const initialize = record.initialize as { params?: unknown } | undefined;
-    this.transport.muted = true;
-    try {
-      await this.transport.exchange(RESTORE_ID, {
-        jsonrpc: '2.0',
-        id: RESTORE_ID,
-        method: 'initialize',
-        params: initialize?.params ?? {},
-      } as JSONRPCMessage);
-      this.transport.receive({
-        jsonrpc: '2.0',
-        method: 'notifications/initialized',
-      });
-    } finally {
-      this.transport.muted = false;
-    }
   }
 }
 

@@ -14,7 +14,7 @@ import { invokeStateless } from './stateless-invocation.js';
 import { journaledSteps } from './steps.js';
 import { StreamRun } from './stream-run.js';
 import { TaskExecution } from './task-lane.js';
-import { taskSupportOf } from './tool-module.js';
+import { taskSupportOf } from '@tidemark/tools';
 import { INTERNAL_ERROR } from './worker-stores.js';
 
 /**

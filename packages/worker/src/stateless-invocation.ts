@@ -16,9 +16,8 @@ import { authInfoOf } from './auth-info.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
 import type { CallSteps } from './steps.js';
 import type { StreamRun } from './stream-run.js';
-import type { ToolLogger } from './tool-logger.js';
 import { createToolServer, type ServerIdentity } from './tool-server.js';
-import type { ToolModule } from './tool-module.js';
+import type { ToolLogger, ToolModule } from '@tidemark/tools';
 
 /** What one stateless request (or one round of a task) is served with. */
 export interface InvocationOptions extends ServerIdentity {

@@ -10,33 +10,13 @@ import {
   type StreamId,
 } from '@tidemark/protocol';
 import { whileUnavailable } from './backoff.js';
-import { isRetryableError } from './tool-module.js';
-
-/** What a step's function is given. */
-export interface StepContext {
-  /** The step's id in its call: its name, with `#2`, `#3` … for later steps of the same name. */
-  readonly step: string;
-  /**
-   * A key that is the same in every execution of this step of this call, and different for every
-   * other: pass it to the external API as *its* idempotency key, so a step that was still running
-   * when its worker died charges once even though it runs again.
-   */
-  readonly effectKey: string;
-}
-
-/** A durable step: `fn` runs once per call, its outcome journaled; later executions replay it. */
-export type StepFunction = <T>(
-  name: string,
-  fn: (step: StepContext) => T | Promise<T>,
-) => Promise<T>;
-
-/** One step a call ran or replayed (for `runTool` and the operator's view). */
-export interface StepEvent {
-  readonly step: string;
-  /** True when the outcome came from the journal and the function did not run. */
-  readonly replayed: boolean;
-  readonly ok: boolean;
-}
+import {
+  isRetryableError,
+  StepFailedError,
+  type StepContext,
+  type StepEvent,
+  type StepFunction,
+} from '@tidemark/tools';
 
 /** Where a call's steps are journaled: the log (`StepJournal`) in a worker, memory in `runTool`. */
 interface StepStore {
@@ -184,19 +164,6 @@ function report(onStep: CallStepsOptions['onStep'], event: StepEvent): void {
 /** The effect key of a step of a call: a digest, so it says nothing of the session it is in. */
 function effectKeyOf(callId: string, step: string): string {
   return `tm-${createHash('sha256').update(`${callId}\u0000${step}`).digest('base64url').slice(0, 32)}`;
-}
-
-/** A journaled step's error, thrown again when its step is replayed. */
-export class StepFailedError extends Error {
-  readonly code: unknown;
-  readonly data: unknown;
-
-  constructor(error: Extract<StepOutcome, { ok: false }>['error']) {
-    super(error.message);
-    this.name = error.name;
-    this.code = error.code;
-    this.data = error.data;
-  }
 }
 
 function replayed<T>(outcome: StepOutcome): T {

@@ -11,13 +11,12 @@ import {
 } from '@modelcontextprotocol/server';
 import { STATELESS_PROTOCOL_VERSION, type RequestId, type WorkerEpoch } from '@tidemark/protocol';
 import type { JournaledStep } from '@tidemark/log';
-import type { Execution } from './execution.js';
-import { CallSteps, type StepEvent } from './steps.js';
+import type { Execution, StepEvent, ToolModule } from '@tidemark/tools';
+import { CallSteps } from './steps.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
 import { levelName, lineLogger, type ToolLogLine } from './tool-logger.js';
 
 export type { ToolLogLine } from './tool-logger.js';
-import type { ToolModule } from './tool-module.js';
 import { createToolServer, SESSION_SERVER_VERSIONS } from './tool-server.js';
 import { WORKER_DEFAULTS } from './worker-options.js';
 

@@ -1,19 +1,4 @@
-/**
- * A structured logger a tool writes to (`currentExecution().log`): pino's shape, so `tidemark`
- * hands its own (JSON lines stamped with the trace and span ids), and any pino-compatible logger
- * fits `WorkerOptions.logger`.
- */
-export interface ToolLogger {
-  debug(fields: Record<string, unknown>, message?: string): void;
-  debug(message: string): void;
-  info(fields: Record<string, unknown>, message?: string): void;
-  info(message: string): void;
-  warn(fields: Record<string, unknown>, message?: string): void;
-  warn(message: string): void;
-  error(fields: Record<string, unknown>, message?: string): void;
-  error(message: string): void;
-  child(bindings: Record<string, unknown>): ToolLogger;
-}
+import type { ToolLogger } from '@tidemark/tools';
 
 type Level = 'debug' | 'info' | 'warn' | 'error';
 const LEVELS: Record<Level, number> = { debug: 20, info: 30, warn: 40, error: 50 };

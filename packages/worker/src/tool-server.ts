@@ -1,6 +1,6 @@
 import { McpServer, type ServerOptions } from '@modelcontextprotocol/server';
 import { SESSION_PROTOCOL_VERSIONS, TASKS_EXTENSION } from '@tidemark/protocol';
-import type { ToolModule } from './tool-module.js';
+import type { ToolModule } from '@tidemark/tools';
 
 /**
  * The revisions a session's server answers `initialize` with, newest first: the SDK answers a

@@ -1,32 +1,11 @@
 import type { McpServer } from '@modelcontextprotocol/server';
+import type { V1McpServer } from '@tidemark/tools';
 
 // SDK v1 modules (`@modelcontextprotocol/sdk`: `server.tool(...)`, `extra.sendNotification`) run
 // unchanged: their `register` gets this object, which speaks v1's registration API and registers
 // onto the v2 server the session runs — so their tools get the same durable streams, retries,
 // timeouts and spans as any other. Raw shapes must be Zod v4 (`zod` ≥ 4, or `zod/v4`), as the v2
 // SDK requires; a Zod v3 shape fails the startup probe with the SDK's own message.
-
-/** The v1 `McpServer` API a v1 module calls (registration, notifications, the low-level server). */
-export interface V1McpServer {
-  tool(name: string, ...rest: unknown[]): unknown;
-  registerTool(name: string, config: Record<string, unknown>, callback: V1Callback): unknown;
-  prompt(name: string, ...rest: unknown[]): unknown;
-  registerPrompt(name: string, config: Record<string, unknown>, callback: V1Callback): unknown;
-  resource(name: string, uriOrTemplate: unknown, ...rest: unknown[]): unknown;
-  registerResource(
-    name: string,
-    uriOrTemplate: unknown,
-    metadata: Record<string, unknown>,
-    callback: V1Callback,
-  ): unknown;
-  sendToolListChanged(): void;
-  sendResourceListChanged(): void;
-  sendPromptListChanged(): void;
-  sendLoggingMessage(params: Record<string, unknown>): Promise<void>;
-  isConnected(): boolean;
-  /** The low-level server (v1 modules reach for `server.server` to send notifications). */
-  readonly server: McpServer['server'];
-}
 
 /** A v1 tool, prompt or resource callback: `(args, extra)`, or `(extra)` without a schema. */
 type V1Callback = (...params: never[]) => unknown;

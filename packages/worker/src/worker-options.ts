@@ -10,8 +10,8 @@ import {
 } from '@tidemark/protocol';
 import type { ExecutionEnd } from './retries.js';
 import type { CallStepEvent } from './steps.js';
-import type { ToolModule } from './tool-module.js';
-import { stderrLogger, type ToolLogger } from './tool-logger.js';
+import type { ToolLogger, ToolModule } from '@tidemark/tools';
+import { stderrLogger } from './tool-logger.js';
 
 export interface WorkerOptions {
   /** The log: Kafka or the embedded one. It must also manage consumer groups. */

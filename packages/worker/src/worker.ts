@@ -22,7 +22,7 @@ import { probeToolModules, type ModuleListing } from './module-probe.js';
 import { PartitionReader } from './partition-reader.js';
 import { SessionLane, type Joins } from './session-lane.js';
 import { StatelessLane } from './stateless-lane.js';
-import type { ToolModule } from './tool-module.js';
+import type { ToolModule } from '@tidemark/tools';
 import {
   compileWorkerOptions,
   type CompiledWorkerOptions,

@@ -7,7 +7,8 @@ import {
   type JSONWebKeySet,
   type JWTVerifyGetKey,
 } from 'jose';
-import { invalidOption, isLoopbackHost } from '@tidemark/protocol';
+import { invalidOption } from '@tidemark/protocol';
+import { isLoopbackHost } from '../loopback.js';
 import type { Authenticate } from '../authenticate.js';
 
 /** The bearer token of a request, or undefined. */

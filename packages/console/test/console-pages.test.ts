@@ -1,0 +1,281 @@
+// The console's pages over a log, without a browser: what a tool wrote is text, never markup;
+// unknown ids are 404s; options are checked; the resume journal is bounded.
+import { createConsole, ResumeJournal } from '@tidemark/console';
+import { tokenFileAuthenticator } from '@tidemark/gateway';
+import { defineToolModule } from '@tidemark/worker';
+import * as z from 'zod';
+import { get as httpGet, type IncomingMessage } from 'node:http';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import counting from '@tidemark/examples/counting';
+import { paymentsModule, PretendPayments } from '@tidemark/examples/payments';
+import { embeddedStack } from '../../../test/support/embedded-stack.js';
+import { pollTask, rpc } from '../../../test/support/task-client.js';
+import { RawMcpClient } from '../../../test/support/sse.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const HOSTILE = '<img src=x onerror=alert(1)>';
+
+const hostile = defineToolModule({
+  name: 'hostile',
+  register(server) {
+    server.registerTool(
+      'shout',
+      { description: 'answers with markup', inputSchema: z.object({}) },
+      async (_args, ctx) => {
+        await ctx.mcpReq.notify({
+          method: 'notifications/progress',
+          params: {
+            progressToken: ctx.mcpReq._meta?.progressToken ?? 'p',
+            progress: 1,
+            message: HOSTILE,
+          },
+        });
+        return { content: [{ type: 'text' as const, text: `<script>alert(2)</script>` }] };
+      },
+    );
+  },
+});
+
+async function stackWithConsole(
+  modules = [hostile],
+  mcp?: { path: string; tools: () => readonly string[] },
+) {
+  const journal = new ResumeJournal();
+  const stack = await embeddedStack({ modules, gateway: { onResume: journal.record } });
+  onTestFinished(() => stack.stop());
+  const console = await createConsole({
+    log: stack.log,
+    topics: stack.topics,
+    journal,
+    ...(mcp === undefined ? {} : { mcp }),
+  });
+  onTestFinished(() => console.close());
+  const { gateway, url } = stack.gateways[0]!;
+  gateway.app.use(console.basePath, console.router);
+  return { url, origin: url.replace(/\/mcp$/, '') };
+}
+
+describe('console pages', () => {
+  it('shows what a tool wrote as text: markup in a progress message or a result is escaped', async () => {
+    const { url, origin } = await stackWithConsole();
+    const client = new RawMcpClient(url);
+    await client.initialize();
+    const response = await client.post({
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'shout', arguments: {}, _meta: { progressToken: 'p' } },
+    });
+    await response.text();
+    const page = await fetch(`${origin}/console/sessions/${client.session}/calls/n7`);
+    expect(page.status).toBe(200);
+    const text = await page.text();
+    expect(text).toContain('tools/call shout');
+    expect(text).not.toContain(HOSTILE);
+    expect(text).not.toContain('<script>alert(2)');
+    expect(text).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    expect(text).toContain('&lt;script&gt;alert(2)&lt;/script&gt;');
+  });
+
+  it('shows a task: its kind, its call, two executions and its status history to completed', async () => {
+    const { url, origin } = await stackWithConsole([counting]);
+    const created = await rpc(url, 'tools/call', {
+      name: 'flaky_count',
+      arguments: { to: 3, failAt: 2 },
+    });
+    const taskId = String(created.body.result?.['taskId']);
+    await pollTask([url], taskId, ['completed']);
+    expect(await (await fetch(`${origin}/console`)).text()).toMatch(
+      new RegExp(`${taskId.slice(0, 12)}[^]*?<td>task</td>`),
+    );
+    const task = await (await fetch(`${origin}/console/sessions/${taskId}`)).text();
+    expect(task).toMatch(/tools\/call flaky_count/);
+    const page = await (await fetch(`${origin}/console/sessions/${taskId}/calls/t`)).text();
+    expect(page).toMatch(/data-testid="task-status"\s*>completed</);
+    const history = /<ol class="history">([^]*?)<\/ol>/.exec(page)?.[1] ?? '';
+    expect([...history.matchAll(/status-(\w+)/g)].map((m) => m[1])).toEqual([
+      'working',
+      'working',
+      'completed',
+    ]);
+    expect(page).toContain('The task runs again (a new execution).');
+    expect(page.match(/class="gen gen-\d"\s*>generation \d/g)).toHaveLength(2);
+  });
+
+  it('shows a call’s durable steps: each journaled once, in the generation that ran it', async () => {
+    const { url, origin } = await stackWithConsole([
+      paymentsModule(new PretendPayments(undefined)),
+    ]);
+    const client = new RawMcpClient(url);
+    await client.initialize();
+    const response = await client.post({
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tools/call',
+      params: {
+        name: 'pay',
+        arguments: { to: 'ada@example.com', amountCents: 5, failAfterCharge: 1 },
+      },
+    });
+    expect(await response.text()).toContain('chargeId');
+    const page = await (
+      await fetch(`${origin}/console/sessions/${client.session}/calls/n3`)
+    ).text();
+    const steps = /data-testid="steps">([^]*?)<\/ol>/.exec(page)?.[1] ?? '';
+    expect(steps.replace(/\s+/g, ' ')).toMatch(
+      /charge<\/span> — ok, ran in generation 1 [^]*receipt<\/span> — ok, ran in generation 2/,
+    );
+  });
+
+  it('a live tail that cannot keep up skips records and says how many: every record is delivered or counted', async () => {
+    const { url, origin } = await stackWithConsole([counting]);
+    const events: string[] = [];
+    let paused!: IncomingMessage;
+    await new Promise<void>((resolve, reject) => {
+      httpGet(`${origin}/console/events`, (res) => {
+        paused = res;
+        res.pause(); // a tab that stopped reading
+        resolve();
+      }).once('error', reject);
+    });
+    await sleep(200); // the tail starts at the log's end of now
+    const client = new RawMcpClient(url);
+    await client.initialize();
+    const to = 20_000;
+    const call = await client.post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'count', arguments: { to }, _meta: { progressToken: 'p' } },
+    });
+    await call.text();
+    let text = '';
+    paused.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    paused.resume();
+    const expected = to + 2 + 2; // initialize: start + result; the call: start, 20,000 progress, result
+    const counted = () => {
+      events.length = 0;
+      let skipped = 0;
+      for (const block of text.split('\n\n')) {
+        if (block.startsWith('event: record')) events.push(block);
+        const match = /^event: skipped\ndata: (.*)$/.exec(block);
+        if (match !== null) skipped += (JSON.parse(match[1]!) as { count: number }).count;
+      }
+      return { delivered: events.length, skipped };
+    };
+    await expect
+      .poll(() => counted().delivered + counted().skipped, { timeout: 20_000 })
+      .toBe(expected);
+    expect(counted().skipped).toBeGreaterThan(0);
+    paused.destroy();
+
+    // That call's page shows its start, its first 500 and last 1,500 records, and what it left out.
+    const page = await (
+      await fetch(`${origin}/console/sessions/${client.session}/calls/n1`)
+    ).text();
+    expect(page.match(/<li\s+class="entry /g)).toHaveLength(2_000);
+    expect(page).toMatch(/… 18002 events not shown/);
+    expect(page).toContain('result: 1,2,3');
+  });
+
+  it('before anything happened, says where to connect and what is served', async () => {
+    const { url, origin } = await stackWithConsole([counting], {
+      path: '/mcp',
+      tools: () => ['count', 'flaky_count'],
+    });
+    const text = (await (await fetch(`${origin}/console`)).text()).replace(/\s+/g, ' ');
+    expect(text).toContain(
+      `No sessions yet. Connect an MCP client to <code>${url}</code>; it serves <code>count</code>, <code>flaky_count</code>.`,
+    );
+  });
+
+  it('lists plain 2026-07-28 calls (no session) and sessions their clients ended', async () => {
+    const { url, origin } = await stackWithConsole([counting]);
+    const plain = await rpc(
+      url,
+      'tools/call',
+      { name: 'count', arguments: { to: 2 } },
+      { tasks: false },
+    );
+    expect(plain.body.result?.['content']).toEqual([{ type: 'text', text: '1,2' }]);
+    const client = new RawMcpClient(url);
+    await client.initialize();
+    const ended = await fetch(url, {
+      method: 'DELETE',
+      headers: { 'Mcp-Session-Id': client.session, 'MCP-Protocol-Version': '2025-11-25' },
+    });
+    expect(ended.status).toBe(200);
+    await expect
+      .poll(async () => (await fetch(`${origin}/console`)).text())
+      .toMatch(
+        new RegExp(
+          `data-testid="stateless-calls"[^]*<code>count</code>[^]*data-testid="ended-sessions"[^]*${client.session.slice(0, 12)}[^]*ended`,
+        ),
+      );
+  });
+
+  it('answers unknown sessions, calls and pages with 404, and malformed ids too', async () => {
+    const { origin } = await stackWithConsole();
+    for (const path of [
+      '/console/sessions/AAAAAAAAAAAAAAAAAAAAAA',
+      '/console/sessions/not%20an%20id',
+      '/console/sessions/AAAAAAAAAAAAAAAAAAAAAA/calls/n1',
+      '/console/nothing-here',
+      '/console/assets/nothing.js',
+    ])
+      expect((await fetch(`${origin}${path}`)).status, path).toBe(404);
+  });
+
+  it('a malformed sign-in cookie is no cookie: the sign-in page (401), never a 500', async () => {
+    const stack = await embeddedStack({ modules: [hostile] });
+    onTestFinished(() => stack.stop());
+    const console = await createConsole({
+      log: stack.log,
+      topics: stack.topics,
+      authenticate: tokenFileAuthenticator('alice-token-0123456789-0123456789 alice\n'),
+    });
+    onTestFinished(() => console.close());
+    const { gateway, url } = stack.gateways[0]!;
+    gateway.app.use(console.basePath, console.router);
+    const origin = url.replace(/\/mcp$/, '');
+    for (const cookie of ['%E0%A4%A', 'a%20b', 'x"; y', '%'])
+      expect(
+        (
+          await fetch(`${origin}/console`, {
+            headers: { Cookie: `tidemark_console_token=${cookie}` },
+          })
+        ).status,
+        cookie,
+      ).toBe(401);
+    const signedIn = await fetch(`${origin}/console`, {
+      headers: { Cookie: 'tidemark_console_token=alice-token-0123456789-0123456789' },
+    });
+    expect(signedIn.status).toBe(200);
+  });
+
+  it('refuses bad options with the option’s name', async () => {
+    const stack = await embeddedStack();
+    onTestFinished(() => stack.stop());
+    const { log, topics } = stack;
+    await expect(createConsole({ log, topics, basePath: 'console' })).rejects.toThrow(/basePath/);
+    await expect(createConsole({ log, topics, traceUrl: 'http://jaeger/trace/' })).rejects.toThrow(
+      /traceUrl: .*\{traceId\}/,
+    );
+    await expect(createConsole({ log, topics, scanRecords: 0 })).rejects.toThrow(/scanRecords/);
+    expect(() => new ResumeJournal({ capacity: 0 })).toThrow(/capacity/);
+    expect(() => new ResumeJournal({ replica: '' })).toThrow(/replica/);
+  });
+
+  it('keeps the newest resume decisions only, newest first, each with its replica', () => {
+    const journal = new ResumeJournal({ capacity: 2, replica: 'gateway-a' });
+    const heard: string[] = [];
+    const stop = journal.listen((entry) => heard.push(entry.reason));
+    for (const reason of ['a', 'b', 'c'])
+      journal.record({ atMs: 0, session: 's', outcome: 'resume', reason });
+    stop();
+    journal.record({ atMs: 0, session: 's', outcome: 'resume', reason: 'd' });
+    expect(journal.recent().map((entry) => entry.reason)).toEqual(['d', 'c']);
+    expect(journal.recent()[0]).toMatchObject({ replica: 'gateway-a', session: 's' });
+    expect(heard).toEqual(['a', 'b', 'c']);
+  });
+});

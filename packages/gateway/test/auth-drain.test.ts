@@ -1,0 +1,84 @@
+import type { GatewayOptions } from '@tidemark/gateway';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { embeddedStack } from '../../../test/support/embedded-stack.js';
+import { MCP_HEADERS, RawMcpClient, readSse } from '../../../test/support/sse.js';
+
+async function setup(gateway: Partial<GatewayOptions> = {}) {
+  const stack = await embeddedStack({ partitions: 1, gateway: { retryMs: 777, ...gateway } });
+  onTestFinished(() => stack.stop());
+  return stack.gateways[0]!;
+}
+
+describe('gateway auth and drain', () => {
+  it('binds a session to its bearer subject: no token → 401, another subject → 404 as if unknown', async () => {
+    const tokens: Record<string, string> = { 'token-alice': 'alice', 'token-bob': 'bob' };
+    const { url } = await setup({
+      authenticate: (req) => {
+        const subject = tokens[(req.headers.authorization ?? '').replace(/^Bearer /, '')];
+        return Promise.resolve(subject === undefined ? undefined : { subject });
+      },
+    });
+    const init = (token?: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: {
+          ...MCP_HEADERS,
+          ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }),
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 0,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-11-25',
+            capabilities: {},
+            clientInfo: { name: 'a', version: '1' },
+          },
+        }),
+      });
+    const denied = await init();
+    expect(denied.status).toBe(401);
+    expect(denied.headers.get('www-authenticate')).toBe('Bearer');
+    const alice = await init('token-alice');
+    const session = alice.headers.get('mcp-session-id')!;
+    await readSse(alice, (e) => (e.data === '' ? undefined : false));
+    const list = (token: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: {
+          ...MCP_HEADERS,
+          Authorization: `Bearer ${token}`,
+          'Mcp-Session-Id': session,
+          'MCP-Protocol-Version': '2025-11-25',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      });
+    expect((await list('token-alice')).status).toBe(202);
+    expect((await list('token-bob')).status).toBe(404);
+  });
+
+  it('drain ends open streams with a retry hint, so clients resume elsewhere', async () => {
+    const { gateway, url } = await setup();
+    const client = new RawMcpClient(url);
+    await client.initialize();
+    const response = await client.post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'count', arguments: { to: 100, delayMs: 50 }, _meta: { progressToken: 'p' } },
+    });
+    const body = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while (!text.includes('notifications/progress')) text += (await body.read()).value ?? '';
+    expect(gateway.openStreams).toBe(1);
+    const draining = gateway.drain();
+    for (;;) {
+      const { value, done } = await body.read();
+      if (done) break;
+      text += value;
+    }
+    await draining;
+    expect(text).toMatch(/retry: 777\n\n$/);
+    expect(gateway.openStreams).toBe(0);
+  });
+});

@@ -1,0 +1,97 @@
+import counting from '@tidemark/examples/counting';
+import { Worker } from '@tidemark/worker';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { embeddedStack } from '../../../test/support/embedded-stack.js';
+import { RawMcpClient, readSse, type SseEvent } from '../../../test/support/sse.js';
+
+// A resumed stream starts with an id (2025-11-25 clients): the SDK's client tracks only ids it
+// receives on a stream, so a resumed stream cut before its next event reconnected without
+// `Last-Event-ID` (typescript-sdk#2499) and the call hung. With the priming id it resumes again.
+
+/** Opens a resume and reads its events until `stop` says so (then drops it). */
+async function resumeUntil(
+  client: RawMcpClient,
+  lastEventId: string,
+  stop: (events: SseEvent[]) => boolean,
+): Promise<SseEvent[]> {
+  const controller = new AbortController();
+  const events: SseEvent[] = [];
+  const response = await client.resume(lastEventId, controller.signal);
+  expect(response.status).toBe(200);
+  await readSse(
+    response,
+    (event) => {
+      events.push(event);
+      return !stop(events);
+    },
+    controller,
+  );
+  return events;
+}
+
+const messagesOf = (events: SseEvent[]) =>
+  events.filter((e) => e.data !== '').map((e) => JSON.parse(e.data) as Record<string, unknown>);
+
+describe('resumed streams are primed with an id', () => {
+  it('a continuation starts with the claim itself: cut before the next event, the same id resumes exactly', async () => {
+    const stack = await embeddedStack();
+    onTestFinished(() => stack.stop());
+    const client = new RawMcpClient(stack.gateways[0]!.url);
+    await client.initialize();
+    const first = await client.callCount(1, 10, 40, 3);
+    const claim = first.ids.at(-1)!;
+    const primed = await resumeUntil(client, claim, (events) => events.length >= 1);
+    expect(primed).toEqual([{ id: claim, data: '' }]);
+    // The client reconnects with what it tracked — the priming id — and misses nothing.
+    const rest = await resumeUntil(client, primed[0]!.id!, (events) =>
+      messagesOf(events).some((m) => 'result' in m),
+    );
+    const progress = messagesOf(rest).flatMap((m) =>
+      m['method'] === 'notifications/progress'
+        ? [(m['params'] as { progress: number }).progress]
+        : [],
+    );
+    expect(progress).toEqual([4, 5, 6, 7, 8, 9, 10]);
+  });
+
+  it('a reset primes the position before the generation it replays: cut after the reset, that id resumes the whole new execution', async () => {
+    const stack = await embeddedStack();
+    onTestFinished(() => stack.stop());
+    const client = new RawMcpClient(stack.gateways[0]!.url);
+    await client.initialize();
+    const first = await client.callCount(2, 20, 40, 3);
+    await stack.worker.stop(); // the call stops unfinished
+    const executions: number[] = [];
+    const second = new Worker({
+      log: stack.log,
+      topics: stack.topics,
+      modules: [counting],
+      pollMs: 20,
+      onProblem: () => {},
+      onExecution: (e) => void executions.push(e.attempt),
+    });
+    await second.start();
+    onTestFinished(() => second.stop());
+    while (!executions.includes(2)) await new Promise((resolve) => setTimeout(resolve, 20));
+    const reset = await resumeUntil(client, first.ids.at(-1)!, (events) => events.length >= 2);
+    expect(messagesOf(reset)[0]).toMatchObject({ method: 'notifications/tidemark/reset' });
+    expect(reset[1]).toEqual({ id: expect.any(String) as unknown, data: '' });
+    const rest = await resumeUntil(client, reset[1]!.id!, (events) =>
+      messagesOf(events).some((m) => 'result' in m),
+    );
+    const messages = messagesOf(rest);
+    expect(messages.some((m) => m['method'] === 'notifications/tidemark/reset')).toBe(false);
+    const progress = messages.flatMap((m) =>
+      m['method'] === 'notifications/progress'
+        ? [(m['params'] as { progress: number }).progress]
+        : [],
+    );
+    expect(progress).toHaveLength(20);
+    expect(progress[0]).toBeGreaterThan(3);
+    expect(messages.at(-1)).toMatchObject({
+      result: {
+        content: [{ type: 'text', text: Array.from({ length: 20 }, (_, i) => i + 1).join(',') }],
+      },
+    });
+  });
+});

@@ -1,0 +1,275 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { ByteReader, ByteWriter } from '../bytes.js';
+import { invalidOption } from '../errors.js';
+import { isValidAttempt, type Generation } from './generation.js';
+import { parseStreamId, parseWorkerEpoch, type SessionId, type StreamId } from './ids.js';
+
+/**
+ * The opaque `id:` of every SSE event and the client's `Last-Event-ID`.
+ *
+ * Binary layout (version 1), base64url without padding:
+ *   version u8 | key id u8 | log id 8B | session tag 4B | partition varint | offset varint |
+ *   flags u8 (bit 0: has generation) | [epoch 10B | attempt varint] | seq varint |
+ *   stream length u8 | stream bytes | MAC 16B
+ * The MAC is HMAC-SHA256 over everything before it plus the session id, truncated to 128 bits.
+ * The session tag (a keyed hash of the session id) lets a mismatch be reported as "another
+ * session's id" rather than "tampered"; the MAC alone decides validity.
+ */
+export const EVENT_ID_VERSION = 1;
+
+export const MAC_BYTES = 16;
+const LOG_ID_BYTES = 8;
+const SESSION_TAG_BYTES = 4;
+export const EPOCH_BYTES = 10;
+/** Far above any real id (~90 characters); a bound keeps hostile headers cheap to refuse. */
+export const MAX_EVENT_ID_LENGTH = 256;
+
+/** Where a stream's events live: the Kafka cluster id and the events topic's id (or the embedded log's). */
+export interface LogIdentity {
+  readonly clusterId: string;
+  readonly topicId: string;
+}
+
+/** What an event id claims: a position in one log, in one generation of one stream. */
+export interface EventPosition {
+  readonly logIdentity: LogIdentity;
+  readonly partition: number;
+  /**
+   * The event's offset in the partition. For a priming position (no generation, seq 0) the offset
+   * the stream's first record will be at or after.
+   */
+  readonly offset: bigint;
+  /** Undefined only for a priming position, sent before the stream had any event. */
+  readonly generation: Generation | undefined;
+  readonly seq: number;
+  readonly stream: StreamId;
+}
+
+/** A verified claim: the position, and the log id it names (compared with the current log's). */
+export interface EventClaim {
+  readonly partition: number;
+  readonly offset: bigint;
+  readonly generation: Generation | undefined;
+  readonly seq: number;
+  readonly stream: StreamId;
+  readonly logId: string;
+}
+
+export interface SigningKey {
+  /** 0–255, carried in every id so a rotated key can still verify ids minted before the rotation. */
+  readonly id: number;
+  /** At least 32 bytes. */
+  readonly secret: Uint8Array;
+  /** After this instant (ms since epoch) ids signed with this key no longer verify. */
+  readonly verifyUntilMs?: number;
+}
+
+export interface KeyringOptions {
+  /** The key that signs new ids. */
+  current: SigningKey;
+  /** Keys that still verify ids minted before a rotation, during their grace period. */
+  previous?: readonly SigningKey[];
+}
+
+export interface Keyring {
+  readonly current: SigningKey;
+  readonly byId: ReadonlyMap<number, SigningKey>;
+}
+
+/** Validates keys up front: a short secret or a duplicate key id is a configuration bug. */
+export function createKeyring(options: KeyringOptions): Keyring {
+  const keys = [options.current, ...(options.previous ?? [])];
+  const byId = new Map<number, SigningKey>();
+  for (const key of keys) {
+    if (!Number.isInteger(key.id) || key.id < 0 || key.id > 255) {
+      throw invalidOption('key.id', 'an integer 0..255', key.id);
+    }
+    if (!(key.secret instanceof Uint8Array) || key.secret.length < 32) {
+      throw invalidOption(
+        `key ${key.id}: secret`,
+        'at least 32 bytes',
+        key.secret?.length ?? key.secret,
+      );
+    }
+    if (byId.has(key.id)) throw invalidOption('key.id', 'unique key ids', key.id);
+    byId.set(key.id, key);
+  }
+  return { current: options.current, byId };
+}
+
+/** The 8-byte log id carried in event ids (hex), from the cluster id and topic id. */
+export function logIdOf(log: LogIdentity): string {
+  return createHash('sha256')
+    .update(`${log.clusterId}\u0000${log.topicId}`)
+    .digest()
+    .subarray(0, LOG_ID_BYTES)
+    .toString('hex');
+}
+
+/** Mints the event id for a position in a session's stream, signed with the keyring's current key. */
+export function encodeEventId(
+  position: EventPosition,
+  session: SessionId,
+  keyring: Keyring,
+): string {
+  const key = keyring.current;
+  const stream = Buffer.from(position.stream, 'utf8');
+  const writer = new ByteWriter()
+    .byte(EVENT_ID_VERSION)
+    .byte(key.id)
+    .bytes(Buffer.from(logIdOf(position.logIdentity), 'hex'))
+    .bytes(sessionTag(key, session))
+    .varint(position.partition)
+    .varint(position.offset)
+    .byte(position.generation === undefined ? 0 : 1);
+  if (position.generation !== undefined) {
+    writer.bytes(Buffer.from(position.generation.epoch, 'hex')).varint(position.generation.attempt);
+  }
+  writer.varint(position.seq).byte(stream.length).bytes(stream);
+  const body = writer.toBuffer();
+  return Buffer.concat([body, mac(key, body, session)]).toString('base64url');
+}
+
+/** The fixed parts of one stream's event ids. */
+export interface StreamIdentity {
+  readonly logIdentity: LogIdentity;
+  readonly partition: number;
+  readonly stream: StreamId;
+  readonly session: SessionId;
+  readonly keyring: Keyring;
+}
+
+/** Why an event id was refused. */
+export type EventIdProblem =
+  'malformed' | 'unsupported-version' | 'unknown-key' | 'other-session' | 'mac-mismatch';
+
+export type EventIdVerification =
+  | { readonly ok: true; readonly claim: EventClaim }
+  | { readonly ok: false; readonly problem: EventIdProblem; readonly detail: string };
+
+export interface VerifyOptions {
+  session: SessionId;
+  keyring: Keyring;
+  /** Now, in ms since epoch: keys past `verifyUntilMs` are refused. */
+  nowMs: number;
+}
+
+/**
+ * Parses and verifies a `Last-Event-ID` for the requesting session. Never throws: anything that
+ * is not an id this deployment minted for this session comes back as a problem with a reason.
+ */
+export function verifyEventId(raw: unknown, options: VerifyOptions): EventIdVerification {
+  const envelope = openEnvelope(raw, options);
+  if (!envelope.ok) return envelope;
+  const { bytes, key } = envelope;
+  const body = bytes.subarray(0, bytes.length - MAC_BYTES);
+  const position = readPosition(body);
+  if (!position.ok) return position;
+  const expected = mac(key, body, options.session);
+  const actual = bytes.subarray(bytes.length - MAC_BYTES);
+  if (!timingSafeEqual(expected, actual)) {
+    return timingSafeEqual(position.tag, sessionTag(key, options.session))
+      ? refuse('mac-mismatch', 'the id was altered or not minted by this deployment')
+      : refuse('other-session', 'the id belongs to another session');
+  }
+  return { ok: true, claim: position.claim };
+}
+
+type Step<T> =
+  | ({ readonly ok: true } & T)
+  | { readonly ok: false; readonly problem: EventIdProblem; readonly detail: string };
+
+/** The id's bytes, its version and the key it names, before anything else is read. */
+function openEnvelope(
+  raw: unknown,
+  options: VerifyOptions,
+): Step<{ bytes: Buffer; key: SigningKey }> {
+  if (
+    typeof raw !== 'string' ||
+    raw.length === 0 ||
+    raw.length > MAX_EVENT_ID_LENGTH ||
+    !/^[A-Za-z0-9_-]+$/.test(raw)
+  ) {
+    return refuse('malformed', 'not a base64url string of 1..256 characters');
+  }
+  const bytes = Buffer.from(raw, 'base64url');
+  if (bytes.toString('base64url') !== raw) return refuse('malformed', 'not canonical base64url');
+  if (bytes.length < 2 + LOG_ID_BYTES + SESSION_TAG_BYTES + MAC_BYTES)
+    return refuse('malformed', 'too short');
+  if (bytes[0] !== EVENT_ID_VERSION) return refuse('unsupported-version', `version ${bytes[0]}`);
+  const keyId = bytes[1] as number;
+  const key = options.keyring.byId.get(keyId);
+  if (key === undefined) return refuse('unknown-key', `key ${keyId} is not in the keyring`);
+  if (key.verifyUntilMs !== undefined && options.nowMs > key.verifyUntilMs) {
+    return refuse('unknown-key', `key ${keyId} was retired and its grace period is over`);
+  }
+  return { ok: true, bytes, key };
+}
+
+/** The position an id's body names (its MAC not yet checked). */
+function readPosition(body: Buffer): Step<{ claim: EventClaim; tag: Buffer }> {
+  const reader = new ByteReader(body);
+  reader.bytes(2);
+  const logId = reader.bytes(LOG_ID_BYTES)?.toString('hex');
+  const tag = reader.bytes(SESSION_TAG_BYTES);
+  const partition = reader.smallVarint(0x7fff_ffff);
+  const offset = reader.varint();
+  const flags = reader.byte();
+  if (
+    logId === undefined ||
+    tag === undefined ||
+    partition === undefined ||
+    offset === undefined ||
+    flags === undefined
+  ) {
+    return refuse('malformed', 'truncated header');
+  }
+  if (flags > 1) return refuse('malformed', 'unknown flags');
+  const generation = flags === 1 ? readGeneration(reader) : undefined;
+  if (generation === null) return refuse('malformed', 'bad generation');
+  const seq = reader.smallVarint(0x7fff_ffff);
+  const streamLength = reader.byte();
+  const streamBytes = streamLength === undefined ? undefined : reader.bytes(streamLength);
+  if (seq === undefined || streamBytes === undefined || reader.remaining !== 0) {
+    return refuse('malformed', 'bad seq or stream');
+  }
+  if (generation === undefined && seq !== 0)
+    return refuse('malformed', 'a priming position has seq 0');
+  const stream = parseStreamId(new TextDecoder('utf-8', { fatal: false }).decode(streamBytes));
+  if (stream === undefined || Buffer.byteLength(stream) !== streamBytes.length) {
+    return refuse('malformed', 'bad stream id');
+  }
+  return { ok: true, tag, claim: { partition, offset, generation, seq, stream, logId } };
+}
+
+/** A generation (epoch and attempt) from the reader; null when it is not a valid one. */
+function readGeneration(reader: ByteReader): Generation | null {
+  const epoch = parseWorkerEpoch(reader.bytes(EPOCH_BYTES)?.toString('hex') ?? '');
+  const attempt = reader.smallVarint(0xffff_ffff);
+  if (epoch === undefined || attempt === undefined || !isValidAttempt(attempt)) return null;
+  return { epoch, attempt };
+}
+
+function refuse(
+  problem: EventIdProblem,
+  detail: string,
+): { readonly ok: false; readonly problem: EventIdProblem; readonly detail: string } {
+  return { ok: false, problem, detail };
+}
+
+function mac(key: SigningKey, body: Buffer, session: SessionId): Buffer {
+  return createHmac('sha256', key.secret)
+    .update(body)
+    .update('\u0000')
+    .update(session)
+    .digest()
+    .subarray(0, MAC_BYTES);
+}
+
+export function sessionTag(key: SigningKey, session: SessionId): Buffer {
+  return createHmac('sha256', key.secret)
+    .update('session-tag\u0000')
+    .update(session)
+    .digest()
+    .subarray(0, SESSION_TAG_BYTES);
+}

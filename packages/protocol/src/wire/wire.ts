@@ -1,0 +1,66 @@
+import { formatGeneration, type Generation } from '../ids/generation.js';
+import type { ResetReason } from '../resume/stream-cursor.js';
+
+/** The JSON-RPC notification that opens a reset stream: the client must discard what it has. */
+export const RESET_NOTIFICATION_METHOD = 'notifications/tidemark/reset';
+
+/** JSON-RPC error codes used at the wire. -32000..-32099 are the implementation-defined range. */
+export const JsonRpcErrorCodes = {
+  parseError: -32700,
+  invalidRequest: -32600,
+  invalidParams: -32602,
+  internalError: -32603,
+  badRequest: -32000,
+  sessionNotFound: -32001,
+  /** The Tasks extension: a tool that only runs as a task, asked by a client that cannot take one. */
+  missingRequiredClientCapability: -32021,
+} as const;
+
+/**
+ * How each situation is answered on the wire: the one table the gateway uses, so the HTTP status
+ * and the JSON-RPC code of an outcome are decided in one place.
+ */
+export const WireAnswers = {
+  resume: { httpStatus: 200 },
+  reset: { httpStatus: 200, notification: RESET_NOTIFICATION_METHOD },
+  invalid: {
+    httpStatus: 400,
+    jsonRpcCode: JsonRpcErrorCodes.invalidRequest,
+    message: 'Invalid Last-Event-ID',
+  },
+  unknownSession: {
+    httpStatus: 404,
+    jsonRpcCode: JsonRpcErrorCodes.sessionNotFound,
+    message: 'Session not found',
+  },
+  missingSession: {
+    httpStatus: 400,
+    jsonRpcCode: JsonRpcErrorCodes.badRequest,
+    message: 'Bad Request: Mcp-Session-Id header is required',
+  },
+} as const;
+
+export interface ResetNotification {
+  readonly jsonrpc: '2.0';
+  readonly method: typeof RESET_NOTIFICATION_METHOD;
+  readonly params: { readonly reason: ResetReason; readonly generation: string | null };
+}
+
+export function resetNotification(
+  reason: ResetReason,
+  generation: Generation | undefined,
+): ResetNotification {
+  return {
+    jsonrpc: '2.0',
+    method: RESET_NOTIFICATION_METHOD,
+    params: { reason, generation: generation === undefined ? null : formatGeneration(generation) },
+  };
+}
+
+/** The progress value of a message, if it is a `notifications/progress` with a numeric one. */
+export function progressOf(message: unknown): number | undefined {
+  if (typeof message !== 'object' || message === null) return undefined;
+  const { method, params } = message as { method?: unknown; params?: { progress?: unknown } };
+  if (method !== 'notifications/progress' || typeof params?.progress !== 'number') return undefined;
+  return params.progress;
+}

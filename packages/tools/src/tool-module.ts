@@ -1,0 +1,127 @@
+import type { McpServer } from '@modelcontextprotocol/server';
+import type { V1McpServer } from './v1-server.js';
+import { positiveInteger, TASK_SUPPORTS, type TaskSupport } from '@tidemark/protocol';
+
+/** How a tool call is retried when it fails with a retryable error. Each retry is a new generation. */
+export interface RetryPolicy {
+  /** Executions in all, the first included. Default 3. */
+  maxAttempts?: number;
+  /** Wait before the first retry; doubles each time. Default 100 ms. */
+  backoffMs?: number;
+  /** Upper bound of the wait. Default 10 s. */
+  maxBackoffMs?: number;
+}
+
+export const RETRY_DEFAULTS = { maxAttempts: 3, backoffMs: 100, maxBackoffMs: 10_000 } as const;
+
+export interface ToolModuleContext {
+  /** The session the server serves: one `McpServer` per session. */
+  readonly sessionId: string;
+}
+
+/** What every tool module may say of itself, whichever SDK its code is written against. */
+interface ToolModuleOptions {
+  readonly name: string;
+  /** Where it was loaded from (a path or package), for errors that must say which module failed. */
+  readonly source?: string;
+  /** Retries for this module's tools; per tool in `toolRetry`. */
+  readonly retry?: RetryPolicy;
+  readonly toolRetry?: Readonly<Record<string, RetryPolicy>>;
+  /**
+   * Longest one execution of a tool may run: then its signal aborts and the call ends with an
+   * error result naming the timeout (not retried). Per tool in `toolTimeoutMs`. Default: none.
+   */
+  readonly timeoutMs?: number;
+  readonly toolTimeoutMs?: Readonly<Record<string, number>>;
+  /** Added to the server's `instructions` (after the deployment's own), telling clients how to use these tools. */
+  readonly instructions?: string;
+  /**
+   * Which tools may (`optional`) or must (`required`) run as tasks of the Tasks extension for
+   * 2026-07-28 clients that declare it — the tool's `execution.taskSupport`. Undeclared tools are
+   * `forbidden` (a plain call), unless the gateway runs `--tasks always`.
+   */
+  readonly taskSupport?: Readonly<Record<string, TaskSupport>>;
+}
+
+/** A tool's declared task support, from the first module that declares it. */
+export function taskSupportOf(modules: readonly ToolModule[], tool: string): TaskSupport {
+  for (const module of modules) {
+    const support = module.taskSupport?.[tool];
+    if (support !== undefined) return support;
+  }
+  return 'forbidden';
+}
+
+/**
+ * A tool module written against the official SDK v2 (`@modelcontextprotocol/server`): registers
+ * tools, resources and prompts on its standard `McpServer`. A plain function `(server) => void` is
+ * a module too.
+ */
+export interface V2ToolModule extends ToolModuleOptions {
+  readonly sdk?: 'v2';
+  register(server: McpServer, context: ToolModuleContext): void | Promise<void>;
+}
+
+/**
+ * A tool module written against SDK v1 (`@modelcontextprotocol/sdk`): `register` gets v1's API
+ * (`server.tool(...)`, `registerTool`, `extra.sendNotification`, `extra.signal`), bridged onto the
+ * same durable streams. Its raw shapes must be Zod v4 (`zod` 4, or `zod/v4`).
+ */
+export interface V1ToolModule extends ToolModuleOptions {
+  readonly sdk: 'v1';
+  register(server: V1McpServer, context: ToolModuleContext): void | Promise<void>;
+}
+
+/** A tool module, for SDK v2 (the default) or SDK v1 code (`sdk: 'v1'`). */
+export type ToolModule = V2ToolModule | V1ToolModule;
+
+/** Types a tool module and validates its metadata early. */
+export function defineToolModule(module: ToolModule): ToolModule {
+  if (typeof module.name !== 'string' || module.name === '')
+    throw new TypeError('defineToolModule: name must be a non-empty string');
+  if (typeof module.register !== 'function')
+    throw new TypeError(`defineToolModule(${module.name}): register must be a function`);
+  if (module.sdk !== undefined && module.sdk !== 'v1' && module.sdk !== 'v2')
+    throw new TypeError(
+      `defineToolModule(${module.name}): sdk must be 'v1' or 'v2', got ${JSON.stringify(module.sdk)}`,
+    );
+  for (const [tool, support] of Object.entries(module.taskSupport ?? {}))
+    if (!TASK_SUPPORTS.includes(support))
+      throw new TypeError(
+        `defineToolModule(${module.name}): taskSupport of ${tool} must be one of ${TASK_SUPPORTS.join(', ')}, got ${JSON.stringify(support)}`,
+      );
+  for (const policy of [module.retry, ...Object.values(module.toolRetry ?? {})])
+    if (policy !== undefined) compileRetryPolicy(policy);
+  for (const timeout of [module.timeoutMs, ...Object.values(module.toolTimeoutMs ?? {})])
+    if (timeout !== undefined)
+      positiveInteger(`defineToolModule(${module.name}): timeoutMs`, timeout);
+  return module;
+}
+
+/** Throw this (or any error with `retryable: true`) from a tool to have the call run again. */
+export class RetryableToolError extends Error {
+  readonly retryable = true;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'RetryableToolError';
+  }
+}
+
+export function isRetryableError(error: unknown): boolean {
+  return (
+    typeof error === 'object' && error !== null && 'retryable' in error && error.retryable === true
+  );
+}
+
+export type CompiledRetryPolicy = Required<RetryPolicy>;
+
+export function compileRetryPolicy(policy: RetryPolicy = {}): CompiledRetryPolicy {
+  const compiled = { ...RETRY_DEFAULTS, ...policy };
+  if (!Number.isInteger(compiled.maxAttempts) || compiled.maxAttempts < 1)
+    throw new TypeError(`retry.maxAttempts: expected an integer >= 1, got ${compiled.maxAttempts}`);
+  for (const key of ['backoffMs', 'maxBackoffMs'] as const) {
+    if (!Number.isInteger(compiled[key]) || compiled[key] < 0)
+      throw new TypeError(`retry.${key}: expected an integer >= 0, got ${compiled[key]}`);
+  }
+  return compiled;
+}

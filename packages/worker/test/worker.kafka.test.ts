@@ -1,0 +1,142 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { KafkaLog } from '@tidemark/kafka';
+import { describe, expect, inject, it, type TestContext } from 'vitest';
+import { LogClient, outcome } from '../../../test/support/log-client.js';
+import { provisionTestTopics } from '../../../test/support/topics.js';
+
+const brokers = inject('kafkaBrokers');
+const script = fileURLToPath(new URL('../../../test/support/worker-process.ts', import.meta.url));
+
+interface WorkerProcess {
+  readonly child: ChildProcess;
+  assigned: number[];
+  readonly executions: Array<{ stream: string; attempt: number; cause: string }>;
+}
+
+function startWorker(ctx: TestContext, prefix: string, group: string): WorkerProcess {
+  const child = spawn(process.execPath, [script, brokers.join(','), prefix, group], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const worker: WorkerProcess = { child, assigned: [], executions: [] };
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    const event = JSON.parse(line) as {
+      assigned?: number[];
+      execution?: WorkerProcess['executions'][number];
+    };
+    if (event.assigned !== undefined) worker.assigned = event.assigned;
+    if (event.execution !== undefined) worker.executions.push(event.execution);
+  });
+  child.stderr.on('data', () => {});
+  ctx.onTestFinished(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  return worker;
+}
+
+async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function provision(ctx: TestContext, label: string) {
+  const { prefix, names } = await provisionTestTopics(ctx, brokers, { label, partitions: 2 });
+  const log = new KafkaLog({ brokers });
+  ctx.onTestFinished(() => log.close());
+  return { prefix, names, log };
+}
+
+describe('worker processes on the real broker', () => {
+  it('retries flaky_count as new generations (one reset per failed attempt), and never re-runs a finished call', async (ctx) => {
+    const { prefix, names, log } = await provision(ctx, 'flaky');
+    const worker = startWorker(ctx, prefix, `${prefix}workers`);
+    await until(() => worker.assigned.length === 2, 30_000, 'the worker to own both partitions');
+    const client = new LogClient(log, names, 2);
+    ctx.onTestFinished(() => client.close());
+    await client.initialize();
+    const seen = await client.call('f', 'flaky_count', {
+      to: 6,
+      delayMs: 0,
+      failAt: 4,
+      failAttempts: 2,
+    }).done;
+    expect(outcome(seen)).toEqual({
+      resets: ['generation-superseded', 'generation-superseded'],
+      // 1, 2, 3 | 4, 5, 6 | 7 … 12: each re-run continues the numbering.
+      progress: [7, 8, 9, 10, 11, 12],
+      text: '1,2,3,4,5,6',
+      isError: false,
+    });
+    expect(
+      worker.executions.filter((e) => e.stream === 'rf').map((e) => [e.attempt, e.cause]),
+    ).toEqual([
+      [1, 'first'],
+      [2, 'retry'],
+      [3, 'retry'],
+    ]);
+    // A worker of another group reads every request again from the start, as after a crash before
+    // any commit: the finished calls are not run again.
+    const again = startWorker(ctx, prefix, `${prefix}other-group`);
+    await until(
+      () => again.assigned.length === 2,
+      30_000,
+      'the second group to own both partitions',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(again.executions).toEqual([]);
+  });
+
+  it('kill -9 of the worker running a call: the other worker re-runs it as a new generation; the client is reset and gets the exact result', async (ctx) => {
+    const { prefix, names, log } = await provision(ctx, 'workers');
+    const group = `${prefix}workers`;
+    const a = startWorker(ctx, prefix, group);
+    await until(() => a.assigned.length === 2, 30_000, 'the first worker to own both partitions');
+    const client = new LogClient(log, names, 2);
+    ctx.onTestFinished(() => client.close());
+    await client.initialize();
+
+    const b = startWorker(ctx, prefix, group);
+    await until(
+      () => a.assigned.length === 1 && b.assigned.length === 1,
+      30_000,
+      'the two workers to share the partitions',
+    );
+    const owner = a.assigned.includes(client.partition) ? a : b;
+    const survivor = owner === a ? b : a;
+
+    let progress = 0;
+    const watching = client.watch(5, (seen) => {
+      if (seen.kind === 'message' && seen.message['method'] === 'notifications/progress')
+        progress++;
+    });
+    const call = client.call(5, 'count', { to: 40, delayMs: 100 });
+    await call.sent;
+    await until(() => progress >= 5, 30_000, 'the call to be under way');
+    owner.child.kill('SIGKILL');
+
+    const seen = await watching.done;
+    const result = outcome(seen);
+    const numbers = Array.from({ length: 40 }, (_, i) => i + 1);
+    expect(result.resets).toEqual(['generation-superseded']);
+    // The re-run counts 1..40 again, its progress continuing where the dead worker's stopped.
+    const before = outcome(
+      seen.slice(
+        0,
+        seen.findIndex((s) => s.kind === 'reset'),
+      ),
+    ).progress;
+    expect(result.progress).toEqual(numbers.map((n) => before.at(-1)! + n));
+    expect(result.text).toBe(numbers.join(','));
+    expect(owner.executions.filter((e) => e.stream === 'n5').map((e) => e.cause)).toEqual([
+      'first',
+    ]);
+    expect(
+      survivor.executions.filter((e) => e.stream === 'n5').map((e) => [e.attempt, e.cause]),
+    ).toEqual([[2, 'takeover']]);
+  });
+});
