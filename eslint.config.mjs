@@ -55,13 +55,18 @@ export default tseslint.config(
     // Rooms that stay livable: a long function is a list of named steps, a long file two concerns.
     files: ['packages/*/src/**/*.ts'],
     rules: {
-      'max-lines': ['error', { max: 400, skipBlankLines: false, skipComments: false }],
+      'max-lines': ['error', { max: 350, skipBlankLines: false, skipComments: false }],
       'max-lines-per-function': [
         'error',
         { max: 80, skipBlankLines: true, skipComments: true, IIFEs: true },
       ],
       complexity: ['error', 20],
     },
+  },
+  {
+    // The examples are tool modules people copy: one file each, as long as their registrations.
+    files: ['examples/*.ts'],
+    rules: { 'max-lines': ['error', { max: 350, skipBlankLines: false, skipComments: false }] },
   },
   {
     // No import cycles: a cycle is two files that are one concern, or one that reaches up a layer.

@@ -12,16 +12,21 @@ import {
 import { topicNames } from '@tidemark/protocol';
 import { loadToolModules, Worker, WORKER_DEFAULTS } from '@tidemark/worker';
 import { CONSOLE_FLAGS, mountedConsoleOf } from './console.js';
-import { SERVER_IDENTITY_FLAGS, serverIdentityOf } from './server-identity.js';
+import { SERVER_IDENTITY_FLAGS, serverIdentityOf } from './flags/server-identity.js';
 import { sayTools } from './banner.js';
 import { devSecret, openDevLog } from './dev-data.js';
-import { keyringOf, previousSecretsOf, secretOf, workerKeyringOf } from './event-id-secret.js';
-import { DEV_SSE_RETRY_MS, SSE_RETRY_FLAG, sseRetryOf } from './sse-retry.js';
+import {
+  keyringOf,
+  previousSecretsOf,
+  secretOf,
+  workerKeyringOf,
+} from './flags/event-id-secret.js';
+import { DEV_SSE_RETRY_MS, SSE_RETRY_FLAG, sseRetryOf } from './flags/sse-retry.js';
 import { watchToolModules } from './watch.js';
 import { observe } from './worker-log.js';
-import { AUTH_FLAGS, authOf } from './auth.js';
-import { KAFKA_FLAGS, kafkaOptions, prefixOf } from './kafka-options.js';
-import { LIMIT_FLAGS, limitsOf, WORKER_LIMIT_FLAGS, workerLimitsOf } from './limits.js';
+import { AUTH_FLAGS, authOf } from './flags/auth.js';
+import { KAFKA_FLAGS, kafkaOptions, prefixOf } from './flags/kafka.js';
+import { LIMIT_FLAGS, limitsOf, WORKER_LIMIT_FLAGS, workerLimitsOf } from './flags/limits.js';
 import type { Io } from './io.js';
 import {
   allOf,
@@ -32,9 +37,9 @@ import {
   str,
   UsageError,
 } from './options.js';
-import { applyTelemetryFlags, TELEMETRY_FLAGS } from './telemetry-flags.js';
-import { TASKS_FLAG, tasksOf } from './tasks.js';
-import { duration, TTL_FLAGS, ttlsOf } from './ttl.js';
+import { applyTelemetryFlags, TELEMETRY_FLAGS } from './flags/telemetry.js';
+import { TASKS_FLAG, tasksOf } from './flags/tasks.js';
+import { duration, TTL_FLAGS, ttlsOf } from './flags/ttl.js';
 
 const DEFAULT_EXAMPLES = ['@tidemark/examples/counting', '@tidemark/examples/interactive'];
 

@@ -4,11 +4,18 @@ import { createConsole, ResumeJournal, type Console } from '@tidemark/console';
 import type { Gateway, GatewayOptions } from '@tidemark/gateway';
 import { KafkaLog } from '@tidemark/kafka';
 import { topicNames, type LogPort, type TopicNames } from '@tidemark/protocol';
-import { AUTH_FLAGS, authOf } from './auth.js';
+import { AUTH_FLAGS, authOf } from './flags/auth.js';
 import type { Io } from './io.js';
-import { KAFKA_FLAGS, kafkaOptions, prefixOf } from './kafka-options.js';
-import { LOOPBACK_BIND_ADDRESSES, parseFlags, port, str, UsageError } from './options.js';
-import { duration } from './ttl.js';
+import { KAFKA_FLAGS, kafkaOptions, prefixOf } from './flags/kafka.js';
+import {
+  LOOPBACK_BIND_ADDRESSES,
+  parseFlags,
+  port,
+  str,
+  UsageError,
+  type FlagValues,
+} from './options.js';
+import { duration } from './flags/ttl.js';
 
 // The console (`@tidemark/console`): served by `tidemark dev` at /console, and by `tidemark
 // console` over a Kafka deployment's topics, read-only. Loopback only either way.
@@ -18,15 +25,13 @@ export const CONSOLE_FLAGS = {
   'trace-url': { type: 'string' },
 } as const;
 
-type Values = Record<string, string | boolean | string[] | undefined>;
-
 /**
  * The console a gateway process serves beside its endpoint (dev: on by default; gateway: off),
  * from `--console on|off` and `--trace-url`, checked before anything starts: the gateway options
  * it needs (this replica's resume decisions, kept in memory) and how to mount it.
  */
 export function mountedConsoleOf(
-  values: Values,
+  values: FlagValues,
   shown: { byDefault: 'on' | 'off'; source: string; sessionTtlMs: number | undefined },
 ): {
   gatewayOptions: Pick<GatewayOptions, 'onResume'>;
@@ -121,7 +126,7 @@ export async function consoleCommand(args: readonly string[], io: Io): Promise<v
   await log.close();
 }
 
-function traceUrlOf(values: Values): string | undefined {
+function traceUrlOf(values: FlagValues): string | undefined {
   const url = str(values['trace-url']);
   if (url !== undefined && !/^https?:\/\/\S+\{traceId\}/.test(url))
     throw new UsageError(

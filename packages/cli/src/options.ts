@@ -12,6 +12,12 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 type FlagValue = string | boolean | string[] | undefined;
 
 /**
+ * A command's parsed flags by name. Each flag group (`src/flags/`) declares its flags as a
+ * `*_FLAGS` object and reads its values from these with an `…Of(values)` function.
+ */
+export type FlagValues = Record<string, FlagValue>;
+
+/**
  * Strict flag parsing by commander (its errors, with "did you mean" for a mistyped flag): an
  * unknown flag or a missing value is a UsageError naming it. The flags are declared as
  * `node:util` parseArgs options, so each command's set stays a plain object.
@@ -19,7 +25,7 @@ type FlagValue = string | boolean | string[] | undefined;
 export function parseFlags(
   args: readonly string[],
   options: Options,
-): { values: Record<string, FlagValue>; positionals: string[] } {
+): { values: FlagValues; positionals: string[] } {
   const program = new Command()
     .exitOverride()
     .configureOutput({ writeOut: () => undefined, writeErr: () => undefined })
@@ -44,7 +50,7 @@ export function parseFlags(
     if (error instanceof CommanderError) throw new UsageError(usageMessage(error.message));
     throw error;
   }
-  const values: Record<string, FlagValue> = {};
+  const values: FlagValues = {};
   for (const [attribute, value] of Object.entries(program.opts<Record<string, FlagValue>>()))
     values[names.get(attribute) ?? attribute] = value;
   return { values, positionals: program.args };

@@ -1,6 +1,6 @@
 import { checkTopics, provisionTopics } from '@tidemark/kafka';
 import type { Io } from './io.js';
-import { KAFKA_FLAGS, kafkaOptions, prefixOf } from './kafka-options.js';
+import { KAFKA_FLAGS, kafkaOptions, prefixOf } from './flags/kafka.js';
 import { parseFlags, positiveInt, str, UsageError } from './options.js';
 
 // `tidemark topics create|check`: the four topics with explicit configs, never broker

@@ -1,3 +1,4 @@
+import { readRange } from '@tidemark/log';
 import type { LogPort, LogRecord } from '@tidemark/protocol';
 
 /**
@@ -15,13 +16,7 @@ export async function scanTail(
   const bound = highWatermark - BigInt(maxRecords);
   const from = bound > logStartOffset ? bound : logStartOffset;
   const records: LogRecord[] = [];
-  let next = from;
-  while (next < highWatermark) {
-    const fetched = await log.fetch(topic, partition, next, { maxWaitMs: 0 });
-    for (const record of fetched.records)
-      if (record.offset < highWatermark && keep(record)) records.push(record);
-    if (fetched.nextOffset <= next) break;
-    next = fetched.nextOffset;
-  }
+  for await (const record of readRange(log, topic, partition, { from, until: highWatermark }))
+    if (keep(record)) records.push(record);
   return { records, truncated: from > 0n };
 }

@@ -1,11 +1,9 @@
-import type { SessionRecord } from '@tidemark/log';
+import { isEvicted, readRange, type SessionRecord } from '@tidemark/log';
 import {
   createdTask,
-  ErrorCodes,
   foldStreamHead,
   foldTask,
   isTerminalTaskStatus,
-  isTidemarkError,
   readStampedRecord,
   taskEventOf,
   taskSnapshotOf,
@@ -111,28 +109,21 @@ async function currentGeneration(
   const partition = ctx.heads.partitionOf(taskId);
   const kept: Array<{ record: StampedRecord; atMs: number }> = [];
   let folded: StreamHead | undefined;
-  let offset = head.startOffset;
   let upTo = head.position;
   try {
     const { highWatermark } = await ctx.eventOffsets.read(partition);
     upTo = highWatermark;
-    while (offset < highWatermark) {
-      const fetched = await ctx.port.fetch(ctx.topics.events, partition, offset, { maxWaitMs: 0 });
-      for (const raw of fetched.records) {
-        if (raw.key !== taskId || raw.offset >= highWatermark) continue;
-        const record = readStampedRecord(raw);
-        if (record?.stamp.stream !== TASK_STREAM) continue;
-        const { head: next, effect } = foldStreamHead(folded, record);
-        folded = next;
-        if (['started', 'superseded', 'appended', 'gap', 'terminal'].includes(effect))
-          kept.push({ record, atMs: raw.timestampMs });
-      }
-      if (fetched.nextOffset <= offset) break;
-      offset = fetched.nextOffset;
+    const range = { from: head.startOffset, until: highWatermark, key: taskId };
+    for await (const raw of readRange(ctx.port, ctx.topics.events, partition, range)) {
+      const record = readStampedRecord(raw);
+      if (record?.stamp.stream !== TASK_STREAM) continue;
+      const { head: next, effect } = foldStreamHead(folded, record);
+      folded = next;
+      if (['started', 'superseded', 'appended', 'gap', 'terminal'].includes(effect))
+        kept.push({ record, atMs: raw.timestampMs });
     }
   } catch (error) {
-    if (isTidemarkError(error) && error.code === ErrorCodes.offsetOutOfRange)
-      return { records: undefined, upTo };
+    if (isEvicted(error)) return { records: undefined, upTo };
     throw error;
   }
   return { records: kept, upTo };

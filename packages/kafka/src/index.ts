@@ -1,5 +1,6 @@
-export { KAFKA_LOG_DEFAULTS, KafkaLog } from './kafka-log.js';
-export type { KafkaLogOptions } from './kafka-log.js';
+export { KafkaLog } from './kafka-log.js';
+export { KAFKA_LOG_DEFAULTS } from './kafka-log-options.js';
+export type { KafkaLogOptions } from './kafka-log-options.js';
 export { TOPIC_LAYOUT_DEFAULTS, planTopics } from './topic-plan.js';
 export type { TopicLayoutOptions, TopicPlan } from './topic-plan.js';
 export { provisionTopics } from './topics.js';

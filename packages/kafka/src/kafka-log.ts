@@ -5,13 +5,11 @@ import {
   Producer,
   type Broker,
   type ClusterMetadata,
-  type ConnectionOptions,
   type ProduceResult,
 } from '@platformatic/kafka';
 import {
   backoffMs,
   ErrorCodes,
-  invalidOption,
   TidemarkError,
   type AppendRecord,
   type FetchOptions,
@@ -24,42 +22,12 @@ import {
   type PartitionOffsets,
 } from '@tidemark/protocol';
 import { needsFreshMetadata, toTidemarkError } from './errors.js';
+import { compileKafkaLogOptions, type KafkaLogOptions } from './kafka-log-options.js';
 import { joinKafkaGroup } from './kafka-group.js';
 import { decodeFetch, fetchPartition } from './partition-fetch.js';
 
-export interface KafkaLogOptions {
-  /** Bootstrap brokers, `host:port`. */
-  brokers: readonly string[];
-  /**
-   * Client id prefix seen by the brokers.
-   * @default `tidemark`
-   */
-  clientId?: string;
-  /** TLS and SASL for managed clusters, passed to the client's connections. */
-  connection?: Pick<
-    ConnectionOptions,
-    'tls' | 'sasl' | 'tlsServerName' | 'connectTimeout' | 'requestTimeout'
-  >;
-  /**
-   * Bytes one fetch may return per partition.
-   * @default 1 MiB
-   */
-  fetchMaxBytes?: number;
-  /**
-   * Consumer-group session timeout: how soon a dead member's partitions move.
-   * @default 10 s
-   */
-  groupSessionTimeoutMs?: number;
-}
-
 /** How long a fetch keeps asking for a partition's leader while a failover happens. */
 const FAILOVER_MS = 15_000;
-
-export const KAFKA_LOG_DEFAULTS = {
-  clientId: 'tidemark',
-  fetchMaxBytes: 1 << 20,
-  groupSessionTimeoutMs: 10_000,
-} as const;
 
 interface TopicMetadata {
   readonly id: string;
@@ -90,14 +58,8 @@ export class KafkaLog implements LogPort, GroupPort {
   private closed = false;
 
   constructor(options: KafkaLogOptions) {
-    if (options.brokers === undefined || options.brokers.length === 0) {
-      throw invalidOption('brokers', 'a non-empty list of host:port', options.brokers);
-    }
-    const fetchMaxBytes = options.fetchMaxBytes ?? KAFKA_LOG_DEFAULTS.fetchMaxBytes;
-    if (!Number.isInteger(fetchMaxBytes) || fetchMaxBytes < 1024)
-      throw invalidOption('fetchMaxBytes', 'an integer >= 1024', fetchMaxBytes);
+    const { clientId, fetchMaxBytes, groupSessionTimeoutMs } = compileKafkaLogOptions(options);
     this.fetchMaxBytes = fetchMaxBytes;
-    const clientId = options.clientId ?? KAFKA_LOG_DEFAULTS.clientId;
     // A leader or controller failover (a broker killed: its session times out, another is elected)
     // takes seconds; every client rides it out instead of failing after the default 3 tries.
     const base = {
@@ -124,15 +86,7 @@ export class KafkaLog implements LogPort, GroupPort {
     this.connectionOptions = options.connection;
     this.clientId = clientId;
     this.brokers = [...options.brokers];
-    this.groupSessionTimeoutMs =
-      options.groupSessionTimeoutMs ?? KAFKA_LOG_DEFAULTS.groupSessionTimeoutMs;
-    if (!Number.isInteger(this.groupSessionTimeoutMs) || this.groupSessionTimeoutMs < 1000) {
-      throw invalidOption(
-        'groupSessionTimeoutMs',
-        'an integer >= 1000',
-        this.groupSessionTimeoutMs,
-      );
-    }
+    this.groupSessionTimeoutMs = groupSessionTimeoutMs;
     this.admin = new Admin({ ...base, clientId: `${clientId}-admin` });
   }
 

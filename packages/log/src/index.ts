@@ -13,4 +13,6 @@ export type {
   StoreOptions,
 } from './stores.js';
 export { StepJournal } from './step-journal.js';
+export { isEvicted, readRange } from './range-read.js';
+export type { RangeReadOptions } from './range-read.js';
 export type { JournaledStep, StepOutcome } from './step-journal.js';

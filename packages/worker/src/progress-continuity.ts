@@ -1,6 +1,5 @@
+import { readRange } from '@tidemark/log';
 import {
-  ErrorCodes,
-  isTidemarkError,
   progressOf,
   readStampedRecord,
   type LogPort,
@@ -48,33 +47,18 @@ export async function lastProgressInLog(
   until: bigint,
 ): Promise<number> {
   let last = 0;
-  let offset = previous.startOffset;
-  while (offset < until) {
-    let fetched;
-    try {
-      fetched = await port.fetch(topic, partition, offset, { maxWaitMs: 0 });
-    } catch (error) {
-      if (!isTidemarkError(error) || error.code !== ErrorCodes.offsetOutOfRange) throw error;
-      // Deleted under the call (retention, deleteRecords): read what is left. The numbering may
-      // then start lower than a client saw — the one case the contract allows.
-      const { logStartOffset } = await port.offsets(topic, partition);
-      if (logStartOffset <= offset) throw error;
-      offset = logStartOffset;
+  const range = { from: previous.startOffset, until, key: session, evicted: 'skip' } as const;
+  // Deleted under the call (retention, deleteRecords): what is left is read. The numbering may
+  // then start lower than a client saw — the one case the contract allows.
+  for await (const raw of readRange(port, topic, partition, range)) {
+    const record = readStampedRecord(raw);
+    if (
+      record === undefined ||
+      record.stamp.stream !== previous.stream ||
+      record.stamp.generation.attempt < previous.generation.attempt
+    )
       continue;
-    }
-    for (const raw of fetched.records) {
-      if (raw.key !== session || raw.offset >= until) continue;
-      const record = readStampedRecord(raw);
-      if (
-        record === undefined ||
-        record.stamp.stream !== previous.stream ||
-        record.stamp.generation.attempt < previous.generation.attempt
-      )
-        continue;
-      last = Math.max(last, progressOf(record.payload) ?? 0);
-    }
-    if (fetched.nextOffset <= offset) break;
-    offset = fetched.nextOffset;
+    last = Math.max(last, progressOf(record.payload) ?? 0);
   }
   return last;
 }

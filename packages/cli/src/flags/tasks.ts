@@ -1,10 +1,10 @@
 import { TASK_MODES, type TaskMode } from '@tidemark/protocol';
-import { str, UsageError } from './options.js';
+import { str, UsageError, type FlagValues } from '../options.js';
 
 /** When a 2026-07-28 `tools/call` becomes a task (`dev`, `gateway`). */
 export const TASKS_FLAG = { tasks: { type: 'string' } } as const;
 
-export function tasksOf(values: Record<string, string | boolean | string[] | undefined>): {
+export function tasksOf(values: FlagValues): {
   tasks?: TaskMode;
 } {
   const value = str(values['tasks']);

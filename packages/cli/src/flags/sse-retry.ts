@@ -1,4 +1,4 @@
-import { str } from './options.js';
+import { str, type FlagValues } from '../options.js';
 import { duration } from './ttl.js';
 
 // `--sse-retry`: the `retry:` hint 2025-11-25 clients get (in the priming event and when a stream is
@@ -16,7 +16,7 @@ export const DEV_SSE_RETRY_MS = 3_000;
 
 /** The gateway options for `--sse-retry`, or the given default. */
 export function sseRetryOf(
-  values: Record<string, string | boolean | string[] | undefined>,
+  values: FlagValues,
   fallbackMs: number | undefined,
 ): { retryMs?: number } {
   const retryMs = duration(str(values['sse-retry']), '--sse-retry') ?? fallbackMs;

@@ -1,4 +1,4 @@
-import { str, UsageError } from './options.js';
+import { str, UsageError, type FlagValues } from '../options.js';
 
 /** How long idle sessions and finished results live (`dev`, `gateway`, `worker`). */
 export const TTL_FLAGS = {
@@ -31,7 +31,7 @@ export interface Ttls {
   taskPollIntervalMs?: number;
 }
 
-export function ttlsOf(values: Record<string, string | boolean | string[] | undefined>): Ttls {
+export function ttlsOf(values: FlagValues): Ttls {
   const session = duration(str(values['session-ttl']), '--session-ttl');
   const result = duration(str(values['result-ttl']), '--result-ttl');
   const idle = duration(str(values['server-idle']), '--server-idle');

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { keyringFromSecrets, type Keyring } from '@tidemark/protocol';
-import type { Io } from './io.js';
-import { UsageError } from './options.js';
+import type { Io } from '../io.js';
+import { UsageError } from '../options.js';
 
 /** The event-id secret outside dev: a file or TIDEMARK_SECRET, at least 32 bytes. */
 export function secretOf(file: string | undefined, io: Io): Uint8Array {

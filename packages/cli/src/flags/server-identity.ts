@@ -1,5 +1,5 @@
 import type { WorkerOptions } from '@tidemark/worker';
-import { str, UsageError } from './options.js';
+import { str, UsageError, type FlagValues } from '../options.js';
 
 /** What the deployment's MCP server says of itself (`dev`, `worker`). */
 export const SERVER_IDENTITY_FLAGS = {
@@ -10,7 +10,7 @@ export const SERVER_IDENTITY_FLAGS = {
 
 /** `serverInfo` and `instructions` from the flags; the worker's defaults where a flag is absent. */
 export function serverIdentityOf(
-  values: Record<string, string | boolean | string[] | undefined>,
+  values: FlagValues,
   defaults: { name: string; version: string },
 ): Pick<WorkerOptions, 'serverInfo' | 'instructions'> {
   const name = str(values['server-name']);

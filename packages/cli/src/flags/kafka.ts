@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { KafkaLogOptions } from '@tidemark/kafka';
 import { DEFAULT_TOPIC_PREFIX, topicNames } from '@tidemark/protocol';
-import { brokers, str, UsageError } from './options.js';
+import { brokers, str, UsageError, type FlagValues } from '../options.js';
 
 /** How the gateway, the worker and `topics` reach Kafka: brokers, TLS, SASL. */
 export const KAFKA_FLAGS = {
@@ -22,7 +22,7 @@ export const KAFKA_FLAGS = {
 
 /** The connection to Kafka from the flags and the environment (`KAFKA_*`). */
 export function kafkaOptions(
-  values: Record<string, string | boolean | string[] | undefined>,
+  values: FlagValues,
   io: { env: NodeJS.ProcessEnv; cwd: string; log: { warn: (message: string) => void } },
 ): KafkaLogOptions {
   const { env, cwd } = io;
@@ -50,7 +50,7 @@ export function kafkaOptions(
 
 /** TLS to the brokers: `--tls`, or a CA to trust and/or a client certificate (mutual TLS). */
 function tlsOf(
-  values: Record<string, string | boolean | string[] | undefined>,
+  values: FlagValues,
   cwd: string,
 ): { ca?: Buffer; cert?: Buffer; key?: Buffer } | undefined {
   if ((str(values['tls-cert']) === undefined) !== (str(values['tls-key']) === undefined))
@@ -70,7 +70,7 @@ function tlsOf(
 const SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'OAUTHBEARER'] as const;
 
 function saslOf(
-  values: Record<string, string | boolean | string[] | undefined>,
+  values: FlagValues,
   env: NodeJS.ProcessEnv,
   cwd: string,
 ): NonNullable<KafkaLogOptions['connection']>['sasl'] {
@@ -115,7 +115,7 @@ function readFlagFile(path: string, cwd: string, flag: string): Buffer {
 }
 
 /** `--prefix`: the topic-name prefix, checked. */
-export function prefixOf(values: Record<string, string | boolean | string[] | undefined>): string {
+export function prefixOf(values: FlagValues): string {
   const prefix = str(values['prefix']) ?? DEFAULT_TOPIC_PREFIX;
   try {
     topicNames(prefix);

@@ -7,8 +7,8 @@ import {
   type GatewayOptions,
   type JSONWebKeySet,
 } from '@tidemark/gateway';
-import type { Io } from './io.js';
-import { str, UsageError } from './options.js';
+import type { Io } from '../io.js';
+import { str, UsageError, type FlagValues } from '../options.js';
 import { messageOf } from '@tidemark/protocol';
 
 /** The authentication flags shared by `gateway` and `dev`. */
@@ -21,7 +21,6 @@ export const AUTH_FLAGS = {
   'public-url': { type: 'string' },
 } as const;
 
-type Values = Record<string, string | boolean | string[] | undefined>;
 type GatewayAuth = Pick<GatewayOptions, 'authenticate' | 'resourceMetadata'>;
 
 const CHOOSE =
@@ -36,7 +35,7 @@ const CHOOSE =
  * keeps the previous one, said in the log), until the process is asked to stop.
  */
 export function authOf(
-  values: Values,
+  values: FlagValues,
   io: Pick<Io, 'cwd' | 'log' | 'stopSignal'>,
   required: boolean,
 ): GatewayAuth {
@@ -66,7 +65,7 @@ export function authOf(
 
 /** The choice made, and — for a file — how to make it again from the file. */
 function authFrom(
-  values: Values,
+  values: FlagValues,
   io: Pick<Io, 'cwd' | 'log'>,
   required: boolean,
 ): {

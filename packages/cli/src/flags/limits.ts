@@ -1,6 +1,6 @@
 import type { GatewayOptions } from '@tidemark/gateway';
 import type { WorkerOptions } from '@tidemark/worker';
-import { list, str, UsageError } from './options.js';
+import { list, str, UsageError, type FlagValues } from '../options.js';
 
 /** The gateway's limits as flags (`gateway` and `dev`); each unset one keeps its default. */
 export const LIMIT_FLAGS = {
@@ -26,9 +26,7 @@ const OPTION_OF = {
 
 type Limits = Pick<GatewayOptions, (typeof OPTION_OF)[keyof typeof OPTION_OF] | 'trustedProxies'>;
 
-type Values = Record<string, string | boolean | string[] | undefined>;
-
-export function limitsOf(values: Values): Limits {
+export function limitsOf(values: FlagValues): Limits {
   const limits: Limits = positiveIntegers(values, OPTION_OF);
   const proxies = list(values['trusted-proxy']);
   if (proxies.length > 0) limits.trustedProxies = proxies;
@@ -53,14 +51,14 @@ const WORKER_OPTION_OF = {
 } as const;
 
 export function workerLimitsOf(
-  values: Values,
+  values: FlagValues,
 ): Pick<WorkerOptions, (typeof WORKER_OPTION_OF)[keyof typeof WORKER_OPTION_OF]> {
   return positiveIntegers(values, WORKER_OPTION_OF);
 }
 
 /** Each flag of `optionOf` that is set, as a positive integer under its option's name. */
 function positiveIntegers<Option extends string>(
-  values: Values,
+  values: FlagValues,
   optionOf: Readonly<Record<string, Option>>,
 ): Partial<Record<Option, number>> {
   const numbers: Partial<Record<Option, number>> = {};

@@ -1,5 +1,5 @@
 import { setSpansPerEvent } from '@tidemark/otel';
-import { port, str } from './options.js';
+import { port, str, type FlagValues } from '../options.js';
 
 /**
  * The telemetry flags of gateway, worker and dev. `--metrics-port <n>`: Prometheus scrapes
@@ -13,9 +13,7 @@ export const TELEMETRY_FLAGS = {
 } as const;
 
 /** Validates and applies the flags (a usage error when bad); the line to print, if any. */
-export function applyTelemetryFlags(
-  values: Record<string, string | boolean | string[] | undefined>,
-): string | undefined {
+export function applyTelemetryFlags(values: FlagValues): string | undefined {
   if (values['trace-events'] === true || process.env['TIDEMARK_TRACE_EVENTS'] === 'true')
     setSpansPerEvent(true);
   const raw = str(values['metrics-port']);
