@@ -28,7 +28,7 @@ async function devWithTokens(tokens: string) {
       out: (line) => out.push(line),
       err: (line) => out.push(line),
       stopSignal: new Promise<void>((resolve) => (stop = resolve)),
-      log,
+      logger: log,
     },
   );
   const endpoint = () => out.find((l) => l.startsWith('MCP endpoint: '));

@@ -16,7 +16,7 @@ function cli(argv: string[], cwd: string, stopSignal: Promise<void> = Promise.re
     out: (l) => out.push(l),
     err: (l) => out.push(l),
     stopSignal,
-    log: silent,
+    logger: silent,
   });
   return { code, out };
 }

@@ -24,7 +24,7 @@ async function devWith(source: string, flags: string[] = []) {
       out: (line) => out.push(line),
       err: (line) => out.push(line),
       stopSignal: new Promise<void>((resolve) => (stop = resolve)),
-      log,
+      logger: log,
     },
   );
   const endpoint = () => out.find((l) => l.startsWith('MCP endpoint: '));

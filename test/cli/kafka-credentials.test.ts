@@ -17,7 +17,7 @@ async function run(args: string[]) {
     out: (line) => out.push(line),
     err: (line) => out.push(line),
     stopSignal: new Promise<void>(() => undefined),
-    log: pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) }),
+    logger: pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) }),
   });
   return { code, out: out.join('\n'), log: lines.join('\n') };
 }

@@ -18,7 +18,7 @@ const code = await main(argv, {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
   stopSignal,
-  log,
+  logger: log,
 });
 await telemetry?.shutdownTelemetry();
 await new Promise<void>((resolve) => log.flush(() => resolve()));

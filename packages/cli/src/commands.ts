@@ -96,7 +96,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     ...ttls,
     ...workerLimitsOf(values),
     ...serverIdentityOf(values, WORKER_DEFAULTS.serverInfo),
-    ...observe(io.log),
+    ...observe(io.logger),
   });
   // A tool module that cannot start stops startup here, named (Worker.start probes them all).
   await startOrClose(worker, log);
@@ -104,8 +104,8 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     log,
     topics,
     keyring,
-    onError: (error) => io.log.error({ err: error }, 'gateway error'),
-    onWarning: (message, fields) => io.log.warn(fields, message),
+    onError: (error) => io.logger.error({ err: error }, 'gateway error'),
+    onWarning: (message, fields) => io.logger.warn(fields, message),
     ...sseRetryOf(values, DEV_SSE_RETRY_MS),
     ...(ttls.sessionTtlMs === undefined ? {} : { sessionTtlMs: ttls.sessionTtlMs }),
     ...tasksOf(values),
@@ -123,7 +123,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
   announce(io, metrics);
   const watching =
     values['watch'] === true
-      ? watchToolModules(specifiers, worker, { log: io.log, say: io.out, cwd: io.cwd })
+      ? watchToolModules(specifiers, worker, { logger: io.logger, say: io.out, cwd: io.cwd })
       : undefined;
   await io.stopSignal;
   watching?.close();
@@ -174,8 +174,8 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     log,
     topics,
     keyring: keyringOf(secret, previousSecretsOf(list(values['previous-secret-file']), io)),
-    onError: (error) => io.log.error({ err: error }, 'gateway error'),
-    onWarning: (message, fields) => io.log.warn(fields, message),
+    onError: (error) => io.logger.error({ err: error }, 'gateway error'),
+    onWarning: (message, fields) => io.logger.warn(fields, message),
     ...sseRetryOf(values, undefined),
     ...(origins.length > 0 ? { allowedOrigins: origins } : {}),
     ...(hosts.length > 0 ? { allowedHosts: hosts } : {}),
@@ -243,7 +243,7 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     ...ttlsOf(values),
     ...workerLimitsOf(values),
     ...serverIdentityOf(values, WORKER_DEFAULTS.serverInfo),
-    ...observe(io.log),
+    ...observe(io.logger),
   });
   await startOrClose(w, log);
   let health: Server | undefined;

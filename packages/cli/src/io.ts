@@ -8,5 +8,5 @@ export interface Io {
   /** Resolves when the process is asked to stop (SIGINT, SIGTERM). */
   stopSignal: Promise<void>;
   /** The structured log (problems, executions), correlated with traces. */
-  log: Logger;
+  logger: Logger;
 }

@@ -16,7 +16,7 @@ import type { Logger } from './logger.js';
 export function watchToolModules(
   specifiers: readonly string[],
   worker: Worker,
-  io: { log: Logger; say: (line: string) => void; cwd: string },
+  io: { logger: Logger; say: (line: string) => void; cwd: string },
 ): { close(): void } {
   const files = specifiers.filter((s) => s.startsWith('file:')).map((s) => fileURLToPath(s));
   let reloads = 0;
@@ -27,11 +27,11 @@ export function watchToolModules(
       const modules = await loadToolModules(specifiers, { reload: ++reloads });
       await worker.replaceModules(modules);
       lastProblem = undefined;
-      io.log.debug({ tools: modules.map((m) => m.name) }, 'tool modules reloaded');
+      io.logger.debug({ tools: modules.map((m) => m.name) }, 'tool modules reloaded');
       sayTools(io.say, 'reloaded; tools:', worker.modules, io.cwd);
     } catch (error) {
       const problem = messageOf(error);
-      io.log.debug({ err: error }, 'tool modules not reloaded');
+      io.logger.debug({ err: error }, 'tool modules not reloaded');
       if (problem === lastProblem) return;
       lastProblem = problem;
       io.say(`not reloaded (the previous modules keep serving): ${problem}`);

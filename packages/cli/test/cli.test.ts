@@ -13,7 +13,7 @@ async function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
     out: (l) => out.push(l),
     err: (l) => err.push(l),
     stopSignal: Promise.resolve(),
-    log: createLogger('test', { TIDEMARK_LOG_LEVEL: 'silent' }),
+    logger: createLogger('test', { TIDEMARK_LOG_LEVEL: 'silent' }),
   });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }

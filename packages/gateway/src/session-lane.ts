@@ -22,7 +22,7 @@ import type { GatewayContext } from './gateway-context.js';
 import { requestSpan } from './gateway-spans.js';
 import { pass, refuse, sendRefusal, type Checked } from './http-answers.js';
 import { accepts, headerValue } from './http-guards.js';
-import { deliverStream, newStream, respondJson } from './stream-responses.js';
+import { deliverStream, newStream, respondJson } from './request-answers.js';
 
 // The session lane (2025-03-26 … 2025-11-25): `initialize` opens a session in the log, every later
 // message names it in `Mcp-Session-Id`, and each request's answer streams from the log.

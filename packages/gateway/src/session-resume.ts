@@ -24,7 +24,7 @@ import { sendRefusal } from './http-answers.js';
 import { headerValue } from './http-guards.js';
 import { findSession, negotiatedVersion } from './session-lane.js';
 import type { SseStream } from './sse.js';
-import { deliverStream, streamFromNow } from './stream-responses.js';
+import { deliverStream, streamFromNow } from './request-answers.js';
 
 /**
  * GET of the session lane: without `Last-Event-ID` the session's standalone stream from now on;

@@ -22,7 +22,7 @@ import { sendRefusal } from './http-answers.js';
 import { accepts, headerValue } from './http-guards.js';
 import { handleTaskMethod, isTaskMethod } from './task-lane.js';
 import { handleTaskListen, listenedTaskIds } from './task-listen.js';
-import { deliverStream, newStream, respondJson } from './stream-responses.js';
+import { deliverStream, newStream, respondJson } from './request-answers.js';
 
 // The stateless lane (2026-07-28): no session, no event ids, no resume. The request is routed by
 // a key of its own through the same log; closing the response cancels it.

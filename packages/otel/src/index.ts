@@ -15,12 +15,13 @@ export {
   ATTR_TIDEMARK_RESUME_REASON,
   ATTR_TIDEMARK_STREAM,
 } from './semconv.js';
-export { setSpansPerEvent, spansPerEvent } from './event-spans.js';
 export { startMessagingSpan } from './messaging.js';
 export type { MessagingHop } from './messaging.js';
 export {
   contextFromHeaders,
   contextFromMeta,
+  setSpansPerEvent,
+  spansPerEvent,
   tidemarkTracer,
   traceHeaders,
   withTraceMeta,

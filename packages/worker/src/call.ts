@@ -3,7 +3,7 @@ import { SHARE_HEADER, type LogRecord } from '@tidemark/protocol';
 import { slotShareOf, type Slot, type SlotKind } from './call-slots.js';
 import { contextFromHeaders, recordRequestQueueLag, startMessagingSpan } from '@tidemark/otel';
 import type { PartitionReader } from './partition-reader.js';
-import type { LaneContext } from './worker-stores.js';
+import type { LaneContext } from './lane-context.js';
 
 /**
  * How a call left this worker:

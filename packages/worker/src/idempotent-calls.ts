@@ -18,7 +18,7 @@ import {
 import type { PartitionReader } from './partition-reader.js';
 import type { StatelessExchange } from './stateless-exchange.js';
 import { whileUnavailable } from './backoff.js';
-import { answerRequest, JOIN_FAILED, type LaneContext } from './worker-stores.js';
+import { answerRequest, JOIN_FAILED, type LaneContext } from './lane-context.js';
 
 type KeyedRequest = JSONRPCMessage & { id: RequestId; method: string; params?: unknown };
 

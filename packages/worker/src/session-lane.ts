@@ -13,7 +13,7 @@ import { Call } from './call.js';
 import type { PartitionReader } from './partition-reader.js';
 import { SessionCache } from './session-cache.js';
 import { SessionRuntime } from './session-runtime.js';
-import { answerFailure, progressReader, type LaneContext } from './worker-stores.js';
+import { answerFailure, progressReader, type LaneContext } from './lane-context.js';
 
 type Request = JSONRPCMessage & { id: RequestId; method: string };
 

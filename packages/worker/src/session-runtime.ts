@@ -17,15 +17,14 @@ import { withTraceMeta } from '@tidemark/otel';
 import { backoff } from './backoff.js';
 import type { Call } from './call.js';
 import { currentExecution, type Execution, type ToolLogger } from '@tidemark/tools';
-import { authInfoOf } from './auth-info.js';
 import { LogTransport, replayInitialize } from './log-transport.js';
-import { createToolServer, SESSION_SERVER_VERSIONS } from './tool-server.js';
+import { authInfoOf, createToolServer, SESSION_SERVER_VERSIONS } from './tool-server.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
 import { callRefusal } from './call-refusal.js';
 import { journaledSteps, type CallSteps } from './steps.js';
 import { joinedMessage, mirrorStream, type MirrorSource } from './stream-mirror.js';
 import { StreamRun } from './stream-run.js';
-import { JOIN_FAILED } from './worker-stores.js';
+import { JOIN_FAILED } from './lane-context.js';
 import type { SessionRuntimeOptions } from './session-options.js';
 
 export type { SessionRuntimeOptions } from './session-options.js';

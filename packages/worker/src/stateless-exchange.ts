@@ -15,7 +15,7 @@ import { journaledSteps } from './steps.js';
 import { StreamRun } from './stream-run.js';
 import { TaskExecution } from './task-lane.js';
 import { taskSupportOf } from '@tidemark/tools';
-import { INTERNAL_ERROR } from './worker-stores.js';
+import { INTERNAL_ERROR } from './lane-context.js';
 
 /**
  * One request of the stateless lane (2026-07-28), with what it answers written to `events` like

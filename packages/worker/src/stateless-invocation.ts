@@ -12,11 +12,10 @@ import {
   type RequestId,
   type SessionId,
 } from '@tidemark/protocol';
-import { authInfoOf } from './auth-info.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
 import type { CallSteps } from './steps.js';
 import type { StreamRun } from './stream-run.js';
-import { createToolServer, type ServerIdentity } from './tool-server.js';
+import { authInfoOf, createToolServer, type ServerIdentity } from './tool-server.js';
 import type { ToolLogger, ToolModule } from '@tidemark/tools';
 
 /** What one stateless request (or one round of a task) is served with. */

@@ -14,7 +14,7 @@ import { Call } from './call.js';
 import { IdempotentCalls, type Decided } from './idempotent-calls.js';
 import { StatelessExchange } from './stateless-exchange.js';
 import type { PartitionReader } from './partition-reader.js';
-import { answerFailure, progressReader, type LaneContext } from './worker-stores.js';
+import { answerFailure, progressReader, type LaneContext } from './lane-context.js';
 
 type StatelessRecord = Extract<RequestRecord, { lane: 'stateless' }>;
 

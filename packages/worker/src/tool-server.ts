@@ -1,4 +1,4 @@
-import { McpServer, type ServerOptions } from '@modelcontextprotocol/server';
+import { McpServer, type AuthInfo, type ServerOptions } from '@modelcontextprotocol/server';
 import { SESSION_PROTOCOL_VERSIONS, TASKS_EXTENSION } from '@tidemark/protocol';
 import type { ToolModule } from '@tidemark/tools';
 
@@ -36,4 +36,14 @@ export function createToolServer(
       ...(instructions === '' ? {} : { instructions }),
     },
   );
+}
+
+/**
+ * The SDK's `authInfo` for a call whose gateway authenticated `subject`: the subject in
+ * `extra.subject` (also `currentExecution().subject`). The bearer token never enters the log, so
+ * `token` is empty and `clientId` unknown; a tool authorizes by the subject.
+ */
+export function authInfoOf(subject: string | undefined): AuthInfo | undefined {
+  if (subject === undefined) return undefined;
+  return { token: '', clientId: '', scopes: [], extra: { subject } };
 }

@@ -28,7 +28,7 @@ import {
   type CompiledWorkerOptions,
   type WorkerOptions,
 } from './worker-options.js';
-import { answerFailure, type LaneContext, type WorkerStores } from './worker-stores.js';
+import { answerFailure, type LaneContext, type WorkerStores } from './lane-context.js';
 
 /** What exists once the worker started: the stores and both lanes. */
 interface Started {

@@ -36,7 +36,7 @@ const CHOOSE =
  */
 export function authOf(
   values: FlagValues,
-  io: Pick<Io, 'cwd' | 'log' | 'stopSignal'>,
+  io: Pick<Io, 'cwd' | 'logger' | 'stopSignal'>,
   required: boolean,
 ): GatewayAuth {
   const made = authFrom(values, io, required);
@@ -46,9 +46,9 @@ export function authOf(
   const reload = () => {
     try {
       current = make();
-      io.log.info({ file }, 'authentication reloaded');
+      io.logger.info({ file }, 'authentication reloaded');
     } catch (error) {
-      io.log.error(
+      io.logger.error(
         { file, err: messageOf(error) },
         'authentication not reloaded: kept the previous',
       );
@@ -66,7 +66,7 @@ export function authOf(
 /** The choice made, and — for a file — how to make it again from the file. */
 function authFrom(
   values: FlagValues,
-  io: Pick<Io, 'cwd' | 'log'>,
+  io: Pick<Io, 'cwd' | 'logger'>,
   required: boolean,
 ): {
   auth: GatewayAuth;
@@ -92,7 +92,7 @@ function authFrom(
       asUsage('--auth-tokens', () =>
         tokenFileAuthenticator(readText(tokens, cwd, '--auth-tokens'), {
           onWeakToken: (line) =>
-            io.log.warn(
+            io.logger.warn(
               { file: tokens, line },
               'a token shorter than 32 characters can be guessed: use 32 random characters or more',
             ),

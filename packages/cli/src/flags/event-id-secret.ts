@@ -59,7 +59,7 @@ export function workerKeyringOf(
   io: Io,
 ): Keyring | undefined {
   if (file === undefined && io.env['TIDEMARK_SECRET'] === undefined) {
-    io.log.warn(
+    io.logger.warn(
       'no --secret-file or TIDEMARK_SECRET: requests are not checked for a gateway seal; anyone who can write the requests topic can act as any subject',
     );
     return undefined;

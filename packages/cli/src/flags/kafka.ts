@@ -23,7 +23,7 @@ export const KAFKA_FLAGS = {
 /** The connection to Kafka from the flags and the environment (`KAFKA_*`). */
 export function kafkaOptions(
   values: FlagValues,
-  io: { env: NodeJS.ProcessEnv; cwd: string; log: { warn: (message: string) => void } },
+  io: { env: NodeJS.ProcessEnv; cwd: string; logger: { warn: (message: string) => void } },
 ): KafkaLogOptions {
   const { env, cwd } = io;
   const list = brokers(str(values['brokers']), env);
@@ -42,7 +42,7 @@ export function kafkaOptions(
       `--sasl-mechanism ${sasl.mechanism}: it sends the ${sasl.mechanism === 'PLAIN' ? 'password' : 'token'} in clear without TLS; add --tls (or --tls-ca), or --sasl-allow-plaintext on a network you trust`,
     );
   if (str(values['sasl-password']) !== undefined)
-    io.log.warn(
+    io.logger.warn(
       '--sasl-password: any user of this machine can read it in the process list; use --sasl-password-file or KAFKA_SASL_PASSWORD',
     );
   return { brokers: list, ...(Object.keys(connection).length > 0 ? { connection } : {}) };

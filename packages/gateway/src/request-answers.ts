@@ -12,6 +12,9 @@ import { answeredAs, startDelivery, type DeliveryOptions } from './delivery.js';
 import type { GatewayContext } from './gateway-context.js';
 import type { SseStream } from './sse.js';
 
+// How a request the gateway passed to a worker is answered over HTTP: a new SSE stream of its
+// events, a stream from now (a listen), or one JSON body once the answer is in the log.
+
 /** Where a new request's stream will be read from, and the cursor that reads it. */
 export interface NewStream {
   readonly partition: number;

@@ -12,6 +12,9 @@ import { lastProgressInLog } from './progress-continuity.js';
 import type { StreamRunHost } from './stream-run.js';
 import type { CompiledWorkerOptions } from './worker-options.js';
 
+// What every lane of a started worker shares — the log's stores, the slots, the housekeeping —
+// and the answers a lane writes for a request it could not run (a join that failed, an error).
+
 /** The log's stores of a started worker. */
 export interface WorkerStores {
   writer: StreamWriter;
