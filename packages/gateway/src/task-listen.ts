@@ -13,7 +13,7 @@ import {
   taskEventOf,
   type LogRecord,
   type RequestId,
-  type SessionId,
+  type TaskId,
 } from '@tidemark/protocol';
 import type { Asker } from './access.js';
 import type { GatewayContext } from './gateway-context.js';
@@ -74,7 +74,7 @@ export async function handleTaskListen(
       message: `Invalid params: at most ${MAX_LISTENED_TASKS} taskIds per subscriptions/listen`,
     });
   // Only the subject's own tasks are agreed to; the rest are left out, as unknown ones are.
-  const agreed: SessionId[] = [];
+  const agreed: TaskId[] = [];
   for (const raw of requested) {
     const id = typeof raw === 'string' ? parseSessionId(raw) : undefined;
     if (
@@ -91,12 +91,12 @@ export async function handleTaskListen(
     method: 'notifications/subscriptions/acknowledged',
     params: { notifications: { taskIds: agreed }, _meta: meta },
   });
-  const sent = new Map<SessionId, string>();
+  const sent = new Map<TaskId, string>();
   const pending = new Set(agreed);
   const changes = await TaskChanges.watch(ctx, agreed);
   try {
     // Each round reads only the tasks a record went by for (all of them at first and on the timer).
-    let changed: Iterable<SessionId> = agreed;
+    let changed: Iterable<TaskId> = agreed;
     while (sse.isOpen && pending.size > 0) {
       for (const id of changed) {
         if (!pending.has(id)) continue;
@@ -137,9 +137,9 @@ export async function handleTaskListen(
  * which tasks changed, and how far into the log their status-changing records go.
  */
 class TaskChanges implements TailListener {
-  private readonly changed = new Set<SessionId>();
+  private readonly changed = new Set<TaskId>();
   /** Task id → the offset after its latest record that changes its status. */
-  private readonly recordedUpTo = new Map<SessionId, bigint>();
+  private readonly recordedUpTo = new Map<TaskId, bigint>();
   private unwatched = false;
   private wake: (() => void) | undefined;
   private readonly subscriptions: Subscription[] = [];
@@ -147,7 +147,7 @@ class TaskChanges implements TailListener {
 
   private constructor(private readonly ids: ReadonlySet<string>) {}
 
-  static async watch(ctx: GatewayContext, ids: readonly SessionId[]): Promise<TaskChanges> {
+  static async watch(ctx: GatewayContext, ids: readonly TaskId[]): Promise<TaskChanges> {
     const changes = new TaskChanges(new Set(ids));
     const partitions = new Set(ids.map((id) => ctx.heads.partitionOf(id)));
     try {
@@ -168,7 +168,7 @@ class TaskChanges implements TailListener {
     let any = false;
     for (const record of records) {
       if (record.key === null || !this.ids.has(record.key)) continue;
-      const id = record.key as SessionId;
+      const id = record.key as TaskId;
       this.changed.add(id);
       any = true;
       if (changesStatus(record) && record.offset >= (this.recordedUpTo.get(id) ?? 0n))
@@ -186,7 +186,7 @@ class TaskChanges implements TailListener {
    * A read of the task reflected its records below `position`: if a status-changing record went by
    * beyond it (its worker writes the head holding it just after), the task is read again soon.
    */
-  readUpTo(id: SessionId, position: bigint): void {
+  readUpTo(id: TaskId, position: bigint): void {
     if (position >= (this.recordedUpTo.get(id) ?? 0n)) return;
     const timer = setTimeout(() => {
       this.lagTimers.delete(timer);
@@ -200,7 +200,7 @@ class TaskChanges implements TailListener {
    * Resolves with the tasks a record went by for since the last call — or, at the re-read
    * interval, all of `pending` — or nothing on `closed`.
    */
-  async next(closed: Promise<void>, pending: ReadonlySet<SessionId>): Promise<Iterable<SessionId>> {
+  async next(closed: Promise<void>, pending: ReadonlySet<TaskId>): Promise<Iterable<TaskId>> {
     if (this.changed.size === 0) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([

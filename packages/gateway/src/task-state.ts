@@ -8,7 +8,7 @@ import {
   taskEventOf,
   taskSnapshotOf,
   TASK_STREAM,
-  type SessionId,
+  type TaskId,
   type StampedRecord,
   type StreamHead,
   type TaskEvent,
@@ -38,7 +38,7 @@ export type TaskLookup =
  */
 export async function readTask(
   ctx: GatewayContext,
-  taskId: SessionId,
+  taskId: TaskId,
   subject: string | undefined,
 ): Promise<TaskLookup> {
   const record = await ctx.sessions.get(taskId);
@@ -99,7 +99,7 @@ function terminalOf(head: StreamHead, state: TaskState): TaskEvent | undefined {
  */
 async function currentGeneration(
   ctx: GatewayContext,
-  taskId: SessionId,
+  taskId: TaskId,
   head: StreamHead,
 ): Promise<{
   records: Array<{ record: StampedRecord; atMs: number }> | undefined;

@@ -18,7 +18,7 @@ export {
   parseWorkerEpoch,
   requestStreamId,
 } from './ids/ids.js';
-export type { RequestId, SessionId, StreamId, WorkerEpoch } from './ids/ids.js';
+export type { RequestId, RoutingKey, SessionId, StreamId, TaskId, WorkerEpoch } from './ids/ids.js';
 export {
   formatGeneration,
   isValidAttempt,

@@ -6,7 +6,7 @@ import {
   type LogRecord,
   type RequestId,
   type RequestRecord,
-  type SessionId,
+  type RoutingKey,
 } from '@tidemark/protocol';
 import { context } from '@opentelemetry/api';
 import { ATTR_JSONRPC_REQUEST_ID, ATTR_MCP_METHOD_NAME } from '@tidemark/otel';
@@ -25,14 +25,14 @@ type StatelessRecord = Extract<RequestRecord, { lane: 'stateless' }>;
  */
 export class StatelessLane {
   /** Requests running, by their routing key. */
-  private readonly exchanges = new Map<SessionId, StatelessExchange>();
+  private readonly exchanges = new Map<RoutingKey, StatelessExchange>();
   private readonly keyed: IdempotentCalls;
 
   constructor(private readonly lane: LaneContext) {
     this.keyed = new IdempotentCalls(lane);
   }
 
-  isRunning(key: SessionId): boolean {
+  isRunning(key: RoutingKey): boolean {
     return this.exchanges.has(key);
   }
 
@@ -94,7 +94,7 @@ export class StatelessLane {
 
   private exchange(
     call: Call,
-    key: SessionId,
+    key: RoutingKey,
     message: JSONRPCMessage & { id: RequestId; method: string },
     request: Pick<StatelessRecord, 'classification' | 'subject' | 'tasks'> & {
       claim: Decided | undefined;
@@ -150,7 +150,7 @@ export class StatelessLane {
    * `tasks/update` or `tasks/cancel` of the task running under this key. For a request not
    * running here (finished, or never a task) it changes nothing.
    */
-  private async notify(key: SessionId, message: Readonly<Record<string, unknown>>): Promise<void> {
+  private async notify(key: RoutingKey, message: Readonly<Record<string, unknown>>): Promise<void> {
     const exchange = this.exchanges.get(key);
     const method = message['method'];
     if (exchange === undefined) return;

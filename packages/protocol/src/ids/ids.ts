@@ -3,8 +3,16 @@ import { createHash, randomBytes } from 'node:crypto';
 declare const brand: unique symbol;
 type Brand<T, B extends string> = T & { readonly [brand]: B };
 
-/** A session: 128 random bits, base64url (22 characters). */
+/**
+ * A session: 128 random bits, base64url (22 characters). It is the key of everything the session
+ * owns in the log (the record key in every topic, and so the partition), and two other keys are
+ * minted the same way and play the same part: a `RoutingKey` and a `TaskId`.
+ */
 export type SessionId = Brand<string, 'SessionId'>;
+/** A 2026-07-28 request's key in the log, in place of a session: one per request (or per idempotency key). */
+export type RoutingKey = SessionId;
+/** A task's id: the routing key of the `tools/call` that created it, and its key in the log. */
+export type TaskId = SessionId;
 /** One SSE stream of a session: a request's response stream or the standalone GET stream. */
 export type StreamId = Brand<string, 'StreamId'>;
 /** Minted once per worker process; never reused. 80 random bits, 20 hex characters. */

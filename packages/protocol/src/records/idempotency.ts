@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { SessionId } from '../ids/ids.js';
+import type { RoutingKey } from '../ids/ids.js';
 import { JsonRpcErrorCodes } from '../wire/wire.js';
 
 // Idempotency keys of `tools/call` (the IETF httpapi `Idempotency-Key` header, or
@@ -55,12 +55,12 @@ export function readIdempotencyKey(
  * every request with that key reaches the one worker that owns it, in order — the first is the
  * execution, the later ones join it. (As a task, it is the task's id.)
  */
-export function idempotentRoutingKey(subject: string | undefined, key: string): SessionId {
+export function idempotentRoutingKey(subject: string | undefined, key: string): RoutingKey {
   return createHash('sha256')
     .update(`tidemark-idempotency\u0000${subject ?? ''}\u0000${key}`)
     .digest()
     .subarray(0, 16)
-    .toString('base64url') as SessionId;
+    .toString('base64url') as RoutingKey;
 }
 
 /** What makes two `tools/call` requests the same call: the tool and its arguments, as canonical JSON. */
