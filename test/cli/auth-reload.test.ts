@@ -1,9 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EXIT, main } from '@tidemark/cli';
-import { pino } from 'pino';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { devInProcess } from '../support/dev-in-process.js';
 import { initializeRequest, MCP_HEADERS } from '../support/sse.js';
 
 // A tokens file is read again when it changes and on SIGHUP (issue #33): a token revoked in the
@@ -16,29 +15,18 @@ async function devWithTokens(tokens: string) {
   const dir = mkdtempSync(join(tmpdir(), 'tidemark-auth-'));
   const file = join(dir, 'tokens.txt');
   writeFileSync(file, tokens);
-  const lines: string[] = [];
-  const log = pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) });
-  let stop!: () => void;
-  const out: string[] = [];
-  const running = main(
-    ['dev', '--port', '0', '--data', join(dir, 'data'), '--auth-tokens', file, '--console', 'off'],
-    {
-      env: {},
-      cwd: dir,
-      out: (line) => out.push(line),
-      err: (line) => out.push(line),
-      stopSignal: new Promise<void>((resolve) => (stop = resolve)),
-      logger: log,
-    },
-  );
-  const endpoint = () => out.find((l) => l.startsWith('MCP endpoint: '));
-  await vi.waitFor(() => expect(endpoint()).toBeDefined(), { timeout: 20_000 });
-  onTestFinished(async () => {
-    stop();
-    expect(await running).toBe(EXIT.ok);
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const url = endpoint()!.slice('MCP endpoint: '.length);
+  const dev = await devInProcess(dir, [
+    '--port',
+    '0',
+    '--data',
+    join(dir, 'data'),
+    '--auth-tokens',
+    file,
+    '--console',
+    'off',
+  ]);
+  onTestFinished(() => dev.stop());
+  const url = dev.url;
   const status = async (token: string) => {
     const response = await fetch(url, {
       method: 'POST',
@@ -48,7 +36,7 @@ async function devWithTokens(tokens: string) {
     await response.body?.cancel();
     return response.status;
   };
-  return { file, status, logged: () => lines.join('\n') };
+  return { file, status, logged: () => dev.lines.join('\n') };
 }
 
 describe('reloading the tokens file', () => {

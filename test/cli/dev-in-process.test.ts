@@ -1,50 +1,34 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { EXIT, main } from '@tidemark/cli';
-import { pino } from 'pino';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { devInProcess } from '../support/dev-in-process.js';
 
 /** `tidemark dev` in this process, with a module from `source`, a client, and the log lines. */
 async function devWith(source: string, flags: string[] = []) {
   const dir = mkdtempSync(join(tmpdir(), 'tidemark-dev-'));
   const module = join(dir, 'module.mjs');
   writeFileSync(module, source);
-  const lines: string[] = [];
-  const log = pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) });
-  let stop!: () => void;
-  const out: string[] = [];
-  const running = main(
-    ['dev', '--tools', module, '--port', '0', '--data', join(dir, 'data'), ...flags],
-    {
-      env: {},
-      cwd: dir,
-      out: (line) => out.push(line),
-      err: (line) => out.push(line),
-      stopSignal: new Promise<void>((resolve) => (stop = resolve)),
-      logger: log,
-    },
-  );
-  const endpoint = () => out.find((l) => l.startsWith('MCP endpoint: '));
-  await vi.waitFor(() => expect(endpoint()).toBeDefined(), { timeout: 20_000 });
+  const dev = await devInProcess(dir, [
+    '--tools',
+    module,
+    '--port',
+    '0',
+    '--data',
+    join(dir, 'data'),
+    ...flags,
+  ]);
   const client = new Client({ name: 'dev-test', version: '1.0.0' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(endpoint()!.slice('MCP endpoint: '.length))),
-  );
-  let stopped = false;
+  await client.connect(new StreamableHTTPClientTransport(new URL(dev.url)));
   const shutdown = async () => {
-    if (stopped) return;
-    stopped = true;
     await client.close();
-    stop();
-    expect(await running).toBe(EXIT.ok);
-    rmSync(dir, { recursive: true, force: true });
+    await dev.stop();
   };
   onTestFinished(shutdown);
-  const entries = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-  return { client, entries, shutdown, module, out };
+  const entries = () => dev.lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  return { client, entries, shutdown, module, out: dev.out };
 }
 
 describe('what an operator reads in the log', () => {
