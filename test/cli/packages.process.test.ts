@@ -76,6 +76,7 @@ describe('the published packages, outside this repository', () => {
       'log',
       'otel',
       'protocol',
+      'tools',
       'worker',
     ]);
     expect(JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'))).toMatchObject({

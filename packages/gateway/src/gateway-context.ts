@@ -1,5 +1,13 @@
 import { SessionStore, StreamHeadStore } from '@tidemark/log';
-import type { Keyring, LogIdentity, LogPort, TopicNames } from '@tidemark/protocol';
+import {
+  eventIdMinter,
+  type Keyring,
+  type LogIdentity,
+  type LogPort,
+  type SessionId,
+  type StreamId,
+  type TopicNames,
+} from '@tidemark/protocol';
 import { Access, isExemptShare } from './access.js';
 import { EventTails } from './delivery.js';
 import type { CompiledGatewayOptions, GatewayOptions } from './gateway-options.js';
@@ -96,3 +104,19 @@ const writeToStderr: NonNullable<GatewayOptions['onError']> = (error) =>
 
 const warnToStderr: NonNullable<GatewayOptions['onWarning']> = (message, fields) =>
   process.stderr.write(`tidemark gateway: ${message} ${JSON.stringify(fields)}\n`);
+
+/** The event ids of one stream of a session, on its partition, minted with this gateway's keys. */
+export function streamMinter(
+  ctx: GatewayContext,
+  session: SessionId,
+  partition: number,
+  stream: StreamId,
+): ReturnType<typeof eventIdMinter> {
+  return eventIdMinter({
+    logIdentity: ctx.logIdentity,
+    keyring: ctx.keyring,
+    partition,
+    stream,
+    session,
+  });
+}

@@ -4,7 +4,6 @@ import type { SessionRecord } from '@tidemark/log';
 import {
   agreedSessionVersion,
   DEFAULT_SESSION_PROTOCOL_VERSION,
-  eventIdMinter,
   idempotentRoutingKey,
   newSessionId,
   parseSessionId,
@@ -18,7 +17,7 @@ import {
 } from '@tidemark/protocol';
 import { HttpRefusals } from './http-refusals.js';
 import type { Asker } from './access.js';
-import type { GatewayContext } from './gateway-context.js';
+import { streamMinter, type GatewayContext } from './gateway-context.js';
 import { requestSpan } from './gateway-spans.js';
 import { pass, refuse, sendRefusal, type Checked } from './http-answers.js';
 import { accepts, headerValue } from './http-guards.js';
@@ -185,13 +184,7 @@ async function streamRequest(
   const sse = ctx.streams.open(res, session, share);
   // A 2025-11-25 client can resume before the first event: the priming event gives it an id.
   if (version >= PRIMING_PROTOCOL_VERSION) {
-    const mint = eventIdMinter({
-      logIdentity: ctx.logIdentity,
-      keyring: ctx.keyring,
-      partition,
-      stream,
-      session,
-    });
+    const mint = streamMinter(ctx, session, partition, stream);
     sse.prime(mint(highWatermark, undefined, 0));
   }
   const { span, ctx: traced } = requestSpan(session, request);

@@ -2,7 +2,6 @@ import type { Request, Response } from 'express';
 import type { TracedStreamHead } from '@tidemark/log';
 import {
   decideResume,
-  eventIdMinter,
   formatGeneration,
   parseSessionId,
   partitionForSession,
@@ -18,7 +17,7 @@ import {
 import { HttpRefusals } from './http-refusals.js';
 import { recordResume } from '@tidemark/otel';
 import type { Asker } from './access.js';
-import type { GatewayContext } from './gateway-context.js';
+import { streamMinter, type GatewayContext } from './gateway-context.js';
 import { recordResumeSpan } from './gateway-spans.js';
 import { sendRefusal } from './http-answers.js';
 import { headerValue } from './http-guards.js';
@@ -157,13 +156,7 @@ function primingId(
   if (plan.kind !== 'read') return undefined;
   if (decision.outcome === 'resume') return lastEventId;
   if (plan.nextSeq !== 1) return undefined;
-  const mint = eventIdMinter({
-    logIdentity: ctx.logIdentity,
-    keyring: ctx.keyring,
-    partition,
-    stream: decision.stream,
-    session,
-  });
+  const mint = streamMinter(ctx, session, partition, decision.stream);
   return mint(plan.fromOffset, undefined, 0);
 }
 
@@ -179,13 +172,7 @@ function replay(
   const { stream, plan } = decision;
   if (plan.kind === 'none') return sse.end();
   if (plan.kind === 'final') {
-    const mint = eventIdMinter({
-      logIdentity: ctx.logIdentity,
-      keyring: ctx.keyring,
-      partition,
-      stream,
-      session,
-    });
+    const mint = streamMinter(ctx, session, partition, stream);
     const id = mint(plan.terminal.offset, plan.generation, plan.terminal.seq);
     if (plan.terminal.payload !== undefined) sse.event(id, plan.terminal.payload);
     return sse.end();

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,9 +39,14 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
+	// The SDK retires a response in its read loop but runs notification handlers on a goroutine of
+	// their own (internal/jsonrpc2 handleAsync), so the last progress may be handled after CallTool
+	// returned: the result is printed once the handler saw `to` of them, or after two seconds.
+	var progressed atomic.Int64
 	client := mcp.NewClient(&mcp.Implementation{Name: "tidemark-go-interop", Version: "1.0.0"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			emit(map[string]any{"progress": req.Params.Progress})
+			progressed.Add(1)
 		},
 	})
 	session, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: revision})
@@ -76,6 +82,9 @@ func main() {
 	text, ok := result.Content[0].(*mcp.TextContent)
 	if !ok {
 		fail(fmt.Errorf("not text: %T", result.Content[0]))
+	}
+	for deadline := time.Now().Add(2 * time.Second); progressed.Load() < int64(to) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
 	}
 	emit(map[string]any{"result": text.Text})
 }
