@@ -77,7 +77,7 @@ export function port(value: string | undefined, flag: string, fallback: number):
 
 export function positiveInt(value: string | undefined, flag: string, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!/^[1-9]\d{0,5}$/.test(value))
+  if (!/^[1-9]\d{0,14}$/.test(value) || !Number.isSafeInteger(Number(value)))
     throw new UsageError(`${flag}: expected a positive integer, got "${value}"`);
   return Number(value);
 }

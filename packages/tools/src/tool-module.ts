@@ -117,8 +117,7 @@ export type CompiledRetryPolicy = Required<RetryPolicy>;
 
 export function compileRetryPolicy(policy: RetryPolicy = {}): CompiledRetryPolicy {
   const compiled = { ...RETRY_DEFAULTS, ...policy };
-  if (!Number.isInteger(compiled.maxAttempts) || compiled.maxAttempts < 1)
-    throw new TypeError(`retry.maxAttempts: expected an integer >= 1, got ${compiled.maxAttempts}`);
+  positiveInteger('retry.maxAttempts', compiled.maxAttempts);
   for (const key of ['backoffMs', 'maxBackoffMs'] as const) {
     if (!Number.isInteger(compiled[key]) || compiled[key] < 0)
       throw new TypeError(`retry.${key}: expected an integer >= 0, got ${compiled[key]}`);

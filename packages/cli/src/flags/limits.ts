@@ -1,6 +1,6 @@
 import type { GatewayOptions } from '@tidemark/gateway';
 import type { WorkerOptions } from '@tidemark/worker';
-import { list, str, UsageError, type FlagValues } from '../options.js';
+import { list, positiveInt, str, type FlagValues } from '../options.js';
 
 /** The gateway's limits as flags (`gateway` and `dev`); each unset one keeps its default. */
 export const LIMIT_FLAGS = {
@@ -64,10 +64,7 @@ function positiveIntegers<Option extends string>(
   const numbers: Partial<Record<Option, number>> = {};
   for (const [flag, option] of Object.entries(optionOf)) {
     const value = str(values[flag]);
-    if (value === undefined) continue;
-    if (!/^[1-9]\d{0,9}$/.test(value) || !Number.isSafeInteger(Number(value)))
-      throw new UsageError(`--${flag}: expected a positive integer, got "${value}"`);
-    numbers[option] = Number(value);
+    if (value !== undefined) numbers[option] = positiveInt(value, `--${flag}`, 0);
   }
   return numbers;
 }
