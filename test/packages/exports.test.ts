@@ -50,7 +50,6 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'TOPIC_CLEANUP',
     'TOPIC_ROLES',
     'TidemarkError',
-    'WireAnswers',
     'agreedSessionVersion',
     'answerInBody',
     'backoffMs',
@@ -183,6 +182,8 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'StreamHeadStore',
     'StreamWriter',
     'TERMINAL_HEAD',
+    'isEvicted',
+    'readRange',
   ],
   '@tidemark/kafka': [
     'KAFKA_LOG_DEFAULTS',

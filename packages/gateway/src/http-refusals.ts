@@ -1,4 +1,4 @@
-import { JsonRpcErrorCodes, STATELESS_PROTOCOL_VERSION, WireAnswers } from '@tidemark/protocol';
+import { JsonRpcErrorCodes, STATELESS_PROTOCOL_VERSION } from '@tidemark/protocol';
 
 // Every refusal the gateway answers over HTTP, in one table: the status, the JSON-RPC code, the
 // message and the reason it is counted under (`tidemark.gateway.refusals`). It mirrors the table
@@ -126,25 +126,18 @@ export const HttpRefusals = {
   /** A `Last-Event-ID` that does not verify or name a position of this session: the reason only. */
   invalidResume: (reason: string): HttpRefusal => ({
     ...refusal(
-      WireAnswers.invalid.httpStatus,
-      WireAnswers.invalid.jsonRpcCode,
-      `${WireAnswers.invalid.message}: ${reason}`,
+      400,
+      JsonRpcErrorCodes.invalidRequest,
+      `Invalid Last-Event-ID: ${reason}`,
       'invalid-resume',
     ),
     data: { reason },
   }),
   missingSession: () =>
-    refusal(
-      WireAnswers.missingSession.httpStatus,
-      WireAnswers.missingSession.jsonRpcCode,
-      WireAnswers.missingSession.message,
-    ),
+    refusal(400, JsonRpcErrorCodes.badRequest, 'Bad Request: Mcp-Session-Id header is required'),
   unknownSession: () =>
-    refusal(
-      WireAnswers.unknownSession.httpStatus,
-      WireAnswers.unknownSession.jsonRpcCode,
-      WireAnswers.unknownSession.message,
-    ),
+    // 404 is what the spec tells a client to answer by starting a new session.
+    refusal(404, JsonRpcErrorCodes.sessionNotFound, 'Session not found'),
   unsupportedVersion: (version: string, supported: readonly string[]) =>
     refusal(
       400,

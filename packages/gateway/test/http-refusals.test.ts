@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SESSION_PROTOCOL_VERSIONS, WireAnswers } from '@tidemark/protocol';
+import { SESSION_PROTOCOL_VERSIONS } from '@tidemark/protocol';
 import { HttpRefusals } from '../src/http.js';
 
 describe('HTTP refusals', () => {
@@ -56,8 +56,8 @@ describe('HTTP refusals', () => {
 
   it('answer sessions as the wire table says', () => {
     expect(HttpRefusals.unknownSession()).toMatchObject({
-      status: WireAnswers.unknownSession.httpStatus,
-      code: WireAnswers.unknownSession.jsonRpcCode,
+      status: 404,
+      code: -32001,
     });
     expect(HttpRefusals.missingSession().status).toBe(400);
     expect(HttpRefusals.invalidMessage(5, -32600, 'm')).toMatchObject({ status: 400, id: 5 });

@@ -86,7 +86,6 @@ export {
   progressOf,
   JsonRpcErrorCodes,
   RESET_NOTIFICATION_METHOD,
-  WireAnswers,
   resetNotification,
 } from './wire/wire.js';
 export type { ResetNotification } from './wire/wire.js';

@@ -16,30 +16,6 @@ export const JsonRpcErrorCodes = {
   missingRequiredClientCapability: -32021,
 } as const;
 
-/**
- * How each situation is answered on the wire: the one table the gateway uses, so the HTTP status
- * and the JSON-RPC code of an outcome are decided in one place.
- */
-export const WireAnswers = {
-  resume: { httpStatus: 200 },
-  reset: { httpStatus: 200, notification: RESET_NOTIFICATION_METHOD },
-  invalid: {
-    httpStatus: 400,
-    jsonRpcCode: JsonRpcErrorCodes.invalidRequest,
-    message: 'Invalid Last-Event-ID',
-  },
-  unknownSession: {
-    httpStatus: 404,
-    jsonRpcCode: JsonRpcErrorCodes.sessionNotFound,
-    message: 'Session not found',
-  },
-  missingSession: {
-    httpStatus: 400,
-    jsonRpcCode: JsonRpcErrorCodes.badRequest,
-    message: 'Bad Request: Mcp-Session-Id header is required',
-  },
-} as const;
-
 export interface ResetNotification {
   readonly jsonrpc: '2.0';
   readonly method: typeof RESET_NOTIFICATION_METHOD;
