@@ -10,7 +10,10 @@ export interface TaskClientOptions {
   readonly clientInfo?: { readonly name: string; readonly version: string };
   /** Headers for every request (e.g. `Authorization`); a function is called each time. */
   readonly headers?: Record<string, string> | (() => Record<string, string>);
-  /** Where unfinished task ids are kept. Default: in memory. */
+  /**
+   * Where unfinished task ids are kept.
+   * @default in memory
+   */
   readonly store?: TaskStore;
   /**
    * Answers a task's `inputRequests` (elicitations, sampling…): resolves with a response per key
@@ -30,9 +33,15 @@ export interface TaskClientOptions {
    * with `tasks/get` and listened to again; a server without listen is polled).
    */
   readonly follow?: FollowMode;
-  /** Floor of the polling interval, whatever the server suggests. Default 100 ms. */
+  /**
+   * Floor of the polling interval, whatever the server suggests.
+   * @default 100 ms
+   */
   readonly minPollIntervalMs?: number;
-  /** How long a gateway may be unreachable (restart, failover) before waiting fails. Default 60 s. */
+  /**
+   * How long a gateway may be unreachable (restart, failover) before waiting fails.
+   * @default 60 s
+   */
   readonly unavailableForMs?: number;
   readonly fetch?: typeof fetch;
 }

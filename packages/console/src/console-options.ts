@@ -6,7 +6,10 @@ import type { ResumeJournal } from './resume-journal.js';
 export interface ConsoleOptions {
   readonly log: LogPort;
   readonly topics: TopicNames;
-  /** Where the router is mounted. Default `/console`. */
+  /**
+   * Where the router is mounted.
+   * @default `/console`
+   */
   readonly basePath?: string;
   /**
    * The MCP endpoint's authentication, when it has one: the console asks for the same bearer
@@ -18,20 +21,35 @@ export interface ConsoleOptions {
   readonly journal?: ResumeJournal;
   /** A trace viewer's URL with `{traceId}` in it, e.g. `http://localhost:16686/trace/{traceId}`. */
   readonly traceUrl?: string;
-  /** What the header says the console reads. Default `the log`. */
+  /**
+   * What the header says the console reads.
+   * @default `the log`
+   */
   readonly source?: string;
-  /** Shown as each session's expiry. Default 1 h (the gateway's default). */
+  /**
+   * Shown as each session's expiry.
+   * @default 1 h (the gateway's default)
+   */
   readonly sessionTtlMs?: number;
-  /** How many of a partition's latest records a call's timeline reads at most. Default 100,000. */
+  /**
+   * How many of a partition's latest records a call's timeline reads at most.
+   * @default 100,000
+   */
   readonly scanRecords?: number;
-  /** Sessions listed at most. Default 200. */
+  /**
+   * Sessions listed at most.
+   * @default 200
+   */
   readonly maxSessions?: number;
   /**
    * The MCP endpoint this console sits beside (a gateway's own console): its path on the same
    * origin and the tools served, named on the empty overview so a newcomer knows where to connect.
    */
   readonly mcp?: { readonly path: string; readonly tools: () => readonly string[] };
-  /** Unexpected failures (answered 500). Default stderr. */
+  /**
+   * Unexpected failures (answered 500).
+   * @default stderr
+   */
   readonly onError?: (error: unknown) => void;
 }
 

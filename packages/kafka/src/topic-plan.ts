@@ -9,32 +9,58 @@ import {
 } from '@tidemark/protocol';
 
 export interface TopicLayoutOptions {
-  /** Prefix of the four topic names. Default `tidemark.`. */
+  /**
+   * Prefix of the four topic names.
+   * @default `tidemark.`
+   */
   prefix?: string;
-  /** Partitions of every topic (the same index serves a session in all four). Default 12. */
+  /**
+   * Partitions of every topic (the same index serves a session in all four).
+   * @default 12
+   */
   partitions?: number;
-  /** Default 3; 1 for a single-broker development cluster. */
+  /**
+   * Copies of each partition: 1 for a single-broker development cluster.
+   * @default 3
+   */
   replicationFactor?: number;
-  /** How long a dropped client can come back and resume: the retention of `events`. Default 1 h. */
+  /**
+   * How long a dropped client can come back and resume: the retention of `events`.
+   * @default 1 h
+   */
   resumeWindowMs?: number;
-  /** Retention of `requests`. Default 1 h. */
+  /**
+   * Retention of `requests`.
+   * @default 1 h
+   */
   requestsRetentionMs?: number;
-  /** Segment roll of the delete topics, so retention acts at this granularity. Default 10 min. */
+  /**
+   * Segment roll of the delete topics, so retention acts at this granularity.
+   * @default 10 min
+   */
   segmentMs?: number;
-  /** How long a compacted record is kept before the cleaner may replace it. Default 1 min. */
+  /**
+   * How long a compacted record is kept before the cleaner may replace it.
+   * @default 1 min
+   */
   minCompactionLagMs?: number;
   /**
    * Longest a replaced or tombstoned record of `streams` and `sessions` stays on disk: the workers
    * tombstone expired sessions and results (their TTLs), and this makes the cleaner remove them
-   * within hours even when little else is written. Default 6 h.
+   * within hours even when little else is written.
+   * @default 6 h
    */
   maxCompactionLagMs?: number;
-  /** How long a tombstone stays readable (`delete.retention.ms`). Default 1 h. */
+  /**
+   * How long a tombstone stays readable (`delete.retention.ms`).
+   * @default 1 h
+   */
   tombstoneRetentionMs?: number;
   /**
    * Largest record every topic takes (`max.message.bytes`), set explicitly: the broker's default
    * (1 MiB) is below the gateway's default body limit (4 MiB), and a request, its initialize in
-   * `sessions` and a final result in `streams` can each be that large. Default 4 MiB + 64 KiB.
+   * `sessions` and a final result in `streams` can each be that large.
+   * @default 4 MiB + 64 KiB
    */
   maxMessageBytes?: number;
   /** Extra or overriding configs per topic. */

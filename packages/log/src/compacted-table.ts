@@ -23,9 +23,15 @@ export interface CompactedTableOptions<V> {
   flags?(record: LogRecord): number;
   /** What of a value this process keeps in memory (its cache), when it needs less than all of it. */
   keep?(value: V): V;
-  /** Decoded values kept in memory at most. Default 4,096. */
+  /**
+   * Decoded values kept in memory at most.
+   * @default 4,096
+   */
   cacheEntries?: number;
-  /** Bytes of stored values (as written) kept decoded in memory at most. Default 16 MiB. */
+  /**
+   * Bytes of stored values (as written) kept decoded in memory at most.
+   * @default 16 MiB
+   */
   cacheBytes?: number;
 }
 

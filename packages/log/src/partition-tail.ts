@@ -30,9 +30,15 @@ export interface PartitionTailOptions {
   port: LogPort;
   topic: string;
   partition: number;
-  /** Long-poll wait of one fetch at the tail. Default 500 ms. */
+  /**
+   * Long-poll wait of one fetch at the tail.
+   * @default 500 ms
+   */
   maxWaitMs?: number;
-  /** Wait before retrying a retryable failure (broker down, leader moving). Default 200 ms, doubling to 5 s. */
+  /**
+   * Wait before retrying a retryable failure (broker down, leader moving).
+   * @default 200 ms, doubling to 5 s
+   */
   retryBackoffMs?: number;
 }
 
