@@ -189,3 +189,29 @@ export {
   readIdempotencyKey,
 } from './records/idempotency.js';
 export type { IdempotencyKeyReading } from './records/idempotency.js';
+export {
+  EVENT_DELIVERIES,
+  EVENTS_EXTENSION,
+  EventMethods,
+  MAX_WEBHOOK_BODY_BYTES,
+  SUBSCRIPTION_ID_HEADER,
+} from './events/events.js';
+export type {
+  EventDelivery,
+  EventOccurrence,
+  EventTypeDescriptor,
+  WebhookControl,
+} from './events/events.js';
+export { canonicalJson, eventStreamKey, subscriptionIdOf } from './events/event-streams.js';
+export type { SubscriptionIdentity } from './events/event-streams.js';
+export {
+  EVENT_CURSOR_VERSION,
+  encodeEventCursor,
+  verifyEventCursor,
+} from './events/event-cursor.js';
+export type {
+  EventCursorClaim,
+  EventCursorPosition,
+  EventCursorProblem,
+  EventCursorVerification,
+} from './events/event-cursor.js';

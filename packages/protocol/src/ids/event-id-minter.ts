@@ -4,12 +4,12 @@ import {
   EPOCH_BYTES,
   EVENT_ID_VERSION,
   logIdOf,
-  MAC_BYTES,
   sessionTag,
   type SigningKey,
   type StreamIdentity,
 } from './event-id.js';
 import type { Generation } from './generation.js';
+import { MAC_BYTES } from './keyed-token.js';
 
 /** SHA-256's block size: HMAC's key pads are one block. */
 const BLOCK = 64;

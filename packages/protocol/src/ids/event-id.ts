@@ -1,8 +1,9 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { ByteReader, ByteWriter } from '../bytes.js';
 import { invalidOption } from '../errors.js';
 import { isValidAttempt, type Generation } from './generation.js';
 import { parseStreamId, parseWorkerEpoch, type SessionId, type StreamId } from './ids.js';
+import { contextTag, MAC_BYTES, openToken, tokenMac } from './keyed-token.js';
 
 /**
  * The opaque `id:` of every SSE event and the client's `Last-Event-ID`.
@@ -17,7 +18,6 @@ import { parseStreamId, parseWorkerEpoch, type SessionId, type StreamId } from '
  */
 export const EVENT_ID_VERSION = 1;
 
-export const MAC_BYTES = 16;
 const LOG_ID_BYTES = 8;
 const SESSION_TAG_BYTES = 4;
 export const EPOCH_BYTES = 10;
@@ -159,7 +159,13 @@ export interface VerifyOptions {
  * is not an id this deployment minted for this session comes back as a problem with a reason.
  */
 export function verifyEventId(raw: unknown, options: VerifyOptions): EventIdVerification {
-  const envelope = openEnvelope(raw, options);
+  const envelope = openToken(raw, {
+    version: EVENT_ID_VERSION,
+    minBytes: 2 + LOG_ID_BYTES + SESSION_TAG_BYTES + MAC_BYTES,
+    maxLength: MAX_EVENT_ID_LENGTH,
+    keyring: options.keyring,
+    nowMs: options.nowMs,
+  });
   if (!envelope.ok) return envelope;
   const { bytes, key } = envelope;
   const body = bytes.subarray(0, bytes.length - MAC_BYTES);
@@ -178,33 +184,6 @@ export function verifyEventId(raw: unknown, options: VerifyOptions): EventIdVeri
 type Step<T> =
   | ({ readonly ok: true } & T)
   | { readonly ok: false; readonly problem: EventIdProblem; readonly detail: string };
-
-/** The id's bytes, its version and the key it names, before anything else is read. */
-function openEnvelope(
-  raw: unknown,
-  options: VerifyOptions,
-): Step<{ bytes: Buffer; key: SigningKey }> {
-  if (
-    typeof raw !== 'string' ||
-    raw.length === 0 ||
-    raw.length > MAX_EVENT_ID_LENGTH ||
-    !/^[A-Za-z0-9_-]+$/.test(raw)
-  ) {
-    return refuse('malformed', 'not a base64url string of 1..256 characters');
-  }
-  const bytes = Buffer.from(raw, 'base64url');
-  if (bytes.toString('base64url') !== raw) return refuse('malformed', 'not canonical base64url');
-  if (bytes.length < 2 + LOG_ID_BYTES + SESSION_TAG_BYTES + MAC_BYTES)
-    return refuse('malformed', 'too short');
-  if (bytes[0] !== EVENT_ID_VERSION) return refuse('unsupported-version', `version ${bytes[0]}`);
-  const keyId = bytes[1] as number;
-  const key = options.keyring.byId.get(keyId);
-  if (key === undefined) return refuse('unknown-key', `key ${keyId} is not in the keyring`);
-  if (key.verifyUntilMs !== undefined && options.nowMs > key.verifyUntilMs) {
-    return refuse('unknown-key', `key ${keyId} was retired and its grace period is over`);
-  }
-  return { ok: true, bytes, key };
-}
 
 /** The position an id's body names (its MAC not yet checked). */
 function readPosition(body: Buffer): Step<{ claim: EventClaim; tag: Buffer }> {
@@ -258,18 +237,9 @@ function refuse(
 }
 
 function mac(key: SigningKey, body: Buffer, session: SessionId): Buffer {
-  return createHmac('sha256', key.secret)
-    .update(body)
-    .update('\u0000')
-    .update(session)
-    .digest()
-    .subarray(0, MAC_BYTES);
+  return tokenMac(key, body, session);
 }
 
 export function sessionTag(key: SigningKey, session: SessionId): Buffer {
-  return createHmac('sha256', key.secret)
-    .update('session-tag\u0000')
-    .update(session)
-    .digest()
-    .subarray(0, SESSION_TAG_BYTES);
+  return contextTag(key, 'session-tag', session, SESSION_TAG_BYTES);
 }
