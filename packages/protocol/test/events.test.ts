@@ -75,7 +75,8 @@ describe('event cursors', () => {
       problem: 'other-stream',
     });
     const bytes = Buffer.from(cursor, 'base64url');
-    bytes[bytes.length - 17] ^= 1; // the offset, moved by one
+    const at = bytes.length - 17; // the offset, moved by one
+    bytes.writeUInt8(bytes.readUInt8(at) ^ 1, at);
     expect(
       verifyEventCursor(bytes.toString('base64url'), { stream: ticks, keyring, nowMs }),
     ).toMatchObject({ ok: false, problem: 'mac-mismatch' });
