@@ -77,6 +77,7 @@ describe('the published packages, outside this repository', () => {
       'otel',
       'protocol',
       'tools',
+      'webhooks',
       'worker',
     ]);
     expect(JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'))).toMatchObject({

@@ -260,6 +260,13 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'sseComment',
     'sseFrame',
   ],
+  '@tidemark/webhooks': [
+    'addressClass',
+    'mayDeliverTo',
+    'parseCallbackUrl',
+    'postWebhook',
+    'resolveCallback',
+  ],
   '@tidemark/kafka-fixtures': [
     'DEFAULT_KAFKA_IMAGE',
     'KafkaUnavailableError',

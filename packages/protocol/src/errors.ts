@@ -23,6 +23,8 @@ export const ErrorCodes = {
   toolModule: 'TIDEMARK_TOOL_MODULE',
   /** A durable step's outcome cannot be journaled: larger than `maxStepBytes`, or not JSON. */
   stepNotJournaled: 'TIDEMARK_STEP_NOT_JOURNALED',
+  /** A webhook callback the policy refuses: not https, credentials in it, a non-public address. */
+  webhookRefused: 'TIDEMARK_WEBHOOK_REFUSED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
