@@ -21,5 +21,13 @@ export { currentExecution } from './execution.js';
 export type { Execution } from './execution.js';
 export { StepFailedError } from './steps.js';
 export type { StepContext, StepError, StepEvent, StepFunction } from './steps.js';
+export { checkAgainst, defineEventType } from './event-types.js';
+export type {
+  EventSource,
+  EventSourceContext,
+  EventType,
+  EventTypeDefinition,
+  SourcedOccurrence,
+} from './event-types.js';
 export type { ToolLogger } from './tool-logger.js';
 export type { V1McpServer } from './v1-server.js';

@@ -1,6 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import type { V1McpServer } from './v1-server.js';
 import { positiveInteger, TASK_SUPPORTS, type TaskSupport } from '@tidemark/protocol';
+import type { EventType } from './event-types.js';
 
 /** How a tool call is retried when it fails with a retryable error. Each retry is a new generation. */
 export interface RetryPolicy {
@@ -41,6 +42,8 @@ interface ToolModuleOptions {
    * `forbidden` (a plain call), unless the gateway runs `--tasks always`.
    */
   readonly taskSupport?: Readonly<Record<string, TaskSupport>>;
+  /** The event types this module offers (the MCP Events extension), from `defineEventType`. */
+  readonly events?: readonly EventType[];
 }
 
 /** A tool's declared task support, from the first module that declares it. */
@@ -90,6 +93,7 @@ export function defineToolModule(module: ToolModule): ToolModule {
       throw new TypeError(
         `defineToolModule(${module.name}): taskSupport of ${tool} must be one of ${TASK_SUPPORTS.join(', ')}, got ${JSON.stringify(support)}`,
       );
+  checkEventTypes(module);
   for (const policy of [module.retry, ...Object.values(module.toolRetry ?? {})])
     if (policy !== undefined) compileRetryPolicy(policy);
   for (const timeout of [module.timeoutMs, ...Object.values(module.toolTimeoutMs ?? {})])
@@ -123,4 +127,20 @@ export function compileRetryPolicy(policy: RetryPolicy = {}): CompiledRetryPolic
       throw new TypeError(`retry.${key}: expected an integer >= 0, got ${compiled[key]}`);
   }
   return compiled;
+}
+
+/** Each event type of a module came from `defineEventType`, under a name of its own. */
+function checkEventTypes(module: ToolModule): void {
+  const names = new Set<string>();
+  for (const event of module.events ?? []) {
+    if (typeof event?.descriptor !== 'object')
+      throw new TypeError(
+        `defineToolModule(${module.name}): each of events must come from defineEventType`,
+      );
+    if (names.has(event.name))
+      throw new TypeError(
+        `defineToolModule(${module.name}): two event types are named ${event.name}`,
+      );
+    names.add(event.name);
+  }
 }

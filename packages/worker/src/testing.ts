@@ -17,6 +17,9 @@ import { registerModule, type ExecutionEnd } from './retries.js';
 import { levelName, lineLogger, type ToolLogLine } from './tool-logger.js';
 
 export type { ToolLogLine } from './tool-logger.js';
+export { runEventSource } from './event-source-testing.js';
+export type { EventSourceRun, EventSourceRunOptions } from './event-source-testing.js';
+export type { RecordedOccurrence } from './event-source-run.js';
 import { createToolServer, SESSION_SERVER_VERSIONS } from './tool-server.js';
 import { WORKER_DEFAULTS } from './worker-options.js';
 
