@@ -203,6 +203,7 @@ export type {
   WebhookControl,
 } from './events/events.js';
 export { canonicalJson, eventStreamKey, subscriptionIdOf } from './events/event-streams.js';
+export { openSecret, sealSecret } from './events/sealed-secret.js';
 export type { SubscriptionIdentity } from './events/event-streams.js';
 export {
   EVENT_CURSOR_VERSION,

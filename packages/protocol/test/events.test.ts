@@ -5,6 +5,8 @@ import {
   encodeEventCursor,
   eventStreamKey,
   logIdOf,
+  openSecret,
+  sealSecret,
   subscriptionIdOf,
   verifyEventCursor,
 } from '../src/index.js';
@@ -97,5 +99,28 @@ describe('event cursors', () => {
     });
     for (const junk of [undefined, 7, '', 'not base64!', 'A'.repeat(200), 'AAAA'])
       expect(verifyEventCursor(junk, { stream: ticks, keyring, nowMs }).ok).toBe(false);
+  });
+});
+
+describe('webhook signing secrets at rest', () => {
+  const secret = `whsec_${Buffer.alloc(32, 3).toString('base64')}`;
+
+  it('are sealed, never in the clear, and open for their own subscription only', () => {
+    const sealed = sealSecret(keyring, secret, 'sub_a');
+    expect(sealed).toMatch(/^s1\.1\.[A-Za-z0-9_-]+$/);
+    expect(sealed).not.toContain(secret.slice(6, 20));
+    expect(sealSecret(keyring, secret, 'sub_a')).not.toBe(sealed); // a fresh IV every time
+    expect(openSecret(keyring, sealed, 'sub_a')).toEqual({ ok: true, secret });
+    expect(openSecret(keyring, sealed, 'sub_b')).toEqual({ ok: false, problem: 'mismatch' });
+  });
+
+  it('refuse a changed value, junk, and a key the keyring no longer holds', () => {
+    const sealed = sealSecret(keyring, secret, 'sub_a');
+    const flipped = `${sealed.slice(0, -2)}${sealed.endsWith('AA') ? 'AB' : 'AA'}`;
+    expect(openSecret(keyring, flipped, 'sub_a')).toEqual({ ok: false, problem: 'mismatch' });
+    for (const junk of ['', 's1', 's2.1.AAAA', 's1.x.AAAA', 's1.1.AA'])
+      expect(openSecret(keyring, junk, 'sub_a')).toEqual({ ok: false, problem: 'malformed' });
+    const rotated = createKeyring({ current: { id: 2, secret: new Uint8Array(32).fill(8) } });
+    expect(openSecret(rotated, sealed, 'sub_a')).toEqual({ ok: false, problem: 'unknown-key' });
   });
 });
