@@ -270,6 +270,7 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'parseCallbackUrl',
     'postWebhook',
     'resolveCallback',
+    'verifyCallback',
   ],
   '@tidemark/kafka-fixtures': [
     'DEFAULT_KAFKA_IMAGE',

@@ -4,3 +4,5 @@ export { parseCallbackUrl, resolveCallback } from './callback-url.js';
 export type { CallbackPolicy, CallbackTarget, Lookup } from './callback-url.js';
 export { postWebhook } from './delivery.js';
 export type { DeliveryOutcome, WebhookPost } from './delivery.js';
+export { verifyCallback } from './verification.js';
+export type { CallbackVerification, VerificationOutcome } from './verification.js';
