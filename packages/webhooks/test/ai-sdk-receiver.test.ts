@@ -1,9 +1,7 @@
-import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { experimental_createMCPEventWebhook as createMCPEventWebhook } from '@ai-sdk/mcp';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { postWebhook, resolveCallback, verifyCallback } from '../src/index.js';
+import { loopbackReceiver } from './loopback-receiver.js';
 
 // A receiver nobody here wrote: the Vercel AI SDK's MCP Events webhook handler (@ai-sdk/mcp
 // 2.0.99, `experimental_createMCPEventWebhook`), the executable form of the webhook profile ChatGPT publishes.
@@ -34,31 +32,20 @@ async function aiSdkReceiver() {
     onGap: ({ gap }) => Promise.resolve(void gaps.push(gap)),
   });
   // Node's http to the handler's Web Request and back.
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const headers = new Headers();
-      for (const [name, value] of Object.entries(req.headers))
-        if (typeof value === 'string') headers.set(name, value);
-      const request = new Request(`http://${req.headers.host}${req.url}`, {
-        method: req.method ?? 'POST',
-        headers,
-        body: Buffer.concat(chunks),
-      });
-      void handle(request).then(async (response) => {
-        res.writeHead(response.status, Object.fromEntries(response.headers));
-        res.end(Buffer.from(await response.arrayBuffer()));
-      });
+  const { port } = await loopbackReceiver((got, res) => {
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(got.headers))
+      if (typeof value === 'string') headers.set(name, value);
+    const request = new Request(`http://${got.headers.host}${got.url}`, {
+      method: got.method,
+      headers,
+      body: got.body,
+    });
+    void handle(request).then(async (response) => {
+      res.writeHead(response.status, Object.fromEntries(response.headers));
+      res.end(Buffer.from(await response.arrayBuffer()));
     });
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  onTestFinished(() => {
-    server.closeAllConnections();
-    server.close();
-  });
-  const port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}/mcp/events?mcp_event_subscription=${KEY}`;
   stored.set(KEY, {
     key: KEY,

@@ -1,40 +1,12 @@
-import { once } from 'node:events';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { postWebhook, resolveCallback } from '../src/index.js';
+import { loopbackReceiver } from './loopback-receiver.js';
 
 // One signed POST to a real receiver on loopback (development's policy), verified by the
 // Standard Webhooks library itself rather than by this package's own code.
 
 const SECRET = `whsec_${Buffer.alloc(32, 5).toString('base64')}`;
-
-interface Received {
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-
-async function receiver(answer: (received: Received, res: ServerResponse) => void) {
-  const received: Received[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const got = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
-      received.push(got);
-      answer(got, res);
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  onTestFinished(() => {
-    server.closeAllConnections();
-    server.close();
-  });
-  const port = (server.address() as AddressInfo).port;
-  return { received, port };
-}
 
 async function target(href: string) {
   // A name no resolver knows: the request reaches the receiver only through the pinned address.
@@ -53,7 +25,7 @@ const event = {
 
 describe('postWebhook', () => {
   it('delivers one signed event the Standard Webhooks library verifies, with the subscription id', async () => {
-    const { received, port } = await receiver((_got, res) => res.writeHead(204).end());
+    const { received, port } = await loopbackReceiver((_got, res) => res.writeHead(204).end());
     const outcome = await postWebhook({
       target: await target(`http://hooks.test:${port}/mcp?mcp_event_subscription=k1`),
       secret: SECRET,
@@ -66,7 +38,10 @@ describe('postWebhook', () => {
     expect(got!.headers['webhook-id']).toBe('ev-1');
     expect(got!.headers['x-mcp-subscription-id']).toBe('sub_abc');
     expect(got!.headers.host).toBe(`hooks.test:${port}`);
-    const verified = new Webhook(SECRET).verify(got!.body, got!.headers as Record<string, string>);
+    const verified = new Webhook(SECRET).verify(
+      got!.body.toString('utf8'),
+      got!.headers as Record<string, string>,
+    );
     expect(verified).toEqual(event);
     expect(() =>
       new Webhook(`whsec_${Buffer.alloc(32, 6).toString('base64')}`).verify(
@@ -77,8 +52,8 @@ describe('postWebhook', () => {
   });
 
   it('reads a verification answer, and only so much of any answer', async () => {
-    const { port } = await receiver((got, res) => {
-      const { challenge } = JSON.parse(got.body) as { challenge: string };
+    const { port } = await loopbackReceiver((got, res) => {
+      const { challenge } = JSON.parse(got.body.toString('utf8')) as { challenge: string };
       res
         .writeHead(200, { 'content-type': 'application/json' })
         .end(JSON.stringify({ challenge, padding: 'x'.repeat(10_000) }));
@@ -97,7 +72,7 @@ describe('postWebhook', () => {
 
   it('says which failures are worth another try, and that 410 ends the subscription', async () => {
     const statuses = [503, 429, 400, 410, 302];
-    const { port } = await receiver((_got, res) =>
+    const { port } = await loopbackReceiver((_got, res) =>
       res.writeHead(statuses.shift()!, { location: 'http://127.0.0.1:9/elsewhere' }).end(),
     );
     const post = {
@@ -119,7 +94,7 @@ describe('postWebhook', () => {
   });
 
   it('gives up on a receiver that does not answer in time, and on a body over 256 KiB unsent', async () => {
-    const { port, received } = await receiver(() => undefined);
+    const { port, received } = await loopbackReceiver(() => undefined);
     const outcome = await postWebhook({
       target: await target(`http://hooks.test:${port}/`),
       secret: SECRET,

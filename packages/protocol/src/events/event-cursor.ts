@@ -1,7 +1,14 @@
 import { timingSafeEqual } from 'node:crypto';
 import { ByteReader, ByteWriter } from '../bytes.js';
 import { logIdOf, type Keyring, type LogIdentity } from '../ids/event-id.js';
-import { contextTag, MAC_BYTES, openToken, tokenMac } from '../ids/keyed-token.js';
+import {
+  contextTag,
+  MAC_BYTES,
+  openToken,
+  tokenMac,
+  type TokenProblem,
+  type TokenVerification,
+} from '../ids/keyed-token.js';
 
 /**
  * The cursor of an event stream: a position in the log, authenticated like an SSE event id, and
@@ -34,12 +41,9 @@ export interface EventCursorClaim {
 }
 
 /** Why a cursor was refused. */
-export type EventCursorProblem =
-  'malformed' | 'unsupported-version' | 'unknown-key' | 'other-stream' | 'mac-mismatch';
+export type EventCursorProblem = TokenProblem | 'other-stream' | 'mac-mismatch';
 
-export type EventCursorVerification =
-  | { readonly ok: true; readonly claim: EventCursorClaim }
-  | { readonly ok: false; readonly problem: EventCursorProblem; readonly detail: string };
+export type EventCursorVerification = TokenVerification<EventCursorClaim, EventCursorProblem>;
 
 /** Mints the cursor of a position in an event stream (`eventStreamKey`), with the current key. */
 export function encodeEventCursor(

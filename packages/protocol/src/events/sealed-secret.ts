@@ -1,5 +1,6 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { Keyring, SigningKey } from '../ids/event-id.js';
+import { derivedKey } from '../ids/keyed-token.js';
 
 // A webhook subscription's signing secret is the client's, and the workers need it to sign every
 // delivery, so it is kept in the log — encrypted, never in the clear: AES-256-GCM under a key
@@ -54,14 +55,6 @@ export function openSecret(
   }
 }
 
-// Derived once per key: the event-id secret is not used directly for a second purpose.
-const derived = new WeakMap<SigningKey, Buffer>();
-
 function secretKey(key: SigningKey): Buffer {
-  let encryption = derived.get(key);
-  if (encryption === undefined) {
-    encryption = Buffer.from(hkdfSync('sha256', key.secret, '', 'tidemark/webhook-secret/v1', 32));
-    derived.set(key, encryption);
-  }
-  return encryption;
+  return derivedKey(key, 'tidemark/webhook-secret/v1');
 }

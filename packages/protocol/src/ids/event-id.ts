@@ -3,7 +3,14 @@ import { ByteReader, ByteWriter } from '../bytes.js';
 import { invalidOption } from '../errors.js';
 import { isValidAttempt, type Generation } from './generation.js';
 import { parseStreamId, parseWorkerEpoch, type SessionId, type StreamId } from './ids.js';
-import { contextTag, MAC_BYTES, openToken, tokenMac } from './keyed-token.js';
+import {
+  contextTag,
+  MAC_BYTES,
+  openToken,
+  tokenMac,
+  type TokenProblem,
+  type TokenVerification,
+} from './keyed-token.js';
 
 /**
  * The opaque `id:` of every SSE event and the client's `Last-Event-ID`.
@@ -140,12 +147,9 @@ export interface StreamIdentity {
 }
 
 /** Why an event id was refused. */
-export type EventIdProblem =
-  'malformed' | 'unsupported-version' | 'unknown-key' | 'other-session' | 'mac-mismatch';
+export type EventIdProblem = TokenProblem | 'other-session' | 'mac-mismatch';
 
-export type EventIdVerification =
-  | { readonly ok: true; readonly claim: EventClaim }
-  | { readonly ok: false; readonly problem: EventIdProblem; readonly detail: string };
+export type EventIdVerification = TokenVerification<EventClaim, EventIdProblem>;
 
 export interface VerifyOptions {
   session: SessionId;

@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, hkdfSync } from 'node:crypto';
 import type { Keyring, SigningKey } from './event-id.js';
 
 // What every opaque token this deployment mints shares (SSE event ids, event cursors): base64url
@@ -8,7 +8,7 @@ import type { Keyring, SigningKey } from './event-id.js';
 export const MAC_BYTES = 16;
 
 /** Why a token was refused before its body was read. */
-type TokenProblem = 'malformed' | 'unsupported-version' | 'unknown-key';
+export type TokenProblem = 'malformed' | 'unsupported-version' | 'unknown-key';
 
 export type OpenedToken =
   | { readonly ok: true; readonly bytes: Buffer; readonly key: SigningKey }
@@ -66,6 +66,28 @@ export function contextTag(key: SigningKey, label: string, context: string, byte
     .update(context)
     .digest()
     .subarray(0, bytes);
+}
+
+/** A token checked against what it is bound to: the claim it makes, or why it was refused. */
+export type TokenVerification<Claim, Problem extends string> =
+  | { readonly ok: true; readonly claim: Claim }
+  | { readonly ok: false; readonly problem: TokenProblem | Problem; readonly detail: string };
+
+const derived = new Map<string, WeakMap<SigningKey, Buffer>>();
+
+/**
+ * A key for a second purpose (`info` names it), derived once from a signing key with HKDF: the
+ * event-id secret is never used directly for anything but event ids.
+ */
+export function derivedKey(key: SigningKey, info: string): Buffer {
+  let keys = derived.get(info);
+  if (keys === undefined) derived.set(info, (keys = new WeakMap()));
+  let bytes = keys.get(key);
+  if (bytes === undefined) {
+    bytes = Buffer.from(hkdfSync('sha256', key.secret, '', info, 32));
+    keys.set(key, bytes);
+  }
+  return bytes;
 }
 
 function refused(problem: TokenProblem, detail: string): OpenedToken {

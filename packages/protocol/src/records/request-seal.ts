@@ -1,5 +1,6 @@
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Keyring, SigningKey } from '../ids/event-id.js';
+import { derivedKey } from '../ids/keyed-token.js';
 
 /**
  * Header of a request record: the seal its gateway put on it — `<key id>.<base64url HMAC-SHA256>`
@@ -43,16 +44,8 @@ export function checkRequestSeal(
     : 'mismatch';
 }
 
-// Derived once per key: the event-id secret is not used directly for a second purpose.
-const derived = new WeakMap<SigningKey, Buffer>();
-
 function sealKey(key: SigningKey): Buffer {
-  let sealing = derived.get(key);
-  if (sealing === undefined) {
-    sealing = Buffer.from(hkdfSync('sha256', key.secret, '', 'tidemark/request-seal/v1', 32));
-    derived.set(key, sealing);
-  }
-  return sealing;
+  return derivedKey(key, 'tidemark/request-seal/v1');
 }
 
 function mac(key: SigningKey, record: SealedParts): Buffer {
