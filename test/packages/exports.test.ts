@@ -188,6 +188,7 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'COMPACTED_TABLE_DEFAULTS',
     'CompactedTable',
     'GenerationWriter',
+    'OccurrenceLog',
     'PARTITION_TAIL_DEFAULTS',
     'PartitionTail',
     'SessionStore',

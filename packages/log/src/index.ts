@@ -14,5 +14,12 @@ export type {
 } from './stores.js';
 export { StepJournal } from './step-journal.js';
 export { isEvicted, readRange } from './range-read.js';
+export { OccurrenceLog } from './occurrence-log.js';
+export type {
+  OccurrenceLogOptions,
+  PollAnswer,
+  PollRequest,
+  StoredOccurrence,
+} from './occurrence-log.js';
 export type { RangeReadOptions } from './range-read.js';
 export type { JournaledStep, StepOutcome } from './step-journal.js';

@@ -1,0 +1,142 @@
+import {
+  encodeEventCursor,
+  logIdOf,
+  partitionForSession,
+  verifyEventCursor,
+  type AppendRecord,
+  type EventCursorProblem,
+  type EventOccurrence,
+  type Keyring,
+  type LogIdentity,
+  type LogPort,
+  type SessionId,
+} from '@tidemark/protocol';
+import { readRange } from './range-read.js';
+
+// Occurrences of the MCP Events extension in the log: one record each, keyed by its event stream
+// (so a stream's occurrences are in one partition, in order), and a poll that reads a stream from
+// a client's cursor — the authenticated position after the last occurrence it has. Retention is
+// the only thing that skips occurrences, and then the answer says so (`truncated`).
+
+/** Header of an occurrence record: its format version. */
+const OCCURRENCE_HEADER = 'tm-occ';
+const OCCURRENCE_VERSION = '1';
+
+/** An occurrence as it is recorded: what clients get, without the cursor (a position of its own). */
+export type StoredOccurrence = Omit<EventOccurrence, 'cursor'>;
+
+export interface OccurrenceLogOptions {
+  readonly log: LogPort;
+  readonly topic: string;
+  readonly partitionCount: number;
+  /** The topic's identity, carried in cursors (a cursor of another log is refused). */
+  readonly logIdentity: LogIdentity;
+  readonly keyring: Keyring;
+}
+
+export interface PollRequest {
+  /** The event stream (`eventStreamKey(name, arguments)`). */
+  readonly stream: string;
+  /** The client's cursor; undefined starts from now (nothing returned, a cursor to poll with). */
+  readonly cursor?: string | undefined;
+  readonly maxEvents: number;
+  readonly nowMs: number;
+}
+
+export type PollAnswer =
+  | {
+      readonly ok: true;
+      readonly events: readonly EventOccurrence[];
+      /** Where the next poll starts. */
+      readonly cursor: string;
+      /** Occurrences between the client's cursor and the first one returned are gone (retention). */
+      readonly truncated: boolean;
+    }
+  | {
+      readonly ok: false;
+      readonly problem: EventCursorProblem | 'other-log' | 'beyond-tail';
+      readonly detail: string;
+    };
+
+/** Appends and polls the occurrences of event streams on one topic. */
+export class OccurrenceLog {
+  constructor(private readonly options: OccurrenceLogOptions) {}
+
+  /** The partition every occurrence of `stream` is in. */
+  partitionOf(stream: string): number {
+    return partitionForSession(stream as SessionId, this.options.partitionCount);
+  }
+
+  /** Writes occurrences of one stream, in order; resolves with their offsets. */
+  append(stream: string, occurrences: readonly StoredOccurrence[]): Promise<bigint[]> {
+    const partition = this.partitionOf(stream);
+    const records: AppendRecord[] = occurrences.map((occurrence) => ({
+      partition,
+      key: stream,
+      value: Buffer.from(JSON.stringify(occurrence)),
+      headers: [[OCCURRENCE_HEADER, OCCURRENCE_VERSION]],
+    }));
+    return this.options.log.append(this.options.topic, records);
+  }
+
+  /**
+   * The occurrences of a stream after the client's cursor, at most `maxEvents`, each with the
+   * cursor after it. A cursor below the log start reads from the log start with `truncated`; a
+   * cursor that was not minted here for this stream, or names a position past the end, is refused.
+   */
+  async poll(request: PollRequest): Promise<PollAnswer> {
+    const { log, topic, logIdentity, keyring } = this.options;
+    const partition = this.partitionOf(request.stream);
+    const { logStartOffset, highWatermark } = await log.offsets(topic, partition);
+    const cursorAt = (offset: bigint) =>
+      encodeEventCursor({ logIdentity, partition, offset }, request.stream, keyring);
+    if (request.cursor === undefined)
+      return { ok: true, events: [], cursor: cursorAt(highWatermark), truncated: false };
+    const verified = verifyEventCursor(request.cursor, {
+      stream: request.stream,
+      keyring,
+      nowMs: request.nowMs,
+    });
+    if (!verified.ok) return verified;
+    const { claim } = verified;
+    if (claim.logId !== logIdOf(logIdentity) || claim.partition !== partition)
+      return { ok: false, problem: 'other-log', detail: 'the cursor is of another log or topic' };
+    if (claim.offset > highWatermark)
+      return { ok: false, problem: 'beyond-tail', detail: 'the cursor is past the end of the log' };
+    const truncated = claim.offset < logStartOffset;
+    const from = truncated ? logStartOffset : claim.offset;
+    const events: EventOccurrence[] = [];
+    let next = from;
+    const range = { from, until: highWatermark, key: request.stream, evicted: 'skip' } as const;
+    for await (const record of readRange(log, topic, partition, range)) {
+      if (events.length >= request.maxEvents) break;
+      next = record.offset + 1n;
+      const occurrence = decodeOccurrence(record.value, record.headers);
+      if (occurrence !== undefined) events.push({ ...occurrence, cursor: cursorAt(next) });
+    }
+    if (events.length < request.maxEvents) next = highWatermark;
+    return { ok: true, events, cursor: cursorAt(next), truncated };
+  }
+}
+
+/** An occurrence record's value; undefined for a record of another format or a torn one. */
+function decodeOccurrence(
+  value: Uint8Array | null,
+  headers: ReadonlyArray<readonly [string, string]>,
+): StoredOccurrence | undefined {
+  if (value === null) return undefined;
+  if (!headers.some(([name, v]) => name === OCCURRENCE_HEADER && v === OCCURRENCE_VERSION))
+    return undefined;
+  try {
+    const parsed = JSON.parse(Buffer.from(value).toString('utf8')) as Partial<StoredOccurrence>;
+    return typeof parsed.eventId === 'string' &&
+      typeof parsed.name === 'string' &&
+      typeof parsed.timestamp === 'string' &&
+      typeof parsed.data === 'object' &&
+      parsed.data !== null
+      ? (parsed as StoredOccurrence)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
