@@ -3,7 +3,7 @@ import { provisionTopics } from '@tidemark/kafka';
 import type { TopicNames } from '@tidemark/protocol';
 import { uniqueTopicName } from '@tidemark/kafka-fixtures';
 
-/** The four Tidemark topics under a unique prefix on the test broker, deleted when the test ends. */
+/** The Tidemark topics under a unique prefix on the test broker, deleted when the test ends. */
 export async function provisionTestTopics(
   ctx: { onTestFinished(fn: () => Promise<void>): void },
   brokers: readonly string[],

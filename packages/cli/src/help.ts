@@ -208,7 +208,7 @@ replica's resume decisions beside what the log holds. --trace-url <url> links tr
   --tls, --tls-*, --sasl-* as for the gateway`,
   topics: `Usage: tidemark topics create|check [--brokers <list>] [--partitions 12] [--replication-factor 3] [--prefix tidemark.]
 
-  create   creates the four topics with explicit configs (idempotent), then checks them
+  create   creates the topics with explicit configs (idempotent), then checks them
   check    verifies them; exits 1 listing every problem
 
   --brokers <list>         Kafka bootstrap host:port[,host:port]; or KAFKA_BROKERS

@@ -3,7 +3,7 @@ import type { Io } from './io.js';
 import { KAFKA_FLAGS, kafkaOptions, prefixOf } from './flags/kafka.js';
 import { parseFlags, positiveInt, str, UsageError } from './options.js';
 
-// `tidemark topics create|check`: the four topics with explicit configs, never broker
+// `tidemark topics create|check`: the topics with explicit configs, never broker
 // auto-creation.
 
 export async function topics(args: readonly string[], io: Io): Promise<void> {

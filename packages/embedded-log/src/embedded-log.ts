@@ -38,11 +38,13 @@ export interface EmbeddedLogOptions {
   now?: () => number;
 }
 
-/** The four topics of a deployment on the embedded log, as `provisionTopics` creates them. */
+/** The topics of a deployment on the embedded log, as `provisionTopics` creates them. */
 export interface EmbeddedTopicLayout {
   partitions: number;
   /** Retention of `requests` and `events` (the resume window); unset: kept until deleted. */
   resumeWindowMs?: number;
+  /** Retention of `occurrences` (how long events replay); unset: the resume window. */
+  replayWindowMs?: number;
 }
 
 const DEFAULT_MAX_BYTES = 1 << 20;
@@ -106,19 +108,21 @@ export class EmbeddedLog implements LogPort, GroupPort {
   }
 
   /**
-   * Creates the four topics of a deployment with their cleanup policies (or checks them): the
+   * Creates the topics of a deployment with their cleanup policies (or checks them): the
    * embedded twin of `@tidemark/kafka`'s `provisionTopics`.
    */
   provisionTopics(names: TopicNames, layout: EmbeddedTopicLayout): void {
     for (const role of TOPIC_ROLES) {
       const cleanup = TOPIC_CLEANUP[role];
+      const retentionMs =
+        role === 'occurrences'
+          ? (layout.replayWindowMs ?? layout.resumeWindowMs)
+          : layout.resumeWindowMs;
       this.createTopic({
         name: names[role],
         partitions: layout.partitions,
         cleanup,
-        ...(cleanup === 'delete' && layout.resumeWindowMs !== undefined
-          ? { retentionMs: layout.resumeWindowMs }
-          : {}),
+        ...(cleanup === 'delete' && retentionMs !== undefined ? { retentionMs } : {}),
       });
     }
   }

@@ -20,8 +20,8 @@ import {
 // check`, startup) or as a cached readiness probe.
 
 /**
- * Verifies that the four topics exist and nothing in them contradicts docs/architecture.md: cleanup policies,
- * equal partition counts (a session maps to the same index in all four). Retention and other
+ * Verifies that the topics exist and nothing in them contradicts docs/architecture.md: cleanup policies,
+ * equal partition counts (a session maps to the same index in all). Retention and other
  * tunables may differ from the defaults. Throws `TIDEMARK_TOPIC_MISMATCH` listing every problem.
  */
 export async function checkTopics(

@@ -10,12 +10,12 @@ import {
 
 export interface TopicLayoutOptions {
   /**
-   * Prefix of the four topic names.
+   * Prefix of the topic names.
    * @default `tidemark.`
    */
   prefix?: string;
   /**
-   * Partitions of every topic (the same index serves a session in all four).
+   * Partitions of every topic (the same index serves a session, or an event stream, in all).
    * @default 12
    */
   partitions?: number;
@@ -29,6 +29,12 @@ export interface TopicLayoutOptions {
    * @default 1 h
    */
   resumeWindowMs?: number;
+  /**
+   * How long an event occurrence can be replayed from a cursor: the retention of `occurrences`. At
+   * least the longest `replayWindowMs` of the event types served.
+   * @default 1 h
+   */
+  replayWindowMs?: number;
   /**
    * Retention of `requests`.
    * @default 1 h
@@ -72,6 +78,7 @@ export const TOPIC_LAYOUT_DEFAULTS = {
   partitions: 12,
   replicationFactor: 3,
   resumeWindowMs: 60 * 60 * 1000,
+  replayWindowMs: 60 * 60 * 1000,
   requestsRetentionMs: 60 * 60 * 1000,
   segmentMs: 10 * 60 * 1000,
   minCompactionLagMs: 60 * 1000,
@@ -88,12 +95,13 @@ export interface TopicPlan {
   readonly configs: Readonly<Record<string, string>>;
 }
 
-/** The four topics with their configs: what `provisionTopics` creates and `checkTopics` expects. */
+/** The topics with their configs: what `provisionTopics` creates and `checkTopics` expects. */
 export function planTopics(options: TopicLayoutOptions = {}): TopicPlan[] {
   const o = { ...TOPIC_LAYOUT_DEFAULTS, ...options };
   positiveIntegers(o, ['partitions', 'replicationFactor', 'maxMessageBytes']);
   for (const key of [
     'resumeWindowMs',
+    'replayWindowMs',
     'requestsRetentionMs',
     'segmentMs',
     'minCompactionLagMs',
@@ -115,6 +123,8 @@ export function planTopics(options: TopicLayoutOptions = {}): TopicPlan[] {
     events: { 'retention.ms': String(o.resumeWindowMs), 'segment.ms': String(o.segmentMs) },
     streams: compacted,
     sessions: compacted,
+    occurrences: { 'retention.ms': String(o.replayWindowMs), 'segment.ms': String(o.segmentMs) },
+    subscriptions: compacted,
   };
   return TOPIC_ROLES.map((role) => ({
     role,

@@ -17,7 +17,7 @@ export interface ProvisionReport {
 }
 
 /**
- * Creates the four topics with explicit configs (never broker auto-creation). Idempotent: topics
+ * Creates the topics with explicit configs (never broker auto-creation). Idempotent: topics
  * that exist are checked instead, and a contradiction fails with `TIDEMARK_TOPIC_MISMATCH`.
  */
 export async function provisionTopics(

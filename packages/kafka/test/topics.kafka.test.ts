@@ -28,7 +28,7 @@ async function withAdmin<T>(fn: (admin: Admin) => Promise<T>): Promise<T> {
 }
 
 describe('topic provisioning', () => {
-  it('creates the four topics with explicit configs, and is idempotent', async (ctx) => {
+  it('creates the topics with explicit configs, and is idempotent', async (ctx) => {
     const prefix = `${uniqueTopicName('prov')}.`;
     cleanupPrefix(ctx, prefix);
     const first = await provisionTopics(

@@ -30,7 +30,7 @@ export interface StreamWriterOptions {
   topics: TopicNames;
   /** This worker process's epoch: every generation it starts carries it. */
   epoch: WorkerEpoch;
-  /** Partitions of the topics (equal for all four). */
+  /** Partitions of the topics (equal for all). */
   partitionCount: number;
 }
 

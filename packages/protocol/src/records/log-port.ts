@@ -78,7 +78,7 @@ export interface FetchResult extends PartitionOffsets {
 }
 
 /**
- * The partition of a session, the same index in `requests`, `events`, `streams` and `sessions`.
+ * The partition of a session (or an event stream), the same index in every topic.
  * Stable across processes and releases: a change here moves every live session.
  */
 export function partitionForSession(session: SessionId, partitionCount: number): number {
@@ -87,17 +87,30 @@ export function partitionForSession(session: SessionId, partitionCount: number):
   return createHash('sha256').update(session).digest().readUInt32BE(0) % partitionCount;
 }
 
-/** The four topics of a deployment (docs/architecture.md, "Topics"). */
-export type TopicRole = 'requests' | 'events' | 'streams' | 'sessions';
+/**
+ * The topics of a deployment (docs/architecture.md, "Topics"): four for calls and sessions, two
+ * for the Events extension (occurrences, and the subscriptions and sources that want them).
+ */
+export type TopicRole =
+  'requests' | 'events' | 'streams' | 'sessions' | 'occurrences' | 'subscriptions';
 
-export const TOPIC_ROLES: readonly TopicRole[] = ['requests', 'events', 'streams', 'sessions'];
+export const TOPIC_ROLES: readonly TopicRole[] = [
+  'requests',
+  'events',
+  'streams',
+  'sessions',
+  'occurrences',
+  'subscriptions',
+];
 
-/** `delete` for the two message topics; `compact` for the two tables. */
+/** `delete` for the three message topics; `compact` for the three tables. */
 export const TOPIC_CLEANUP: Readonly<Record<TopicRole, 'delete' | 'compact'>> = {
   requests: 'delete',
   events: 'delete',
   streams: 'compact',
   sessions: 'compact',
+  occurrences: 'delete',
+  subscriptions: 'compact',
 };
 
 export type TopicNames = Readonly<Record<TopicRole, string>>;
@@ -114,6 +127,8 @@ export function topicNames(prefix = DEFAULT_TOPIC_PREFIX): TopicNames {
     events: `${prefix}events`,
     streams: `${prefix}streams`,
     sessions: `${prefix}sessions`,
+    occurrences: `${prefix}occurrences`,
+    subscriptions: `${prefix}subscriptions`,
   };
 }
 

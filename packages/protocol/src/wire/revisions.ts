@@ -42,5 +42,5 @@ export function isStatelessRevision(value: unknown): value is string {
   return typeof value === 'string' && value >= STATELESS_PROTOCOL_VERSION;
 }
 
-/** Prefix of the four topics' names unless told otherwise: `tidemark.requests`, … */
+/** Prefix of the topics' names unless told otherwise: `tidemark.requests`, … */
 export const DEFAULT_TOPIC_PREFIX = 'tidemark.';
