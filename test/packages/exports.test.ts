@@ -17,6 +17,7 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'EVENT_ID_VERSION',
     'ErrorCodes',
     'EventMethods',
+    'EventNotifications',
     'HEAD_FORMAT_VERSION',
     'HEAD_STATE_HEADER',
     'IDEMPOTENCY_KEY_REUSED',
@@ -187,6 +188,7 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'AppendQueue',
     'COMPACTED_TABLE_DEFAULTS',
     'CompactedTable',
+    'EventRegistry',
     'GenerationWriter',
     'OccurrenceLog',
     'PARTITION_TAIL_DEFAULTS',
@@ -197,6 +199,7 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'StreamWriter',
     'TERMINAL_HEAD',
     'isEvicted',
+    'lastPositionAfter',
     'readRange',
   ],
   '@tidemark/kafka': [

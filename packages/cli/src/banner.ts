@@ -3,15 +3,18 @@ import { fileURLToPath } from 'node:url';
 import type { ModuleListing } from '@tidemark/worker';
 
 /**
- * The tools a process serves, per module — `counting: count, flaky_count` — and a warning for a
+ * The tools a process serves, per module — `counting: count, flaky_count`, and the event types it
+ * offers — and a warning for a
  * module that registers nothing (a `register` that forgot `server.registerTool`, or returned
  * before it): its clients would see no tools and nobody would say why.
  */
 function toolLines(modules: readonly ModuleListing[], cwd: string): string[] {
   return modules.map((module) => {
     const name = readable(module.name, cwd);
-    if (module.tools.length > 0) return `  ${name}: ${module.tools.join(', ')}`;
+    const events = module.events.length > 0 ? ` (events: ${module.events.join(', ')})` : '';
+    if (module.tools.length > 0) return `  ${name}: ${module.tools.join(', ')}${events}`;
     if (module.others > 0) return `  ${name}: no tools (${module.others} resources or prompts)`;
+    if (events !== '') return `  ${name}: no tools${events}`;
     return `  warning: ${name} registers no tools, resources or prompts — does its register call server.registerTool?`;
   });
 }

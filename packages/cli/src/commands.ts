@@ -214,14 +214,16 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     ...WORKER_LIMIT_FLAGS,
   });
   const metrics = applyTelemetryFlags(values);
-  const keyring = workerKeyringOf(
-    str(values['secret-file']),
-    list(values['previous-secret-file']),
-    io,
-  );
   const tools = list(values['tools']);
   if (tools.length === 0)
     throw new UsageError('--tools: required (a tool module path or package, repeatable)');
+  const modules = await loadToolModules(toolSpecifiers(tools, io.cwd, []));
+  const secrets = [str(values['secret-file']), list(values['previous-secret-file'])] as const;
+  const keyring = workerKeyringOf(
+    ...secrets,
+    io,
+    modules.some((m) => m.events !== undefined),
+  );
   const kafka = kafkaOptions(values, io);
   const topics = topicNames(prefixOf(values));
   // How long a killed worker's partitions wait before another worker takes them over.
@@ -229,7 +231,6 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     str(values['group-session-timeout']),
     '--group-session-timeout',
   );
-  const modules = await loadToolModules(toolSpecifiers(tools, io.cwd, []));
   const log = new KafkaLog({
     ...kafka,
     ...(groupSessionTimeoutMs === undefined ? {} : { groupSessionTimeoutMs }),

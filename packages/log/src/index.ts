@@ -14,7 +14,9 @@ export type {
 } from './stores.js';
 export { StepJournal } from './step-journal.js';
 export { isEvicted, readRange } from './range-read.js';
-export { OccurrenceLog } from './occurrence-log.js';
+export { lastPositionAfter, OccurrenceLog } from './occurrence-log.js';
+export { EventRegistry } from './event-registry.js';
+export type { EventRegistryOptions, SourceHead, StreamLease } from './event-registry.js';
 export type {
   OccurrenceLogOptions,
   PollAnswer,

@@ -22,8 +22,11 @@ import { readRange } from './range-read.js';
 const OCCURRENCE_HEADER = 'tm-occ';
 const OCCURRENCE_VERSION = '1';
 
-/** An occurrence as it is recorded: what clients get, without the cursor (a position of its own). */
-export type StoredOccurrence = Omit<EventOccurrence, 'cursor'>;
+/**
+ * An occurrence as it is recorded: what clients get, without the cursor (a position of its own),
+ * and — for one a source read from an upstream — where the source resumes after it.
+ */
+export type StoredOccurrence = Omit<EventOccurrence, 'cursor'> & { readonly position?: string };
 
 export interface OccurrenceLogOptions {
   readonly log: LogPort;
@@ -112,11 +115,40 @@ export class OccurrenceLog {
       if (events.length >= request.maxEvents) break;
       next = record.offset + 1n;
       const occurrence = decodeOccurrence(record.value, record.headers);
-      if (occurrence !== undefined) events.push({ ...occurrence, cursor: cursorAt(next) });
+      if (occurrence === undefined) continue;
+      const { position: _position, ...delivered } = occurrence;
+      events.push({ ...delivered, cursor: cursorAt(next) });
     }
     if (events.length < request.maxEvents) next = highWatermark;
     return { ok: true, events, cursor: cursorAt(next), truncated };
   }
+}
+
+/**
+ * The last source position recorded for a stream at or after `from` (an offset its source
+ * head names), with its offset: where a source taken over resumes when occurrences were appended
+ * after the head was last written (a kill between the two writes).
+ */
+export async function lastPositionAfter(
+  log: LogPort,
+  topic: string,
+  partition: number,
+  stream: string,
+  from: bigint,
+): Promise<{ position: string; offset: bigint } | undefined> {
+  const { logStartOffset, highWatermark } = await log.offsets(topic, partition);
+  const range = {
+    from: from < logStartOffset ? logStartOffset : from,
+    until: highWatermark,
+    key: stream,
+    evicted: 'skip',
+  } as const;
+  let last: { position: string; offset: bigint } | undefined;
+  for await (const record of readRange(log, topic, partition, range)) {
+    const position = decodeOccurrence(record.value, record.headers)?.position;
+    if (position !== undefined) last = { position, offset: record.offset };
+  }
+  return last;
 }
 
 /** An occurrence record's value; undefined for a record of another format or a torn one. */

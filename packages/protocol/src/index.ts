@@ -193,6 +193,7 @@ export {
   EVENT_DELIVERIES,
   EVENTS_EXTENSION,
   EventMethods,
+  EventNotifications,
   MAX_WEBHOOK_BODY_BYTES,
   SUBSCRIPTION_ID_HEADER,
 } from './events/events.js';

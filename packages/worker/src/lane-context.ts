@@ -7,6 +7,7 @@ import {
   type SessionId,
 } from '@tidemark/protocol';
 import type { CallSlots } from './call-slots.js';
+import type { EventService } from './event-service.js';
 import type { Housekeeping } from './housekeeping.js';
 import { lastProgressInLog } from './progress-continuity.js';
 import type { StreamRunHost } from './stream-run.js';
@@ -29,6 +30,8 @@ export interface LaneContext {
   readonly options: CompiledWorkerOptions;
   readonly stores: WorkerStores;
   readonly slots: CallSlots;
+  /** The Events extension, when the modules offer event types. */
+  readonly events?: EventService | undefined;
 }
 
 /** Reads, for a takeover, where the progress of a stream's earlier generations stopped. */

@@ -19,7 +19,8 @@ export async function probeToolModules(
   const listings: ModuleListing[] = [];
   try {
     for (const module of modules) {
-      const listing = { name: module.name, tools: [] as string[], others: 0 };
+      const events = (module.events ?? []).map((type) => type.name);
+      const listing = { name: module.name, tools: [] as string[], others: 0, events };
       try {
         await registerModule(notingServer(server, listing), module, host, {
           sessionId: PROBE_SESSION,
@@ -44,6 +45,8 @@ export interface ModuleListing {
   readonly name: string;
   readonly tools: readonly string[];
   readonly others: number;
+  /** The event types it offers (the Events extension). */
+  readonly events: readonly string[];
 }
 
 /** The probe server as a module sees it, noting what the module registers on it. */

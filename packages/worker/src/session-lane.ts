@@ -148,6 +148,7 @@ export class SessionLane {
       session,
       subject: record?.subject,
       modules: options.modules,
+      events: this.lane.events,
       serverInfo: options.serverInfo,
       instructions: options.instructions,
       writer: stores.writer,

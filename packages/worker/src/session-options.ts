@@ -1,6 +1,7 @@
 import type { StepJournal, StreamHeadStore, StreamWriter } from '@tidemark/log';
 import type { SessionId, StreamId } from '@tidemark/protocol';
 import type { ToolLogger, ToolModule } from '@tidemark/tools';
+import type { EventService } from './event-service.js';
 import type { ExecutionEnd } from './retries.js';
 import type { journaledSteps } from './steps.js';
 import type { StreamRunHost } from './stream-run.js';
@@ -11,6 +12,8 @@ export interface SessionRuntimeOptions {
   /** The authenticated subject the session is bound to, if any. */
   subject?: string | undefined;
   modules: readonly ToolModule[];
+  /** The Events extension, when the modules offer event types. */
+  events?: EventService | undefined;
   serverInfo: { name: string; version: string };
   instructions?: string | undefined;
   writer: StreamWriter;

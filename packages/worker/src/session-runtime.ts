@@ -19,6 +19,7 @@ import type { Call } from './call.js';
 import { currentExecution, type Execution, type ToolLogger } from '@tidemark/tools';
 import { LogTransport, replayInitialize } from './log-transport.js';
 import { authInfoOf, createToolServer, SESSION_SERVER_VERSIONS } from './tool-server.js';
+import { attachEventMethods } from './event-methods.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
 import { callRefusal } from './call-refusal.js';
 import { journaledSteps, type CallSteps } from './steps.js';
@@ -74,6 +75,7 @@ export class SessionRuntime {
     for (const module of this.options.modules) {
       await registerModule(this.server, module, this, { sessionId: this.session });
     }
+    attachEventMethods(this.server, this.options.events);
     await this.server.connect(this.transport);
     if (restoreFrom !== undefined) await replayInitialize(this.transport, restoreFrom);
   }

@@ -12,6 +12,8 @@ import {
   type RequestId,
   type SessionId,
 } from '@tidemark/protocol';
+import { attachEventMethods } from './event-methods.js';
+import type { EventService } from './event-service.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
 import type { CallSteps } from './steps.js';
 import type { StreamRun } from './stream-run.js';
@@ -27,6 +29,8 @@ export interface InvocationOptions extends ServerIdentity {
   /** The gateway's classification of the request, which binds the server to its revision. */
   readonly classification: MessageClassification;
   readonly modules: readonly ToolModule[];
+  /** The Events extension, when the modules offer event types. */
+  readonly events?: EventService | undefined;
   /** Whether the server offers the Tasks extension (in `server/discover`). */
   readonly tasks: boolean;
   readonly logger?: ToolLogger | undefined;
@@ -67,6 +71,7 @@ export async function invokeStateless(
   };
   for (const module of options.modules)
     await registerModule(server, module, host, { sessionId: options.key });
+  attachEventMethods(server, options.events);
   const transport = new PerRequestHTTPServerTransport({
     classification: options.classification,
     responseMode: 'sse',

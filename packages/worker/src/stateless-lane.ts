@@ -107,6 +107,7 @@ export class StatelessLane {
       message,
       classification: request.classification as MessageClassification,
       modules: options.modules,
+      events: this.lane.events,
       serverInfo: options.serverInfo,
       instructions: options.instructions,
       mode: request.tasks ?? 'never',

@@ -45,6 +45,8 @@ export interface WorkerOptions {
    * gateway seal — written by anyone else who can write the topic, naming any subject — is dropped
    * unanswered and counted (`tidemark.worker.refusals` reason `unsealed`). Unset, records are taken
    * as they come: whoever can write `requests` is trusted (see the Kafka ACLs in the README).
+   * Required when a module offers event types: it signs their cursors, so a cursor from one
+   * worker verifies on every other.
    */
   keyring?: Keyring;
   /**
@@ -138,6 +140,24 @@ export interface WorkerOptions {
    * @default 500
    */
   pollMs?: number;
+  /**
+   * Events extension: one poll or push stream keeps its event stream's source running this long
+   * (a poller that stops, stops the source after it).
+   * @default 300_000 (5 minutes)
+   */
+  eventLeaseMs?: number;
+  /**
+   * Events extension: an idle push stream (`events/stream`) sends a heartbeat this often; at most
+   * 30 s, as the extension requires.
+   * @default 15_000
+   */
+  eventHeartbeatMs?: number;
+  /**
+   * Events extension: how often the owner of a partition looks for new interest in its event
+   * streams (how long a first poller waits, at most, for a source to start).
+   * @default 1_000
+   */
+  eventScanMs?: number;
   /** Sees every durable step a call journals or replays (`currentExecution().step`). */
   onStep?: (event: CallStepEvent) => void;
   /** Sees every execution start: for metrics and tests. */
@@ -184,6 +204,9 @@ export const WORKER_DEFAULTS = {
   commitIntervalMs: 1_000,
   pollMs: 500,
   stallMs: 60_000,
+  eventLeaseMs: 5 * 60 * 1000,
+  eventHeartbeatMs: 15_000,
+  eventScanMs: 1_000,
 } as const;
 
 /** Options with their defaults applied, validated. */
@@ -211,6 +234,9 @@ const POSITIVE_INTEGERS = [
   'commitIntervalMs',
   'pollMs',
   'stallMs',
+  'eventLeaseMs',
+  'eventHeartbeatMs',
+  'eventScanMs',
 ] as const;
 
 /** Applies the defaults and checks every number up front: a bad option throws a TypeError now. */
@@ -229,6 +255,18 @@ export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOpti
     ...given,
   };
   positiveIntegers(compiled, POSITIVE_INTEGERS);
+  if (compiled.keyring === undefined && compiled.modules.some((m) => (m.events ?? []).length > 0))
+    throw invalidOption(
+      'keyring',
+      "the gateways' keyring when a module offers event types (it signs their cursors)",
+      'none',
+    );
+  if (compiled.eventHeartbeatMs > 30_000)
+    throw invalidOption(
+      'eventHeartbeatMs',
+      'at most 30000 (the Events extension)',
+      compiled.eventHeartbeatMs,
+    );
   return compiled;
 }
 

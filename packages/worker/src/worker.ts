@@ -17,6 +17,7 @@ import {
 } from '@tidemark/protocol';
 import { Admission, admissionOf } from './admission.js';
 import { CallSlots, slotNotes, slotShareOf, type SlotOccupancy } from './call-slots.js';
+import { startEvents, type EventSources, type WorkerEvents } from './event-sources.js';
 import { Housekeeping } from './housekeeping.js';
 import { probeToolModules, type ModuleListing } from './module-probe.js';
 import { PartitionReader } from './partition-reader.js';
@@ -36,6 +37,7 @@ interface Started {
   readonly stores: WorkerStores;
   readonly sessionLane: SessionLane;
   readonly stateless: StatelessLane;
+  readonly sources: EventSources | undefined;
 }
 
 /**
@@ -76,7 +78,8 @@ export class Worker {
   async start(): Promise<void> {
     const { log, topics } = this.options;
     this.listings = await probeToolModules(this.options.modules, this.options);
-    this.started = this.startLanes(await this.partitionCount());
+    const partitionCount = await this.partitionCount();
+    this.started = this.startLanes(partitionCount, await startEvents(this.options, partitionCount));
     this.joined = log.joinGroup({
       topic: topics.requests,
       group: this.options.group,
@@ -125,6 +128,7 @@ export class Worker {
   async replaceModules(modules: readonly ToolModule[]): Promise<void> {
     this.listings = await probeToolModules(modules, this.options);
     this.options.modules = modules;
+    this.started?.lane.events?.replaceModules(modules);
     await this.started?.sessionLane.runtimes.modulesReplaced();
   }
 
@@ -190,7 +194,7 @@ export class Worker {
     return count;
   }
 
-  private startLanes(partitionCount: number): Started {
+  private startLanes(partitionCount: number, events: WorkerEvents | undefined): Started {
     const { log, topics } = this.options;
     const base = { port: log, topics, partitionCount };
     const heads = new StreamHeadStore(base);
@@ -210,12 +214,13 @@ export class Worker {
     });
     const writer = new StreamWriter({ ...base, epoch: this.epoch });
     const stores = { writer, heads, sessions, steps, housekeeping };
-    const lane = { options: this.options, stores, slots: this.slots };
+    const lane = { options: this.options, stores, slots: this.slots, events: events?.service };
     const started: Started = {
       lane,
       stores,
       sessionLane: new SessionLane(lane),
       stateless: new StatelessLane(lane),
+      sources: events?.sources,
     };
     return started;
   }
@@ -242,6 +247,7 @@ export class Worker {
     this.readers.set(partition, reader);
     recordAssignedPartitions(1);
     started.stores.housekeeping.assign(partition);
+    started.sources?.assign(partition);
   }
 
   private async revoke(partitions: readonly number[]): Promise<void> {
@@ -249,6 +255,7 @@ export class Worker {
     // Stopped first, at once: the partition's next owner may already run them.
     this.started?.stateless.dropPartitions(partitions);
     await Promise.all(readers.map((reader) => reader.stop()));
+    await Promise.all(partitions.map(async (p) => this.started?.sources?.revoke(p)));
     await this.started?.sessionLane.dropPartitions(partitions);
     for (const reader of readers) {
       await reader.commit(this.membership);

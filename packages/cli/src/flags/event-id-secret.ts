@@ -57,8 +57,14 @@ export function workerKeyringOf(
   file: string | undefined,
   previous: readonly string[],
   io: Io,
+  /** A module offers event types: their cursors are signed with the keyring. */
+  required = false,
 ): Keyring | undefined {
   if (file === undefined && io.env['TIDEMARK_SECRET'] === undefined) {
+    if (required)
+      throw new UsageError(
+        "--secret-file (or TIDEMARK_SECRET): required when a tool module offers event types; the gateways' secret signs their cursors",
+      );
     io.logger.warn(
       'no --secret-file or TIDEMARK_SECRET: requests are not checked for a gateway seal; anyone who can write the requests topic can act as any subject',
     );

@@ -13,6 +13,17 @@ export const EventMethods = {
   unsubscribe: 'events/unsubscribe',
 } as const;
 
+/**
+ * The notifications of a push stream (`events/stream`): `active` first, with the cursor it starts
+ * from; an `event` per occurrence, with the cursor after it; a `heartbeat` with the cursor when
+ * nothing happened for a while. Each carries the stream's subscription id in `_meta`.
+ */
+export const EventNotifications = {
+  active: 'notifications/events/active',
+  event: 'notifications/events/event',
+  heartbeat: 'notifications/events/heartbeat',
+} as const;
+
 /** How a client may receive an event type's occurrences. */
 export type EventDelivery = 'poll' | 'push' | 'webhook';
 

@@ -1,0 +1,165 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  ProtocolError,
+  SUBSCRIPTION_ID_META_KEY,
+  type McpServer,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import {
+  EVENTS_EXTENSION,
+  EventMethods,
+  EventNotifications,
+  eventStreamKey,
+  JsonRpcErrorCodes,
+  type EventDelivery,
+  type EventOccurrence,
+} from '@tidemark/protocol';
+import { checkAgainst, type EventType } from '@tidemark/tools';
+import * as z from 'zod';
+import type { EventService } from './event-service.js';
+
+// The Events extension's read methods on a worker's MCP server: `events/list`, `events/poll` and
+// `events/stream` (push), answered from the occurrences in the log — so any worker answers any
+// stream, and a cursor from one answer resumes on another. Shapes as SEP-3415 gives them
+// (docs/design/events.md).
+
+/** Occurrences one poll (or one read of a push stream) returns at most. */
+const MAX_EVENTS_PER_POLL = 1_000;
+const DEFAULT_EVENTS_PER_POLL = 100;
+/** How often an idle push stream looks for new occurrences. */
+const PUSH_READ_INTERVAL_MS = 200;
+
+const argumentsSchema = z.record(z.string(), z.unknown()).optional();
+const ListParams = z.object({ cursor: z.string().optional() }).passthrough();
+const PollParams = z
+  .object({
+    name: z.string(),
+    arguments: argumentsSchema,
+    cursor: z.string().nullable().optional(),
+    maxEvents: z.number().int().min(1).optional(),
+    maxAgeMs: z.number().int().min(0).optional(),
+  })
+  .passthrough();
+const StreamParams = PollParams.omit({ maxEvents: true });
+
+/** Serves the Events extension on `server` when the worker's modules offer event types. */
+export function attachEventMethods(server: McpServer, service: EventService | undefined): void {
+  if (service === undefined || service.types.size === 0) return;
+  const low = server.server;
+  low.registerCapabilities({ extensions: { [EVENTS_EXTENSION]: {} } });
+  low.setRequestHandler(EventMethods.list, { params: ListParams }, (params) => {
+    if (params.cursor !== undefined)
+      throw invalidParams('unknown cursor: events/list has one page');
+    return { events: [...service.types.values()].map((type) => ({ ...type.descriptor })) };
+  });
+  low.setRequestHandler(EventMethods.poll, { params: PollParams }, (params) =>
+    poll(service, params),
+  );
+  low.setRequestHandler(EventMethods.stream, { params: StreamParams }, (params, ctx) =>
+    push(service, params, ctx),
+  );
+}
+
+type Subscribed = z.infer<typeof StreamParams> & { maxEvents?: number | undefined };
+
+async function poll(service: EventService, params: z.infer<typeof PollParams>) {
+  const maxEvents = Math.min(params.maxEvents ?? DEFAULT_EVENTS_PER_POLL, MAX_EVENTS_PER_POLL);
+  const stream = await subscribedStream(service, params, 'poll');
+  const page = await read(service, stream, params.cursor ?? undefined, maxEvents, params);
+  return {
+    events: page.events,
+    cursor: page.cursor,
+    truncated: page.truncated,
+    // A full page: there is more now. Otherwise a pace that keeps a poller's lease alive.
+    nextPollMs: page.full ? 0 : Math.min(1_000, service.options.leaseMs / 4),
+  };
+}
+
+async function push(service: EventService, params: Subscribed, ctx: ServerContext) {
+  const stream = await subscribedStream(service, params, 'push');
+  const { signal } = ctx.mcpReq;
+  const meta = { [SUBSCRIPTION_ID_META_KEY]: String(ctx.mcpReq.id) };
+  const notify = (method: string, body: Record<string, unknown>) =>
+    ctx.mcpReq.notify({ method, params: { ...body, _meta: meta } });
+  // Read before anything is sent: a refused cursor is the request's error, not a broken stream.
+  let page = await read(
+    service,
+    stream,
+    params.cursor ?? undefined,
+    DEFAULT_EVENTS_PER_POLL,
+    params,
+  );
+  await notify(EventNotifications.active, {
+    cursor: params.cursor ?? page.cursor,
+    ...(page.truncated ? { truncated: true } : {}),
+  });
+  let lastSentMs = Date.now();
+  for (;;) {
+    for (const event of page.events) await notify(EventNotifications.event, { ...event });
+    if (page.events.length > 0) lastSentMs = Date.now();
+    if (!page.full) {
+      if (Date.now() - lastSentMs >= service.options.heartbeatMs) {
+        await notify(EventNotifications.heartbeat, { cursor: page.cursor });
+        lastSentMs = Date.now();
+      }
+      await sleep(PUSH_READ_INTERVAL_MS, undefined, { signal }).catch(() => undefined);
+    }
+    if (signal.aborted) return {};
+    page = await read(service, stream, page.cursor, DEFAULT_EVENTS_PER_POLL, params);
+  }
+}
+
+interface Page {
+  readonly events: EventOccurrence[];
+  readonly cursor: string;
+  readonly truncated: boolean;
+  readonly full: boolean;
+}
+
+/** A page of a stream from a cursor, older occurrences than the type replays dropped (`truncated`). */
+async function read(
+  service: EventService,
+  stream: { key: string; type: EventType; arguments: Record<string, unknown> },
+  cursor: string | undefined,
+  maxEvents: number,
+  params: { maxAgeMs?: number | undefined },
+): Promise<Page> {
+  const nowMs = Date.now();
+  await service.want(stream.key, stream.type.name, stream.arguments, nowMs);
+  const answer = await service.occurrences.poll({ stream: stream.key, cursor, maxEvents, nowMs });
+  if (!answer.ok)
+    throw invalidParams(`cursor refused: ${answer.detail}`, { reason: answer.problem });
+  const maxAgeMs = Math.min(params.maxAgeMs ?? Infinity, stream.type.replayWindowMs);
+  const events = answer.events.filter((event) => nowMs - Date.parse(event.timestamp) <= maxAgeMs);
+  return {
+    events,
+    cursor: answer.cursor,
+    truncated: answer.truncated || events.length < answer.events.length,
+    full: answer.events.length >= maxEvents,
+  };
+}
+
+/** The event type a request names, offered for `mode`, and its stream for the given arguments. */
+async function subscribedStream(
+  service: EventService,
+  params: { name: string; arguments?: Record<string, unknown> | undefined },
+  mode: EventDelivery,
+) {
+  const type = service.types.get(params.name);
+  if (type === undefined) throw invalidParams(`unknown event type: ${params.name}`);
+  if (!type.delivery.includes(mode))
+    throw invalidParams(`event type ${type.name} is not offered for ${mode} delivery`, {
+      delivery: type.delivery,
+    });
+  const checked = await checkAgainst(type.inputSchema, params.arguments ?? {});
+  if (!checked.ok)
+    throw invalidParams(
+      `arguments of ${type.name} do not match its inputSchema: ${checked.message}`,
+    );
+  const args = checked.value as Record<string, unknown>;
+  return { key: eventStreamKey(type.name, args), type, arguments: args };
+}
+
+function invalidParams(message: string, data?: Record<string, unknown>): ProtocolError {
+  return new ProtocolError(JsonRpcErrorCodes.invalidParams, message, data);
+}

@@ -1,0 +1,106 @@
+import { EventRegistry, OccurrenceLog } from '@tidemark/log';
+import {
+  ErrorCodes,
+  TidemarkError,
+  type Keyring,
+  type LogPort,
+  type TopicNames,
+} from '@tidemark/protocol';
+import type { EventType, ToolModule } from '@tidemark/tools';
+
+// What serving the Events extension needs on a worker: the event types its modules offer, the
+// occurrences in the log, and the registry where interest in a stream is recorded (so the
+// worker that owns the stream's partition runs its source).
+
+export interface EventServiceOptions {
+  readonly log: LogPort;
+  readonly topics: TopicNames;
+  readonly partitionCount: number;
+  /** Signs cursors: the gateways' keyring, so a cursor verifies on every worker. */
+  readonly keyring: Keyring;
+  readonly modules: readonly ToolModule[];
+  /** How long one poll or push stream keeps a stream's source running. */
+  readonly leaseMs: number;
+  /** Push streams send a heartbeat at least this often. */
+  readonly heartbeatMs: number;
+}
+
+/** The event types of a worker's modules and the log they are served from. */
+export class EventService {
+  private offered: ReadonlyMap<string, EventType>;
+  readonly registry: EventRegistry;
+  /** Streams whose lease this process renewed, and until when. */
+  private readonly renewed = new Map<string, number>();
+
+  private constructor(
+    readonly options: EventServiceOptions,
+    readonly occurrences: OccurrenceLog,
+  ) {
+    this.offered = eventTypesOf(options.modules);
+    this.registry = new EventRegistry({
+      port: options.log,
+      topic: options.topics.subscriptions,
+      partitionCount: options.partitionCount,
+    });
+  }
+
+  static async create(options: EventServiceOptions): Promise<EventService> {
+    const { log, topics, partitionCount, keyring } = options;
+    const logIdentity = await log.identity(topics.occurrences);
+    const occurrences = new OccurrenceLog({
+      log,
+      topic: topics.occurrences,
+      partitionCount,
+      logIdentity,
+      keyring,
+    });
+    return new EventService(options, occurrences);
+  }
+
+  /** The event types offered, by name. */
+  get types(): ReadonlyMap<string, EventType> {
+    return this.offered;
+  }
+
+  /** The modules changed (`tidemark dev --watch`): their event types are offered from now on. */
+  replaceModules(modules: readonly ToolModule[]): void {
+    this.offered = eventTypesOf(modules);
+  }
+
+  /**
+   * Records that someone wants `stream` for another lease. Renewed when half of the last lease
+   * this process wrote has passed: a busy poller costs a record per half lease, not per poll.
+   */
+  async want(
+    stream: string,
+    name: string,
+    args: Readonly<Record<string, unknown>>,
+    nowMs: number,
+  ): Promise<void> {
+    const until = this.renewed.get(stream);
+    if (until !== undefined && until - nowMs > this.options.leaseMs / 2) return;
+    const untilMs = nowMs + this.options.leaseMs;
+    await this.registry.renewLease({ stream, name, arguments: args, untilMs });
+    this.renewed.set(stream, untilMs);
+    if (this.renewed.size > 10_000) this.forgetRenewals(nowMs);
+  }
+
+  private forgetRenewals(nowMs: number): void {
+    for (const [stream, until] of this.renewed) if (until <= nowMs) this.renewed.delete(stream);
+  }
+}
+
+/** The event types of all modules by name; two modules offering one name is a startup error. */
+function eventTypesOf(modules: readonly ToolModule[]): Map<string, EventType> {
+  const types = new Map<string, EventType>();
+  for (const module of modules)
+    for (const type of module.events ?? []) {
+      if (types.has(type.name))
+        throw new TidemarkError(
+          ErrorCodes.toolModule,
+          `event type ${type.name} is offered by two modules; names must be unique`,
+        );
+      types.set(type.name, type);
+    }
+  return types;
+}

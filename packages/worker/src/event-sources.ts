@@ -1,0 +1,187 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { lastPositionAfter } from '@tidemark/log';
+import type { EventType } from '@tidemark/tools';
+import { sourceOccurrences } from './event-source-run.js';
+import { EventService } from './event-service.js';
+import type { CompiledWorkerOptions } from './worker-options.js';
+
+// The sources of event streams, run by the worker that owns each stream's partition — the same
+// index in every topic, so it moves with the partition, like sessions. A source runs while its
+// stream has a live lease (someone polls or streams it), resumes at the position recorded with
+// the last occurrence in the log, and is stopped when the lease runs out or the partition moves.
+
+export interface EventSourcesOptions {
+  readonly service: EventService;
+  /** How often a partition's leases are read again (a new poller waits at most this long). */
+  readonly scanMs: number;
+  /** A source that failed is started again after this long. */
+  readonly restartMs: number;
+  readonly onProblem: (message: string, error?: unknown) => void;
+}
+
+interface Running {
+  readonly abort: AbortController;
+  readonly done: Promise<void>;
+}
+
+interface OwnedPartition {
+  readonly timer: NodeJS.Timeout;
+  readonly running: Map<string, Running>;
+  scanning: boolean;
+}
+
+/** Runs the sources of the event streams in the partitions this worker owns. */
+export class EventSources {
+  private readonly owned = new Map<number, OwnedPartition>();
+
+  constructor(private readonly options: EventSourcesOptions) {}
+
+  /** Starts watching a partition's leases (the worker was given the partition). */
+  assign(partition: number): void {
+    if (this.owned.has(partition)) return;
+    const timer = setInterval(() => void this.scan(partition), this.options.scanMs);
+    timer.unref();
+    this.owned.set(partition, { timer, running: new Map(), scanning: false });
+    void this.scan(partition);
+  }
+
+  /** Stops the partition's sources, before another worker starts them. */
+  async revoke(partition: number): Promise<void> {
+    const owned = this.owned.get(partition);
+    if (owned === undefined) return;
+    this.owned.delete(partition);
+    clearInterval(owned.timer);
+    await Promise.all([...owned.running.values()].map((run) => stopRun(run)));
+    this.options.service.registry.release(partition);
+  }
+
+  /** The streams whose source runs here (for tests and the console). */
+  get runningStreams(): string[] {
+    return [...this.owned.values()].flatMap((owned) => [...owned.running.keys()]);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.owned.keys()].map((partition) => this.revoke(partition)));
+  }
+
+  private async scan(partition: number): Promise<void> {
+    const owned = this.owned.get(partition);
+    if (owned === undefined || owned.scanning) return;
+    owned.scanning = true;
+    try {
+      const { registry, types } = this.options.service;
+      const { live, expired } = await registry.leases(partition, Date.now());
+      const wanted = new Set<string>();
+      for (const lease of live) {
+        const type = types.get(lease.name);
+        if (type?.source === undefined) continue; // emitted, or a type another deployment offers
+        wanted.add(lease.stream);
+        if (!owned.running.has(lease.stream) && this.owned.get(partition) === owned)
+          owned.running.set(
+            lease.stream,
+            this.start(partition, lease.stream, type, lease.arguments),
+          );
+      }
+      for (const [stream, run] of owned.running)
+        if (!wanted.has(stream)) {
+          owned.running.delete(stream);
+          await stopRun(run);
+        }
+      if (expired.length > 0) await registry.dropLeases(partition, expired);
+    } catch (error) {
+      this.options.onProblem(`event streams of partition ${partition}: leases not read`, error);
+    } finally {
+      owned.scanning = false;
+    }
+  }
+
+  private start(
+    partition: number,
+    stream: string,
+    type: EventType,
+    args: Readonly<Record<string, unknown>>,
+  ): Running {
+    const abort = new AbortController();
+    const done = this.run(partition, stream, type, args, abort.signal);
+    return { abort, done };
+  }
+
+  /** One stream's source, started again after a failure until it is stopped. */
+  private async run(
+    partition: number,
+    stream: string,
+    type: EventType,
+    args: Readonly<Record<string, unknown>>,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { service, restartMs, onProblem } = this.options;
+    const { log, topics } = service.options;
+    while (!signal.aborted) {
+      try {
+        // Where the last occurrence recorded left the source: its head, or an occurrence
+        // appended after the head was written (a kill between the two writes).
+        const head = await service.registry.sourceHead(stream);
+        const from = head === undefined ? 0n : head.offset + 1n;
+        const later = await lastPositionAfter(log, topics.occurrences, partition, stream, from);
+        const position = later?.position ?? head?.position;
+        for await (const occurrence of sourceOccurrences(type, {
+          arguments: args,
+          position,
+          signal,
+        })) {
+          const [offset] = await service.occurrences.append(stream, [occurrence]);
+          await service.registry.putSourceHead(stream, {
+            position: occurrence.position,
+            offset: offset!,
+          });
+        }
+        return; // the source ended
+      } catch (error) {
+        if (signal.aborted) return;
+        onProblem(
+          `event source ${type.name} (${stream}) failed; started again in ${restartMs} ms`,
+          error,
+        );
+        await sleep(restartMs, undefined, { signal }).catch(() => undefined);
+      }
+    }
+  }
+}
+
+async function stopRun(run: Running): Promise<void> {
+  run.abort.abort();
+  await run.done;
+}
+
+/** The Events extension of a started worker. */
+export interface WorkerEvents {
+  readonly service: EventService;
+  readonly sources: EventSources;
+}
+
+/** The Events extension on a worker whose modules offer event types; undefined when none do. */
+export async function startEvents(
+  options: Pick<CompiledWorkerOptions, 'log' | 'topics' | 'keyring' | 'modules' | 'onProblem'> &
+    Pick<CompiledWorkerOptions, 'eventLeaseMs' | 'eventHeartbeatMs' | 'eventScanMs'>,
+  partitionCount: number,
+): Promise<WorkerEvents | undefined> {
+  const { log, topics, keyring, modules } = options;
+  if (keyring === undefined || !modules.some((module) => (module.events ?? []).length > 0))
+    return undefined;
+  const service = await EventService.create({
+    log,
+    topics,
+    partitionCount,
+    keyring,
+    modules,
+    leaseMs: options.eventLeaseMs,
+    heartbeatMs: options.eventHeartbeatMs,
+  });
+  const sources = new EventSources({
+    service,
+    scanMs: options.eventScanMs,
+    restartMs: Math.max(1_000, options.eventScanMs),
+    onProblem: options.onProblem,
+  });
+  return { service, sources };
+}

@@ -1,0 +1,152 @@
+import events from '@tidemark/examples/events';
+import { EVENTS_EXTENSION } from '@tidemark/protocol';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { embeddedStack } from '../support/embedded-stack.js';
+import { rpc, rpcResponse, sseMessages } from '../support/task-client.js';
+
+// The Events extension's poll and push deliveries end to end on the embedded log, with two
+// gateway replicas: the source of a stream runs on the worker that owns its partition once
+// someone polls it, and a cursor from either replica resumes on the other.
+
+async function setup() {
+  const stack = await embeddedStack({
+    replicas: 2,
+    modules: [events],
+    worker: { eventScanMs: 50, eventHeartbeatMs: 300 },
+  });
+  onTestFinished(() => stack.stop());
+  return { stack, urls: stack.gateways.map((g) => g.url) };
+}
+
+const ticks = (everyMs: number) => ({ name: 'ticks', arguments: { everyMs } });
+type Polled = { events: Array<{ data: { n: number }; eventId: string }>; cursor: string };
+
+/** Reads an SSE response until `enough` holds for its messages (at most 10 s). */
+async function readUntil(
+  response: Response,
+  enough: (messages: Array<Record<string, unknown>>) => boolean,
+): Promise<Array<Record<string, unknown>>> {
+  const decoder = new TextDecoder();
+  let text = '';
+  const deadline = setTimeout(() => void response.body?.cancel(), 10_000);
+  try {
+    for await (const chunk of response.body as ReadableStream<Uint8Array>) {
+      text += decoder.decode(chunk, { stream: true });
+      if (enough(sseMessages(text))) return sseMessages(text);
+    }
+  } finally {
+    clearTimeout(deadline);
+  }
+  throw new Error(`the stream ended first: ${text}`);
+}
+
+const methodsOf = (messages: Array<Record<string, unknown>>) => messages.map((m) => m['method']);
+
+/** Polls (each URL in turn) from `cursor` until `count` occurrences arrived. */
+async function pollUntil(urls: readonly string[], cursor: string, count: number) {
+  const seen: Polled['events'] = [];
+  for (let i = 0; seen.length < count; i++) {
+    const { body } = await rpc(urls[i % urls.length]!, 'events/poll', { ...ticks(20), cursor });
+    if (body.result === undefined) throw new Error(JSON.stringify(body));
+    const page = body.result as unknown as Polled & { truncated: boolean };
+    expect(page.truncated).toBe(false);
+    seen.push(...page.events);
+    cursor = page.cursor;
+    if (page.events.length === 0) await new Promise((resolve) => setTimeout(resolve, 30));
+  }
+  return { seen, cursor };
+}
+
+describe('Events extension (io.modelcontextprotocol/events): poll and push', () => {
+  it('server/discover advertises it, and events/list lists the module’s event types', async () => {
+    const { urls } = await setup();
+    const discover = await rpc(urls[0]!, 'server/discover', {});
+    expect(discover.body.result?.['capabilities']).toMatchObject({
+      extensions: { [EVENTS_EXTENSION]: {} },
+    });
+    const list = await rpc(urls[1]!, 'events/list', {});
+    expect(list.body.result).toMatchObject({
+      events: [
+        {
+          name: 'ticks',
+          delivery: ['poll', 'push', 'webhook'],
+          inputSchema: { type: 'object', properties: { everyMs: { type: 'integer' } } },
+          payloadSchema: { type: 'object' },
+        },
+      ],
+    });
+  });
+
+  it('polls from now, then every occurrence once and in order, resuming on either replica', async () => {
+    const { urls } = await setup();
+    const start = await rpc(urls[0]!, 'events/poll', ticks(20));
+    expect(start.body.result).toMatchObject({ events: [], truncated: false });
+    const { seen } = await pollUntil(urls, String(start.body.result!['cursor']), 8);
+    expect(seen.map((event) => event.data.n)).toEqual(seen.map((_, i) => i + 1));
+    expect(new Set(seen.map((event) => event.eventId)).size).toBe(seen.length);
+  });
+
+  it('refuses a forged cursor, an unknown type and arguments that do not match', async () => {
+    const { urls } = await setup();
+    const start = await rpc(urls[0]!, 'events/poll', ticks(20));
+    const cursor = String(start.body.result!['cursor']);
+    const forged = `${cursor.slice(0, -2)}${cursor.endsWith('A') ? 'BB' : 'AA'}`;
+    const refused = await rpc(urls[0]!, 'events/poll', { ...ticks(20), cursor: forged });
+    expect(refused.body.error).toMatchObject({ code: -32602, message: /cursor refused/ });
+    const other = await rpc(urls[0]!, 'events/poll', { ...ticks(30), cursor });
+    expect(other.body.error).toMatchObject({ code: -32602, message: /cursor refused/ });
+    const unknown = await rpc(urls[0]!, 'events/poll', { name: 'nope', arguments: {} });
+    expect(unknown.body.error).toMatchObject({ code: -32602, message: /unknown event type/ });
+    const bad = await rpc(urls[0]!, 'events/poll', { name: 'ticks', arguments: { everyMs: 1 } });
+    expect(bad.body.error).toMatchObject({ code: -32602, message: /everyMs/ });
+  });
+
+  it('pushes occurrences as notifications on events/stream, with heartbeats, from a cursor', async () => {
+    const { urls } = await setup();
+    const start = await rpc(urls[0]!, 'events/poll', ticks(20));
+    const { cursor, seen } = await pollUntil(urls, String(start.body.result!['cursor']), 3);
+    const abort = new AbortController();
+    const response = await rpcResponse(
+      urls[1]!,
+      'events/stream',
+      { ...ticks(20), cursor },
+      { signal: abort.signal },
+    );
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    const messages = await readUntil(
+      response,
+      (m) => methodsOf(m).filter((method) => method === 'notifications/events/event').length > 4,
+    );
+    abort.abort();
+    expect(messages[0]).toMatchObject({
+      method: 'notifications/events/active',
+      params: { cursor },
+    });
+    const numbers = messages
+      .filter((m) => m['method'] === 'notifications/events/event')
+      .map((m) => (m['params'] as { data: { n: number } }).data.n);
+    expect(numbers).toEqual(numbers.map((_, i) => numbers[0]! + i));
+    expect(numbers[0]).toBe(seen.length + 1); // exactly after the cursor
+  });
+
+  it('sends a heartbeat with the cursor when nothing happens, and stops when the client leaves', async () => {
+    const { urls, stack } = await setup();
+    const abort = new AbortController();
+    const response = await rpcResponse(urls[0]!, 'events/stream', ticks(60_000), {
+      signal: abort.signal,
+    });
+    const [active, heartbeat] = await readUntil(response, (m) =>
+      methodsOf(m).includes('notifications/events/heartbeat'),
+    );
+    abort.abort();
+    expect(active).toMatchObject({ method: 'notifications/events/active' });
+    expect(heartbeat).toMatchObject({
+      method: 'notifications/events/heartbeat',
+      params: { cursor: (active!['params'] as { cursor: string }).cursor },
+    });
+    // The push stream's request ends with the client: its call slot is free again.
+    await vi.waitFor(() => expect(stack.worker.slotReport().calls.busy).toBe(0), {
+      timeout: 5_000,
+    });
+  });
+});
