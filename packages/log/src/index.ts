@@ -16,9 +16,17 @@ export { StepJournal } from './step-journal.js';
 export { isEvicted, readRange } from './range-read.js';
 export { lastPositionAfter, OccurrenceLog } from './occurrence-log.js';
 export { EventRegistry } from './event-registry.js';
-export type { EventRegistryOptions, SourceHead, StreamLease } from './event-registry.js';
+export type {
+  DeliveryState,
+  DeliveryStatus,
+  EventRegistryOptions,
+  SourceHead,
+  StreamLease,
+  WebhookSubscription,
+} from './event-registry.js';
 export type {
   OccurrenceLogOptions,
+  OccurrencePage,
   PollAnswer,
   PollRequest,
   StoredOccurrence,

@@ -82,19 +82,43 @@ export class OccurrenceLog {
     return this.options.log.append(this.options.topic, records);
   }
 
+  /** A cursor at `offset` of `stream`'s partition. */
+  cursorAt(stream: string, offset: bigint): string {
+    const { logIdentity, keyring } = this.options;
+    return encodeEventCursor(
+      { logIdentity, partition: this.partitionOf(stream), offset },
+      stream,
+      keyring,
+    );
+  }
+
+  /** The offset after the last occurrence of every stream of `stream`'s partition: "now". */
+  async endOffset(stream: string): Promise<bigint> {
+    const { log, topic } = this.options;
+    return (await log.offsets(topic, this.partitionOf(stream))).highWatermark;
+  }
+
   /**
    * The occurrences of a stream after the client's cursor, at most `maxEvents`, each with the
    * cursor after it. A cursor below the log start reads from the log start with `truncated`; a
    * cursor that was not minted here for this stream, or names a position past the end, is refused.
    */
   async poll(request: PollRequest): Promise<PollAnswer> {
-    const { log, topic, logIdentity, keyring } = this.options;
-    const partition = this.partitionOf(request.stream);
-    const { logStartOffset, highWatermark } = await log.offsets(topic, partition);
-    const cursorAt = (offset: bigint) =>
-      encodeEventCursor({ logIdentity, partition, offset }, request.stream, keyring);
-    if (request.cursor === undefined)
-      return { ok: true, events: [], cursor: cursorAt(highWatermark), truncated: false };
+    const offset = await this.offsetOf(request);
+    if (typeof offset !== 'bigint') return offset;
+    const page = await this.readFrom(request.stream, offset, request.maxEvents);
+    if (page === 'beyond-tail')
+      return { ok: false, problem: 'beyond-tail', detail: 'the cursor is past the end of the log' };
+    const events = page.events.map(({ offset: _offset, ...event }) => event);
+    return { ok: true, events, cursor: page.cursor, truncated: page.truncated };
+  }
+
+  /** Where a cursor points, verified; undefined reads from now. */
+  async offsetOf(
+    request: Omit<PollRequest, 'maxEvents'>,
+  ): Promise<bigint | Extract<PollAnswer, { ok: false }>> {
+    const { logIdentity, keyring } = this.options;
+    if (request.cursor === undefined) return this.endOffset(request.stream);
     const verified = verifyEventCursor(request.cursor, {
       stream: request.stream,
       keyring,
@@ -102,26 +126,56 @@ export class OccurrenceLog {
     });
     if (!verified.ok) return verified;
     const { claim } = verified;
-    if (claim.logId !== logIdOf(logIdentity) || claim.partition !== partition)
+    if (
+      claim.logId !== logIdOf(logIdentity) ||
+      claim.partition !== this.partitionOf(request.stream)
+    )
       return { ok: false, problem: 'other-log', detail: 'the cursor is of another log or topic' };
-    if (claim.offset > highWatermark)
-      return { ok: false, problem: 'beyond-tail', detail: 'the cursor is past the end of the log' };
-    const truncated = claim.offset < logStartOffset;
-    const from = truncated ? logStartOffset : claim.offset;
-    const events: EventOccurrence[] = [];
+    return claim.offset;
+  }
+
+  /**
+   * At most `maxEvents` occurrences of a stream from `offset` on, each with its offset and the
+   * cursor after it; `next` is where the next read starts. Below the log start: from the log
+   * start, `truncated`. An offset past the end is refused.
+   */
+  async readFrom(
+    stream: string,
+    offset: bigint,
+    maxEvents: number,
+  ): Promise<OccurrencePage | 'beyond-tail'> {
+    const { log, topic } = this.options;
+    const partition = this.partitionOf(stream);
+    const { logStartOffset, highWatermark } = await log.offsets(topic, partition);
+    if (offset > highWatermark) return 'beyond-tail';
+    const truncated = offset < logStartOffset;
+    const from = truncated ? logStartOffset : offset;
+    const events: Array<EventOccurrence & { offset: bigint }> = [];
     let next = from;
-    const range = { from, until: highWatermark, key: request.stream, evicted: 'skip' } as const;
+    const range = { from, until: highWatermark, key: stream, evicted: 'skip' } as const;
     for await (const record of readRange(log, topic, partition, range)) {
-      if (events.length >= request.maxEvents) break;
+      if (events.length >= maxEvents) break;
       next = record.offset + 1n;
       const occurrence = decodeOccurrence(record.value, record.headers);
       if (occurrence === undefined) continue;
       const { position: _position, ...delivered } = occurrence;
-      events.push({ ...delivered, cursor: cursorAt(next) });
+      events.push({ ...delivered, cursor: this.cursorAt(stream, next), offset: record.offset });
     }
-    if (events.length < request.maxEvents) next = highWatermark;
-    return { ok: true, events, cursor: cursorAt(next), truncated };
+    if (events.length < maxEvents) next = highWatermark;
+    return { events, next, cursor: this.cursorAt(stream, next), truncated, logStartOffset };
   }
+}
+
+/** A page of one stream's occurrences. */
+export interface OccurrencePage {
+  readonly events: Array<EventOccurrence & { readonly offset: bigint }>;
+  /** Where the next read starts. */
+  readonly next: bigint;
+  /** The cursor at `next`. */
+  readonly cursor: string;
+  /** Occurrences between the offset asked for and the first one returned are gone. */
+  readonly truncated: boolean;
+  readonly logStartOffset: bigint;
 }
 
 /**

@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  ProtocolError,
   SUBSCRIPTION_ID_META_KEY,
   type McpServer,
   type ServerContext,
@@ -9,14 +8,13 @@ import {
   EVENTS_EXTENSION,
   EventMethods,
   EventNotifications,
-  eventStreamKey,
-  JsonRpcErrorCodes,
-  type EventDelivery,
   type EventOccurrence,
 } from '@tidemark/protocol';
-import { checkAgainst, type EventType } from '@tidemark/tools';
+import type { EventType } from '@tidemark/tools';
 import * as z from 'zod';
 import type { EventService } from './event-service.js';
+import { invalidParams, subscribedStream } from './event-stream-params.js';
+import { attachWebhookMethods } from './webhook-methods.js';
 
 // The Events extension's read methods on a worker's MCP server: `events/list`, `events/poll` and
 // `events/stream` (push), answered from the occurrences in the log — so any worker answers any
@@ -46,7 +44,12 @@ const StreamParams = PollParams.omit({ maxEvents: true });
 export function attachEventMethods(server: McpServer, service: EventService | undefined): void {
   if (service === undefined || service.types.size === 0) return;
   const low = server.server;
-  low.registerCapabilities({ extensions: { [EVENTS_EXTENSION]: {} } });
+  // The extension, as SEP-3415 declares it; and `events`, which the clients check (the AI SDK's
+  // `serverCapabilities.events`).
+  low.registerCapabilities({
+    extensions: { [EVENTS_EXTENSION]: {} },
+    events: {},
+  } as Parameters<typeof low.registerCapabilities>[0]);
   low.setRequestHandler(EventMethods.list, { params: ListParams }, (params) => {
     if (params.cursor !== undefined)
       throw invalidParams('unknown cursor: events/list has one page');
@@ -58,6 +61,8 @@ export function attachEventMethods(server: McpServer, service: EventService | un
   low.setRequestHandler(EventMethods.stream, { params: StreamParams }, (params, ctx) =>
     push(service, params, ctx),
   );
+  if ([...service.types.values()].some((type) => type.delivery.includes('webhook')))
+    attachWebhookMethods(low, service);
 }
 
 type Subscribed = z.infer<typeof StreamParams> & { maxEvents?: number | undefined };
@@ -137,29 +142,4 @@ async function read(
     truncated: answer.truncated || events.length < answer.events.length,
     full: answer.events.length >= maxEvents,
   };
-}
-
-/** The event type a request names, offered for `mode`, and its stream for the given arguments. */
-async function subscribedStream(
-  service: EventService,
-  params: { name: string; arguments?: Record<string, unknown> | undefined },
-  mode: EventDelivery,
-) {
-  const type = service.types.get(params.name);
-  if (type === undefined) throw invalidParams(`unknown event type: ${params.name}`);
-  if (!type.delivery.includes(mode))
-    throw invalidParams(`event type ${type.name} is not offered for ${mode} delivery`, {
-      delivery: type.delivery,
-    });
-  const checked = await checkAgainst(type.inputSchema, params.arguments ?? {});
-  if (!checked.ok)
-    throw invalidParams(
-      `arguments of ${type.name} do not match its inputSchema: ${checked.message}`,
-    );
-  const args = checked.value as Record<string, unknown>;
-  return { key: eventStreamKey(type.name, args), type, arguments: args };
-}
-
-function invalidParams(message: string, data?: Record<string, unknown>): ProtocolError {
-  return new ProtocolError(JsonRpcErrorCodes.invalidParams, message, data);
 }

@@ -23,6 +23,15 @@ export interface EventServiceOptions {
   readonly leaseMs: number;
   /** Push streams send a heartbeat at least this often. */
   readonly heartbeatMs: number;
+  /** Webhooks: http to loopback, and subscriptions without authentication (development). */
+  readonly allowLoopbackWebhooks: boolean;
+  readonly maxSubscriptionsPerSubject: number;
+  /** A subscription's lifetime when the client asks for none. */
+  readonly subscriptionTtlMs: number;
+  /** Tries of one delivery before its occurrence is given up (a `gap`). */
+  readonly webhookAttempts: number;
+  /** The first wait before a delivery is tried again (doubling, with jitter). */
+  readonly webhookBackoffMs: number;
 }
 
 /** The event types of a worker's modules and the log they are served from. */

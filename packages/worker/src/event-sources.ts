@@ -3,6 +3,7 @@ import { lastPositionAfter } from '@tidemark/log';
 import type { EventType } from '@tidemark/tools';
 import { sourceOccurrences } from './event-source-run.js';
 import { EventService } from './event-service.js';
+import { WebhookDeliveries } from './webhook-deliveries.js';
 import type { CompiledWorkerOptions } from './worker-options.js';
 
 // The sources of event streams, run by the worker that owns each stream's partition — the same
@@ -33,8 +34,12 @@ interface OwnedPartition {
 /** Runs the sources of the event streams in the partitions this worker owns. */
 export class EventSources {
   private readonly owned = new Map<number, OwnedPartition>();
+  /** The webhook deliveries of the same partitions. */
+  readonly deliveries: WebhookDeliveries;
 
-  constructor(private readonly options: EventSourcesOptions) {}
+  constructor(private readonly options: EventSourcesOptions) {
+    this.deliveries = new WebhookDeliveries(options);
+  }
 
   /** Starts watching a partition's leases (the worker was given the partition). */
   assign(partition: number): void {
@@ -52,6 +57,7 @@ export class EventSources {
     this.owned.delete(partition);
     clearInterval(owned.timer);
     await Promise.all([...owned.running.values()].map((run) => stopRun(run)));
+    await this.deliveries.revoke(partition);
     this.options.service.registry.release(partition);
   }
 
@@ -70,13 +76,22 @@ export class EventSources {
     owned.scanning = true;
     try {
       const { registry, types } = this.options.service;
-      const { live, expired } = await registry.leases(partition, Date.now());
+      const nowMs = Date.now();
+      const { live, expired } = await registry.leases(partition, nowMs);
+      const subscriptions = await registry.subscriptions(partition);
+      if (this.owned.get(partition) !== owned) return;
+      await this.deliveries.sync(partition, subscriptions);
+      // Revoked meanwhile: what the sync started stops with the rest.
+      if (this.owned.get(partition) !== owned) return await this.deliveries.revoke(partition);
+      // A live webhook subscription wants its stream as a lease does.
+      for (const { stream, name, arguments: args, expiresAtMs } of subscriptions)
+        if (expiresAtMs > nowMs) live.push({ stream, name, arguments: args, untilMs: expiresAtMs });
       const wanted = new Set<string>();
       for (const lease of live) {
         const type = types.get(lease.name);
         if (type?.source === undefined) continue; // emitted, or a type another deployment offers
         wanted.add(lease.stream);
-        if (!owned.running.has(lease.stream) && this.owned.get(partition) === owned)
+        if (!owned.running.has(lease.stream))
           owned.running.set(
             lease.stream,
             this.start(partition, lease.stream, type, lease.arguments),
@@ -161,8 +176,7 @@ export interface WorkerEvents {
 
 /** The Events extension on a worker whose modules offer event types; undefined when none do. */
 export async function startEvents(
-  options: Pick<CompiledWorkerOptions, 'log' | 'topics' | 'keyring' | 'modules' | 'onProblem'> &
-    Pick<CompiledWorkerOptions, 'eventLeaseMs' | 'eventHeartbeatMs' | 'eventScanMs'>,
+  options: CompiledWorkerOptions,
   partitionCount: number,
 ): Promise<WorkerEvents | undefined> {
   const { log, topics, keyring, modules } = options;
@@ -176,6 +190,11 @@ export async function startEvents(
     modules,
     leaseMs: options.eventLeaseMs,
     heartbeatMs: options.eventHeartbeatMs,
+    allowLoopbackWebhooks: options.allowLoopbackWebhooks,
+    maxSubscriptionsPerSubject: options.maxSubscriptionsPerSubject,
+    subscriptionTtlMs: options.subscriptionTtlMs,
+    webhookAttempts: options.webhookAttempts,
+    webhookBackoffMs: options.webhookBackoffMs,
   });
   const sources = new EventSources({
     service,

@@ -158,6 +158,35 @@ export interface WorkerOptions {
    * @default 1_000
    */
   eventScanMs?: number;
+  /**
+   * Events extension: webhook callbacks may be http to a loopback address, and a client without
+   * authentication may subscribe (as `anonymous`). For development and tests only: a deployment
+   * delivers to public https receivers, for authenticated subjects.
+   * @default false
+   */
+  allowLoopbackWebhooks?: boolean;
+  /**
+   * Events extension: webhook subscriptions one subject may hold.
+   * @default 100
+   */
+  maxSubscriptionsPerSubject?: number;
+  /**
+   * Events extension: a webhook subscription's lifetime when the client asks for none; the client
+   * refreshes it before then. What a client asks for is bounded by 7 days.
+   * @default 86_400_000 (a day)
+   */
+  subscriptionTtlMs?: number;
+  /**
+   * Events extension: tries of one webhook delivery (waiting `webhookBackoffMs`, doubling with
+   * jitter, up to 5 minutes between tries) before the occurrence is given up and a `gap` is sent.
+   * @default 10
+   */
+  webhookAttempts?: number;
+  /**
+   * Events extension: the first wait before a webhook delivery is tried again.
+   * @default 1_000
+   */
+  webhookBackoffMs?: number;
   /** Sees every durable step a call journals or replays (`currentExecution().step`). */
   onStep?: (event: CallStepEvent) => void;
   /** Sees every execution start: for metrics and tests. */
@@ -207,6 +236,11 @@ export const WORKER_DEFAULTS = {
   eventLeaseMs: 5 * 60 * 1000,
   eventHeartbeatMs: 15_000,
   eventScanMs: 1_000,
+  allowLoopbackWebhooks: false,
+  maxSubscriptionsPerSubject: 100,
+  subscriptionTtlMs: 24 * 60 * 60 * 1000,
+  webhookAttempts: 10,
+  webhookBackoffMs: 1_000,
 } as const;
 
 /** Options with their defaults applied, validated. */
@@ -237,6 +271,10 @@ const POSITIVE_INTEGERS = [
   'eventLeaseMs',
   'eventHeartbeatMs',
   'eventScanMs',
+  'maxSubscriptionsPerSubject',
+  'subscriptionTtlMs',
+  'webhookAttempts',
+  'webhookBackoffMs',
 ] as const;
 
 /** Applies the defaults and checks every number up front: a bad option throws a TypeError now. */

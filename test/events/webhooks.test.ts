@@ -1,0 +1,127 @@
+import { createMCPClient } from '@ai-sdk/mcp';
+import events from '@tidemark/examples/events';
+import type { WorkerOptions } from '@tidemark/worker';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { aiSdkWebhook } from '../support/ai-sdk-webhook.js';
+import { embeddedStack } from '../support/embedded-stack.js';
+import { rpc } from '../support/task-client.js';
+
+// Webhook subscriptions (events/subscribe) end to end with a client and a receiver nobody here
+// wrote: the Vercel AI SDK's MCP client subscribes, and its webhook handler verifies every
+// delivery. The stack runs on the embedded log with two gateway replicas.
+
+const TOKEN = 'alice-token-0123456789';
+
+async function setup(worker: Partial<WorkerOptions> = {}) {
+  const stack = await embeddedStack({
+    replicas: 2,
+    modules: [events],
+    bearerTokens: { [TOKEN]: 'alice', 'bob-token-0123456789': 'bob' },
+    worker: {
+      eventScanMs: 50,
+      allowLoopbackWebhooks: true,
+      webhookBackoffMs: 20,
+      webhookAttempts: 3,
+      ...worker,
+    },
+  });
+  onTestFinished(() => stack.stop());
+  return { stack, urls: stack.gateways.map((g) => g.url) };
+}
+
+async function aiSdkClient(url: string, store: Awaited<ReturnType<typeof aiSdkWebhook>>['store']) {
+  const client = await createMCPClient({
+    transport: { type: 'http', url, headers: { Authorization: `Bearer ${TOKEN}` } },
+    experimental_events: { store },
+  });
+  onTestFinished(() => client.close());
+  return client;
+}
+
+const numbers = (received: Array<{ data: Record<string, unknown> }>) =>
+  received.map((event) => event.data['n']);
+
+describe('Events extension: webhook subscriptions', () => {
+  it('the AI SDK client subscribes; its handler gets every tick once, in order, signed', async () => {
+    const { urls } = await setup();
+    const receiver = await aiSdkWebhook();
+    const client = await aiSdkClient(urls[0]!, receiver.store);
+    const listed = await client.experimental_events.list();
+    expect(listed.events.map((event) => event.name)).toEqual(['ticks']);
+    const subscribed = await client.experimental_events.subscribe({
+      name: 'ticks',
+      arguments: { everyMs: 20 },
+      delivery: { mode: 'webhook', url: receiver.url, allowInsecureLocalhost: true },
+    });
+    expect(subscribed.id).toMatch(/^sub_/);
+    expect(Date.parse(String(subscribed.refreshBefore))).toBeGreaterThan(Date.now());
+    await vi.waitFor(() => expect(receiver.events.length).toBeGreaterThanOrEqual(10), {
+      timeout: 15_000,
+    });
+    expect(numbers(receiver.events)).toEqual(receiver.events.map((_, i) => i + 1));
+    expect(receiver.statuses.filter((status) => status >= 400 && status !== 503)).toEqual([]);
+    // A refresh (the same call again) finds the same subscription, on the other replica too.
+    const again = await rpc(
+      urls[1]!,
+      'events/subscribe',
+      {
+        name: 'ticks',
+        arguments: { everyMs: 20 },
+        delivery: { mode: 'webhook', url: subscribedUrl(receiver), secret: secretOf(receiver) },
+      },
+      { token: TOKEN },
+    );
+    expect(again.body.result).toMatchObject({ id: subscribed.id });
+    expect(
+      (again.body.result!['deliveryStatus'] as { delivered: number }).delivered,
+    ).toBeGreaterThan(0);
+    await client.experimental_events.unsubscribe({ id: subscribed.id });
+    const stoppedAt = receiver.events.length;
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(receiver.events.length).toBeLessThanOrEqual(stoppedAt + 1);
+  });
+
+  it('refuses an http callback, a private or loopback one, and a bad secret', async () => {
+    const { urls } = await setup({ allowLoopbackWebhooks: false });
+    const subscribe = (url: string, secret = `whsec_${Buffer.alloc(32, 1).toString('base64')}`) =>
+      rpc(
+        urls[0]!,
+        'events/subscribe',
+        {
+          name: 'ticks',
+          arguments: { everyMs: 20 },
+          delivery: { mode: 'webhook', url, secret },
+        },
+        { token: TOKEN },
+      );
+    expect((await subscribe('http://example.com/hook')).body.error).toMatchObject({
+      code: -32602,
+      message: /must use https/,
+    });
+    expect((await subscribe('https://10.0.0.7/hook')).body.error).toMatchObject({
+      code: -32602,
+      message: /private/,
+    });
+    expect((await subscribe('https://127.0.0.1/hook')).body.error).toMatchObject({
+      code: -32602,
+      message: /loopback/,
+    });
+    expect((await subscribe('https://example.com/hook', 'not-a-secret')).body.error).toMatchObject({
+      code: -32602,
+      message: /whsec_/,
+    });
+  });
+});
+
+/** The callback URL the client subscribed with (its routing key in the query). */
+function subscribedUrl(receiver: Awaited<ReturnType<typeof aiSdkWebhook>>): string {
+  return (storedOf(receiver).delivery as { url: string }).url;
+}
+
+function secretOf(receiver: Awaited<ReturnType<typeof aiSdkWebhook>>): string {
+  return (storedOf(receiver).delivery as { secret: string }).secret;
+}
+
+function storedOf(receiver: Awaited<ReturnType<typeof aiSdkWebhook>>): Record<string, unknown> {
+  return receiver.stored.values().next().value!;
+}

@@ -1,0 +1,93 @@
+import { experimental_createMCPEventWebhook as createMCPEventWebhook } from '@ai-sdk/mcp';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { onTestFinished } from 'vitest';
+
+// The Vercel AI SDK's MCP Events webhook receiver (`experimental_createMCPEventWebhook`), mounted
+// on a loopback HTTP server, with the private store its client and handler share: a receiver
+// nobody here wrote, verifying every delivery's Standard Webhooks signature itself.
+
+type Subscription = Record<string, unknown> & { key: string };
+type Handler = Parameters<typeof createMCPEventWebhook>[0];
+
+export interface AiSdkWebhook {
+  /** The callback URL to subscribe with (the client adds its routing key to the query). */
+  readonly url: string;
+  /** The store the client's `experimental_events` must use, and what it holds. */
+  readonly store: Handler['store'];
+  readonly stored: ReadonlyMap<string, Subscription>;
+  /** What the handler passed on, in order, and each HTTP answer it gave. */
+  readonly events: Array<{
+    eventId: string;
+    data: Record<string, unknown>;
+    cursor?: string | null;
+  }>;
+  readonly gaps: unknown[];
+  readonly terminations: unknown[];
+  readonly statuses: number[];
+  /** Answer `status` instead of running the handler while set (an outage). */
+  outage: number | undefined;
+}
+
+export async function aiSdkWebhook(): Promise<AiSdkWebhook> {
+  const stored = new Map<string, Subscription>();
+  const store = {
+    get: (key: string) => Promise.resolve(stored.get(key) as never),
+    getById: (id: string) =>
+      Promise.resolve([...stored.values()].find((s) => s['id'] === id) as never),
+    set: (subscription: Subscription) =>
+      Promise.resolve(void stored.set(subscription.key, subscription)),
+    update: (key: string, patch: object) =>
+      Promise.resolve(void (stored.has(key) && stored.set(key, { ...stored.get(key)!, ...patch }))),
+    delete: (key: string) => Promise.resolve(void stored.delete(key)),
+  } as unknown as Handler['store'];
+  const receiver: Omit<AiSdkWebhook, 'url'> = {
+    store,
+    stored,
+    events: [],
+    gaps: [],
+    terminations: [],
+    statuses: [],
+    outage: undefined,
+  };
+  const handle = createMCPEventWebhook({
+    store,
+    onEvent: ({ event }) => Promise.resolve(void receiver.events.push(event as never)),
+    onGap: ({ gap }) => Promise.resolve(void receiver.gaps.push(gap)),
+    onTerminated: ({ termination }) =>
+      Promise.resolve(void receiver.terminations.push(termination)),
+  });
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      if (receiver.outage !== undefined) {
+        receiver.statuses.push(receiver.outage);
+        res.writeHead(receiver.outage).end();
+        return;
+      }
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(req.headers))
+        if (typeof value === 'string') headers.set(name, value);
+      const request = new Request(`http://${req.headers.host}${req.url}`, {
+        method: req.method ?? 'POST',
+        headers,
+        body: Buffer.concat(chunks),
+      });
+      void handle(request).then(async (response) => {
+        receiver.statuses.push(response.status);
+        res.writeHead(response.status, Object.fromEntries(response.headers));
+        res.end(Buffer.from(await response.arrayBuffer()));
+      });
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  onTestFinished(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const { port } = server.address() as AddressInfo;
+  return Object.assign(receiver, { url: `http://127.0.0.1:${port}/mcp/events` });
+}
