@@ -22,6 +22,8 @@ export interface ClusterOptions {
    * topics are then created as planned but unchecked, to show what such a setup does.
    */
   misconfiguredEvents?: Record<string, string>;
+  /** Workers offer the example event types (the Events extension), webhooks to loopback allowed. */
+  events?: boolean;
 }
 
 export interface Member {
@@ -46,6 +48,7 @@ export class Cluster {
   /** Members that were killed or drained, kept for failure reports. */
   readonly retired: Member[] = [];
   readonly balancer: TcpProxy;
+  private readonly events: boolean;
   private readonly cleanups: Array<() => void> = [];
   private counter = 0;
 
@@ -61,6 +64,7 @@ export class Cluster {
     this.partitions = options.partitions ?? 2;
     this.secret = randomBytes(32).toString('hex');
     this.balancer = balancer;
+    this.events = options.events === true;
   }
 
   /** Provisions fresh topics and starts the gateways and workers asked for. */
@@ -112,6 +116,7 @@ export class Cluster {
       this.brokers.join(','),
       this.prefix,
       `${this.prefix}workers`,
+      ...(this.events ? [this.secret, 'events'] : []),
     ]);
     await process.waitFor((e) => Array.isArray(e['assigned']));
     const member = { name: `worker-${++this.counter}`, process, port: 0 };

@@ -111,6 +111,86 @@ describe('Events extension: webhook subscriptions', () => {
       message: /whsec_/,
     });
   });
+
+  it('retries a receiver that is down for a while: nothing lost, nothing out of order', async () => {
+    const { urls } = await setup({ webhookAttempts: 50 });
+    const receiver = await aiSdkWebhook();
+    const client = await aiSdkClient(urls[0]!, receiver.store);
+    await client.experimental_events.subscribe({
+      name: 'ticks',
+      arguments: { everyMs: 20 },
+      delivery: { mode: 'webhook', url: receiver.url, allowInsecureLocalhost: true },
+    });
+    await vi.waitFor(() => expect(receiver.events.length).toBeGreaterThanOrEqual(3), {
+      timeout: 10_000,
+    });
+    receiver.refuse = () => 503;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    receiver.refuse = undefined;
+    const seen = receiver.events.length;
+    await vi.waitFor(() => expect(receiver.events.length).toBeGreaterThanOrEqual(seen + 10), {
+      timeout: 10_000,
+    });
+    expect(receiver.statuses).toContain(503);
+    expect(numbers(receiver.events)).toEqual(receiver.events.map((_, i) => i + 1));
+    expect(receiver.gaps).toEqual([]);
+  });
+
+  it('gives an occurrence up after its tries with a gap that says so, then goes on', async () => {
+    const { urls } = await setup({ webhookAttempts: 3 });
+    const receiver = await aiSdkWebhook();
+    receiver.refuse = (body) =>
+      (body['data'] as { n?: number } | undefined)?.n === 3 ? 500 : undefined;
+    const client = await aiSdkClient(urls[0]!, receiver.store);
+    await client.experimental_events.subscribe({
+      name: 'ticks',
+      arguments: { everyMs: 20 },
+      delivery: { mode: 'webhook', url: receiver.url, allowInsecureLocalhost: true },
+    });
+    await vi.waitFor(() => expect(receiver.events.length).toBeGreaterThanOrEqual(6), {
+      timeout: 10_000,
+    });
+    expect(numbers(receiver.events).slice(0, 4)).toEqual([1, 2, 4, 5]);
+    expect(receiver.gaps).toHaveLength(1);
+    expect(receiver.statuses.filter((status) => status === 500)).toHaveLength(3);
+  });
+
+  it('ends a subscription that was not refreshed: the receiver is told, deliveries stop', async () => {
+    const { stack, urls } = await setup();
+    const receiver = await aiSdkWebhook();
+    const client = await aiSdkClient(urls[0]!, receiver.store);
+    await client.experimental_events.subscribe({
+      name: 'ticks',
+      arguments: { everyMs: 60_000 },
+      delivery: { mode: 'webhook', url: receiver.url, allowInsecureLocalhost: true },
+      ttlMs: 1_000,
+    });
+    await vi.waitFor(() => expect(receiver.terminations).toHaveLength(1), { timeout: 10_000 });
+    expect(receiver.terminations[0]).toMatchObject({ error: { message: /expired/ } });
+    expect(receiver.stored.size).toBe(0); // the AI SDK forgot it, as told
+    await vi.waitFor(() => expect(stack.worker.eventWork.deliveries).toBe(0), { timeout: 5_000 });
+  });
+
+  it('ends a subscription whose receiver takes nothing, after the tries and a gap', async () => {
+    const problems: string[] = [];
+    const { urls } = await setup({
+      webhookAttempts: 2,
+      onProblem: (problem) => problems.push(problem),
+    });
+    const receiver = await aiSdkWebhook();
+    const client = await aiSdkClient(urls[0]!, receiver.store);
+    await client.experimental_events.subscribe({
+      name: 'ticks',
+      arguments: { everyMs: 20 },
+      delivery: { mode: 'webhook', url: receiver.url, allowInsecureLocalhost: true },
+    });
+    receiver.refuse = () => 500;
+    await vi.waitFor(() => expect(problems.join('\n')).toMatch(/the receiver takes nothing/), {
+      timeout: 10_000,
+    });
+    // Tried: the occurrence twice, its gap twice, and the end once.
+    expect(receiver.statuses.filter((status) => status === 500).length).toBeGreaterThanOrEqual(5);
+  });
 });
 
 /** The callback URL the client subscribed with (its routing key in the query). */

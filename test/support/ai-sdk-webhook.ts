@@ -26,8 +26,8 @@ export interface AiSdkWebhook {
   readonly gaps: unknown[];
   readonly terminations: unknown[];
   readonly statuses: number[];
-  /** Answer `status` instead of running the handler while set (an outage). */
-  outage: number | undefined;
+  /** While set, the status it gives for a body is answered instead of the handler's (an outage). */
+  refuse: ((body: Record<string, unknown>) => number | undefined) | undefined;
 }
 
 export async function aiSdkWebhook(): Promise<AiSdkWebhook> {
@@ -49,7 +49,7 @@ export async function aiSdkWebhook(): Promise<AiSdkWebhook> {
     gaps: [],
     terminations: [],
     statuses: [],
-    outage: undefined,
+    refuse: undefined,
   };
   const handle = createMCPEventWebhook({
     store,
@@ -62,9 +62,10 @@ export async function aiSdkWebhook(): Promise<AiSdkWebhook> {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      if (receiver.outage !== undefined) {
-        receiver.statuses.push(receiver.outage);
-        res.writeHead(receiver.outage).end();
+      const refused = receiver.refuse?.(JSON.parse(Buffer.concat(chunks).toString()) as never);
+      if (refused !== undefined) {
+        receiver.statuses.push(refused);
+        res.writeHead(refused).end();
         return;
       }
       const headers = new Headers();

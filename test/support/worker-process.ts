@@ -1,18 +1,31 @@
-// A worker process for tests that kill workers: `node worker-process.ts <brokers> <prefix> <group>`.
-// Prints JSON lines: {"assigned":[...]} when its partitions change, {"execution":{...}} per execution.
+// A worker process for tests that kill workers: `node worker-process.ts <brokers> <prefix> <group>
+// [<secret-hex> events]` — with the gateways' secret and `events`, it also offers the example event
+// types (webhooks to loopback allowed). Prints JSON lines: {"assigned":[...]} when its partitions
+// change, {"execution":{...}} per execution.
 import counting from '@tidemark/examples/counting';
+import events from '@tidemark/examples/events';
 import interactive from '@tidemark/examples/interactive';
 import payments from '@tidemark/examples/payments';
 import { KafkaLog } from '@tidemark/kafka';
-import { topicNames } from '@tidemark/protocol';
+import { createKeyring, topicNames } from '@tidemark/protocol';
 import { Worker } from '@tidemark/worker';
 
-const [brokers = '', prefix = '', group = ''] = process.argv.slice(2);
+const [brokers = '', prefix = '', group = '', secret, withEvents] = process.argv.slice(2);
+const eventOptions =
+  secret === undefined || withEvents !== 'events'
+    ? {}
+    : {
+        keyring: createKeyring({ current: { id: 1, secret: Buffer.from(secret, 'hex') } }),
+        allowLoopbackWebhooks: true,
+        eventScanMs: 200,
+        webhookBackoffMs: 100,
+      };
 const log = new KafkaLog({ brokers: brokers.split(','), groupSessionTimeoutMs: 6_000 });
 const worker = new Worker({
   log,
   topics: topicNames(prefix),
-  modules: [counting, interactive, payments],
+  modules: [counting, interactive, payments, ...(withEvents === 'events' ? [events] : [])],
+  ...eventOptions,
   group,
   commitIntervalMs: 200,
   pollMs: 200,

@@ -2,6 +2,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { context } from '@opentelemetry/api';
 import {
   JsonRpcErrorCodes,
+  parseStreamId,
   type LogRecord,
   type RequestId,
   type SessionId,
@@ -172,4 +173,14 @@ export class SessionLane {
     await this.runtimes.add(session, partition, runtime);
     return runtime;
   }
+}
+
+/** The call a passed-on keyed request joins, when its stream id is one. */
+export function joinsOf(
+  joins: { session: SessionId; stream: string } | undefined,
+): Joins | undefined {
+  const stream = joins === undefined ? undefined : parseStreamId(joins.stream);
+  return joins === undefined || stream === undefined
+    ? undefined
+    : { session: joins.session, stream };
 }

@@ -78,13 +78,13 @@ export class WebhookDeliveries {
   /** One subscription's deliveries, until it ends, goes or the partition moves. */
   private async deliver(initial: WebhookSubscription, signal: AbortSignal): Promise<void> {
     const { registry, occurrences } = this.options.service;
-    let failures = 0;
+    const failures = { count: 0 };
     while (!signal.aborted) {
-      // Read again each round: a refresh changes the end, the start or the secret.
+      // Read again each page: a refresh changes the end, the start or the secret.
       const subscription = await registry.subscription(initial);
       if (subscription === undefined) return; // unsubscribed
       if (Date.now() >= subscription.expiresAtMs) return this.end(subscription, 'expired');
-      const state = await this.stateOf(subscription);
+      let state = await this.stateOf(subscription);
       const page = await occurrences.readFrom(subscription.stream, state.position, PAGE);
       if (page === 'beyond-tail') {
         // The log was replaced under the subscription: go on from its end, and say so.
@@ -92,64 +92,87 @@ export class WebhookDeliveries {
         await this.record(subscription, { ...state, position: end }, 'the log was replaced');
         continue;
       }
-      let body: string;
-      let messageId: string;
-      let next: bigint;
-      const first = page.events[0];
-      if (page.truncated) {
-        const gap: WebhookControl = {
-          type: 'gap',
-          cursor: occurrences.cursorAt(subscription.stream, page.logStartOffset),
-        };
-        body = JSON.stringify(gap);
-        messageId = `gap_${subscription.id}_${page.logStartOffset}`;
-        next = page.logStartOffset;
-      } else if (first !== undefined) {
-        const { offset, ...event } = first;
-        body = JSON.stringify(event);
-        messageId = event.eventId;
-        next = offset + 1n;
-      } else {
+      // Retention took occurrences the subscriber had not got: a gap first, never a silent skip.
+      const sends: Array<{ messageId: string; body: string; next: bigint; counts: boolean }> =
+        page.truncated
+          ? [
+              gapAt(
+                subscription,
+                occurrences.cursorAt(subscription.stream, page.logStartOffset),
+                page.logStartOffset,
+              ),
+            ]
+          : page.events.map(({ offset, ...event }) => ({
+              messageId: event.eventId,
+              body: JSON.stringify(event),
+              next: offset + 1n,
+              counts: true,
+            }));
+      if (sends.length === 0) {
         if (page.next !== state.position)
-          await this.record(subscription, { ...state, position: page.next }); // other streams' records
+          await this.record(subscription, { ...state, position: page.next }); // other streams'
         await sleep(IDLE_READ_MS, undefined, { signal }).catch(() => undefined);
         continue;
       }
-      const outcome = await this.post(subscription, messageId, body);
-      if (signal.aborted) return;
-      if (outcome.ok) {
-        failures = 0;
-        await this.record(subscription, {
-          ...state,
-          position: next,
-          status: {
-            delivered: state.status.delivered + (page.truncated ? 0 : 1),
-            lastDeliveryAtMs: Date.now(),
-          },
-        });
-        continue;
+      for (const send of sends) {
+        const next = await this.send(subscription, state, send, failures, signal);
+        if (next === undefined) break;
+        if (next === 'ended') return;
+        state = next;
       }
-      if (outcome.gone) return this.end(subscription, 'gone');
-      failures++;
-      const failing = {
+    }
+  }
+
+  /**
+   * One delivery: the state after it (moved on when delivered or given up, the failure noted
+   * otherwise), undefined to read again after a wait, or `ended`.
+   */
+  private async send(
+    subscription: WebhookSubscription,
+    state: DeliveryState,
+    send: { messageId: string; body: string; next: bigint; counts: boolean },
+    failures: { count: number },
+    signal: AbortSignal,
+  ): Promise<DeliveryState | 'ended' | undefined> {
+    const { options } = this.options.service;
+    const outcome = await this.post(subscription, send.messageId, send.body);
+    if (signal.aborted) return undefined;
+    if (outcome.ok) {
+      failures.count = 0;
+      const status = {
+        delivered: state.status.delivered + (send.counts ? 1 : 0),
+        lastDeliveryAtMs: Date.now(),
+      };
+      const delivered = { ...state, position: send.next, status };
+      await this.record(subscription, delivered);
+      return delivered;
+    }
+    if (outcome.gone) {
+      await this.end(subscription, 'gone');
+      return 'ended';
+    }
+    failures.count++;
+    const failing = {
+      ...state,
+      status: {
         ...state.status,
         lastError: outcome.error,
         failingSinceMs: state.status.failingSinceMs ?? Date.now(),
-      };
-      if (!outcome.retryable || failures >= this.options.service.options.webhookAttempts) {
-        // Given up: the occurrence is skipped, and the next delivery is a gap that says so.
-        failures = 0;
-        await this.giveUp(subscription, { ...state, status: failing }, next, signal);
-        continue;
-      }
-      await this.record(subscription, { ...state, status: failing });
-      const wait = backoffMs(failures - 1, {
-        initialMs: this.options.service.options.webhookBackoffMs,
-        maxMs: MAX_BACKOFF_MS,
-        jitter: true,
-      });
-      await sleep(wait, undefined, { signal }).catch(() => undefined);
+      },
+    };
+    if (!outcome.retryable || failures.count >= options.webhookAttempts) {
+      // Given up: the occurrence is skipped, and a gap says so first.
+      failures.count = 0;
+      return (await this.giveUp(subscription, failing, send.next, signal)) ? 'ended' : undefined;
     }
+    await this.record(subscription, failing);
+    const wait = backoffMs(failures.count - 1, {
+      initialMs: options.webhookBackoffMs,
+      maxMs: MAX_BACKOFF_MS,
+      jitter: true,
+    });
+    await sleep(wait, undefined, { signal }).catch(() => undefined);
+    return undefined;
   }
 
   /** Where deliveries stand: the state written, unless the client gave a newer start since. */
@@ -179,21 +202,15 @@ export class WebhookDeliveries {
     state: DeliveryState,
     next: bigint,
     signal: AbortSignal,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const { occurrences, options } = this.options.service;
-    const gap: WebhookControl = {
-      type: 'gap',
-      cursor: occurrences.cursorAt(subscription.stream, next),
-    };
+    const gap = gapAt(subscription, occurrences.cursorAt(subscription.stream, next), next);
     for (let attempt = 0; attempt < options.webhookAttempts && !signal.aborted; attempt++) {
-      const outcome = await this.post(
-        subscription,
-        `gap_${subscription.id}_${next}`,
-        JSON.stringify(gap),
-      );
+      const outcome = await this.post(subscription, gap.messageId, gap.body);
       if (outcome.ok) {
         const given = `an occurrence was given up after ${options.webhookAttempts} tries (${state.status.lastError ?? 'failed'}); a gap was delivered`;
-        return this.record(subscription, { ...state, position: next }, given);
+        await this.record(subscription, { ...state, position: next }, given);
+        return false;
       }
       if (outcome.gone || !outcome.retryable) break;
       const wait = backoffMs(attempt, {
@@ -203,11 +220,12 @@ export class WebhookDeliveries {
       });
       await sleep(wait, undefined, { signal }).catch(() => undefined);
     }
-    if (signal.aborted) return;
+    if (signal.aborted) return false;
     this.options.onProblem(
       `webhook subscription ${subscription.id}: the receiver takes nothing; the subscription ends`,
     );
-    return this.end(subscription, 'failing');
+    await this.end(subscription, 'failing');
+    return true;
   }
 
   /** The subscription is over: the receiver is told (once, best effort) and it is removed. */
@@ -273,4 +291,19 @@ export class WebhookDeliveries {
 async function stop(run: Running): Promise<void> {
   run.abort.abort();
   await run.done;
+}
+
+/** A `gap` control delivery: the subscriber's cursor moves to `cursor` (offset `next`). */
+function gapAt(
+  subscription: WebhookSubscription,
+  cursor: string,
+  next: bigint,
+): { messageId: string; body: string; next: bigint; counts: boolean } {
+  const gap: WebhookControl = { type: 'gap', cursor };
+  return {
+    messageId: `gap_${subscription.id}_${next}`,
+    body: JSON.stringify(gap),
+    next,
+    counts: false,
+  };
 }

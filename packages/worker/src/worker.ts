@@ -7,7 +7,6 @@ import {
   invalidOption,
   JsonRpcErrorCodes,
   newWorkerEpoch,
-  parseStreamId,
   SESSION_ENDED,
   type GroupMembership,
   type LogRecord,
@@ -21,7 +20,7 @@ import { startEvents, type EventSources, type WorkerEvents } from './event-sourc
 import { Housekeeping } from './housekeeping.js';
 import { probeToolModules, type ModuleListing } from './module-probe.js';
 import { PartitionReader } from './partition-reader.js';
-import { SessionLane, type Joins } from './session-lane.js';
+import { joinsOf, SessionLane } from './session-lane.js';
 import { StatelessLane } from './stateless-lane.js';
 import type { ToolModule } from '@tidemark/tools';
 import {
@@ -165,6 +164,15 @@ export class Worker {
   slotNotes(): string[] {
     const { calls, tasks, queued } = this.slotReport();
     return slotNotes(calls, tasks, queued);
+  }
+
+  /** The Events extension here: the streams whose source runs, the subscriptions delivered. */
+  get eventWork(): { sources: string[]; deliveries: number } {
+    const sources = this.started?.sources;
+    return {
+      sources: sources?.runningStreams ?? [],
+      deliveries: sources?.deliveries.deliveringCount ?? 0,
+    };
   }
 
   /** Partitions this worker reads now. */
@@ -338,12 +346,4 @@ export class Worker {
   private async commitAll(): Promise<void> {
     for (const reader of [...this.readers.values()]) await reader.commit(this.membership);
   }
-}
-
-/** The call a passed-on keyed request joins, when its stream id is one. */
-function joinsOf(joins: { session: SessionId; stream: string } | undefined): Joins | undefined {
-  const stream = joins === undefined ? undefined : parseStreamId(joins.stream);
-  return joins === undefined || stream === undefined
-    ? undefined
-    : { session: joins.session, stream };
 }
