@@ -40,6 +40,7 @@ import {
 import { applyTelemetryFlags, TELEMETRY_FLAGS } from './flags/telemetry.js';
 import { TASKS_FLAG, tasksOf } from './flags/tasks.js';
 import { duration, TTL_FLAGS, ttlsOf } from './flags/ttl.js';
+import { EVENT_FLAGS, eventOptionsOf } from './flags/events.js';
 
 const DEFAULT_EXAMPLES = ['@tidemark/examples/counting', '@tidemark/examples/interactive'];
 
@@ -57,6 +58,7 @@ const DEV_FLAGS = {
   ...AUTH_FLAGS,
   ...LIMIT_FLAGS,
   ...WORKER_LIMIT_FLAGS,
+  ...EVENT_FLAGS,
   ...TTL_FLAGS,
   ...TASKS_FLAG,
   ...CONSOLE_FLAGS,
@@ -95,6 +97,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     keyring,
     ...ttls,
     ...workerLimitsOf(values),
+    ...eventOptionsOf(values),
     ...serverIdentityOf(values, WORKER_DEFAULTS.serverInfo),
     ...observe(io.logger),
   });
@@ -212,18 +215,12 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     ...TELEMETRY_FLAGS,
     ...TTL_FLAGS,
     ...WORKER_LIMIT_FLAGS,
+    ...EVENT_FLAGS,
   });
   const metrics = applyTelemetryFlags(values);
   const tools = list(values['tools']);
   if (tools.length === 0)
     throw new UsageError('--tools: required (a tool module path or package, repeatable)');
-  const modules = await loadToolModules(toolSpecifiers(tools, io.cwd, []));
-  const secrets = [str(values['secret-file']), list(values['previous-secret-file'])] as const;
-  const keyring = workerKeyringOf(
-    ...secrets,
-    io,
-    modules.some((m) => m.events !== undefined),
-  );
   const kafka = kafkaOptions(values, io);
   const topics = topicNames(prefixOf(values));
   // How long a killed worker's partitions wait before another worker takes them over.
@@ -231,6 +228,11 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     str(values['group-session-timeout']),
     '--group-session-timeout',
   );
+  const events = eventOptionsOf(values);
+  const modules = await loadToolModules(toolSpecifiers(tools, io.cwd, []));
+  const secrets = [str(values['secret-file']), list(values['previous-secret-file'])] as const;
+  const offersEvents = modules.some((m) => m.events !== undefined);
+  const keyring = workerKeyringOf(...secrets, io, offersEvents);
   const log = new KafkaLog({
     ...kafka,
     ...(groupSessionTimeoutMs === undefined ? {} : { groupSessionTimeoutMs }),
@@ -243,6 +245,7 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     ...(keyring === undefined ? {} : { keyring }),
     ...ttlsOf(values),
     ...workerLimitsOf(values),
+    ...events,
     ...serverIdentityOf(values, WORKER_DEFAULTS.serverInfo),
     ...observe(io.logger),
   });

@@ -71,6 +71,8 @@ unfinished calls run again as a new generation, resuming clients are reset, neve
                      the gateway's limits (see tidemark gateway --help)
   --max-concurrent-calls, --max-concurrent-tasks, --max-calls-per-subject, --max-tasks-per-subject,
   --max-queued-calls-per-subject   the worker's slots and fair shares (see tidemark worker --help)
+  --allow-loopback-webhooks, --max-subscriptions-per-subject, --subscription-ttl
+                     webhook subscriptions of the Events extension (see tidemark worker --help)
   --session-ttl <d>  a session with no request and no open stream this long expires (its next
                      request gets 404; clients re-initialize). 90s, 30m, 1h, 7d. Default 1h
   --result-ttl <d>   a finished call's result is kept this long for a resume. Default 1h
@@ -202,6 +204,13 @@ replica's resume decisions beside what the log holds. --trace-url <url> links tr
                          fairly behind other subjects'. Default half of each
   --max-queued-calls-per-subject <n>  one subject's requests waiting for a slot; more are
                          answered "retry later". Default 256
+  --allow-loopback-webhooks  Events: webhook callbacks may be http to 127.0.0.1/::1, and clients
+                         without authentication may subscribe. Development and tests only
+  --max-subscriptions-per-subject <n>  Events: webhook subscriptions one subject may hold.
+                         Default 100
+  --subscription-ttl <d> Events: a subscription's lifetime when the client asks for none (it
+                         refreshes before then; at most 7d). Default 1d
+  (a tool module that offers event types needs --secret-file: it signs their cursors)
   --server-name <n>, --server-version <v>
                          the serverInfo clients see in initialize. Default tidemark 0.1.0
   --instructions <text>  the server's instructions to clients (each module's own are added after)

@@ -100,6 +100,14 @@ describe('the tidemark command line', () => {
     ],
     [['worker', '--brokers', 'k:9092'], /--tools: required/],
     [
+      ['worker', '--tools', '@tidemark/examples/events', '--brokers', 'k:9092'],
+      /--secret-file \(or TIDEMARK_SECRET\): required when a tool module offers event types/,
+    ],
+    [
+      ['worker', '--tools', 'x', '--brokers', 'k:9092', '--subscription-ttl', 'a while'],
+      /--subscription-ttl: expected a duration/,
+    ],
+    [
       ['worker', '--tools', 'x', '--brokers', 'k:9092', '--sasl-mechanism', 'MAGIC'],
       /--sasl-mechanism: expected PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER/,
     ],
