@@ -1,3 +1,6 @@
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import events from '@tidemark/examples/events';
 import { EVENTS_EXTENSION } from '@tidemark/protocol';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
@@ -65,15 +68,13 @@ describe('Events extension (io.modelcontextprotocol/events): poll and push', () 
       extensions: { [EVENTS_EXTENSION]: {} },
     });
     const list = await rpc(urls[1]!, 'events/list', {});
-    expect(list.body.result).toMatchObject({
-      events: [
-        {
-          name: 'ticks',
-          delivery: ['poll', 'push', 'webhook'],
-          inputSchema: { type: 'object', properties: { everyMs: { type: 'integer' } } },
-          payloadSchema: { type: 'object' },
-        },
-      ],
+    const listed = (list.body.result as { events: Array<Record<string, unknown>> }).events;
+    expect(listed.map((type) => type['name'])).toEqual(['ticks', 'incidents', 'deployments']);
+    expect(listed[0]).toMatchObject({
+      name: 'ticks',
+      delivery: ['poll', 'push', 'webhook'],
+      inputSchema: { type: 'object', properties: { everyMs: { type: 'integer' } } },
+      payloadSchema: { type: 'object' },
     });
   });
 
@@ -150,3 +151,80 @@ describe('Events extension (io.modelcontextprotocol/events): poll and push', () 
     });
   });
 });
+
+describe('Events extension: occurrences from code and from an upstream', () => {
+  it('a tool emits: record_deployment reaches the pollers of that service’s deployments', async () => {
+    const { urls } = await setup();
+    const api = { name: 'deployments', arguments: { service: 'api' } };
+    const start = await rpc(urls[0]!, 'events/poll', api);
+    const other = await rpc(urls[0]!, 'events/poll', { ...api, arguments: { service: 'web' } });
+    const called = await rpc(
+      urls[1]!,
+      'tools/call',
+      {
+        name: 'record_deployment',
+        arguments: { service: 'api', version: '1.2.3' },
+      },
+      { tasks: false },
+    );
+    expect(JSON.stringify(called.body.result)).toContain('deployment of api 1.2.3 recorded');
+    const polled = await rpc(urls[1]!, 'events/poll', {
+      ...api,
+      cursor: start.body.result!['cursor'],
+    });
+    expect(polled.body.result).toMatchObject({
+      events: [{ name: 'deployments', data: { version: '1.2.3', by: 'anonymous' } }],
+    });
+    const web = await rpc(urls[1]!, 'events/poll', {
+      ...api,
+      arguments: { service: 'web' },
+      cursor: other.body.result!['cursor'],
+    });
+    expect(web.body.result).toMatchObject({ events: [] });
+  });
+
+  it('a source reads an upstream by position: each appended incident once, a bad line skipped', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tidemark-feeds-'));
+    process.env['TIDEMARK_EXAMPLE_FEEDS'] = dir;
+    onTestFinished(() => {
+      delete process.env['TIDEMARK_EXAMPLE_FEEDS'];
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const feed = join(dir, 'prod.jsonl');
+    writeFileSync(feed, `${JSON.stringify(incident('old'))}\n`); // before anyone asked: not replayed
+    const { urls } = await setup();
+    const prod = { name: 'incidents', arguments: { feed: 'prod' } };
+    const start = await rpc(urls[0]!, 'events/poll', prod);
+    let cursor = String(start.body.result!['cursor']);
+    const poll = async () => {
+      const { body } = await rpc(urls[1]!, 'events/poll', { ...prod, cursor });
+      const page = body.result as { events: Array<{ eventId: string }>; cursor: string };
+      cursor = page.cursor;
+      return page.events.map((event) => event.eventId);
+    };
+    // The source starts from the feed's end once someone asks: probe until it reads.
+    await vi.waitFor(
+      async () => {
+        appendFileSync(feed, `${JSON.stringify(incident('probe'))}\n`);
+        expect(await poll()).toContain('inc_probe');
+      },
+      { timeout: 10_000, interval: 200 },
+    );
+    appendFileSync(
+      feed,
+      `${JSON.stringify(incident('a'))}\nnot json\n${JSON.stringify(incident('b'))}\n`,
+    );
+    const seen: string[] = [];
+    await vi.waitFor(
+      async () => {
+        seen.push(...(await poll()).filter((id) => id !== 'inc_probe'));
+        expect(seen).toEqual(['inc_a', 'inc_b']);
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+  });
+});
+
+function incident(id: string) {
+  return { id, severity: 'P1', service: 'api', summary: `incident ${id}` };
+}

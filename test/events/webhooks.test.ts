@@ -47,7 +47,7 @@ describe('Events extension: webhook subscriptions', () => {
     const receiver = await aiSdkWebhook();
     const client = await aiSdkClient(urls[0]!, receiver.store);
     const listed = await client.experimental_events.list();
-    expect(listed.events.map((event) => event.name)).toEqual(['ticks']);
+    expect(listed.events.map((event) => event.name)).toEqual(['ticks', 'incidents', 'deployments']);
     const subscribed = await client.experimental_events.subscribe({
       name: 'ticks',
       arguments: { everyMs: 20 },

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Generation } from '@tidemark/protocol';
+import type { EventType } from './event-types.js';
 import type { StepFunction } from './steps.js';
 import type { ToolLogger } from './tool-logger.js';
 
@@ -31,6 +32,32 @@ export interface Execution {
    * );
    */
   readonly step: StepFunction;
+  /**
+   * Records an occurrence of one of the module's event types (the Events extension): in the log,
+   * delivered to every subscriber of `(type, arguments)` — polls, push streams and webhooks. The
+   * arguments and data are checked against the type's schemas. Resolves once it is in the log.
+   * Each call is a new occurrence: wrap it in a `step` to emit once per call, whatever retries.
+   * Undefined where the worker offers no event types.
+   *
+   * @example
+   * await currentExecution()!.emit?.(orderShipped, { customer }, { orderId, carrier });
+   */
+  readonly emit?: EmitFunction;
+}
+
+/** Emits one occurrence; resolves with its id (what receivers deduplicate on). */
+export type EmitFunction = <Args, Data>(
+  type: EventType<Args, Data>,
+  args: Args,
+  data: Data,
+  options?: EmitOptions,
+) => Promise<{ readonly eventId: string }>;
+
+export interface EmitOptions {
+  /** The upstream's own id, when it has one (receivers deduplicate on it). Default: a new one. */
+  readonly eventId?: string;
+  /** When it happened. Default: now. */
+  readonly timestamp?: Date;
 }
 
 const storage = new AsyncLocalStorage<Execution>();

@@ -18,7 +18,7 @@ export type {
   V2ToolModule,
 } from './tool-module.js';
 export { currentExecution } from './execution.js';
-export type { Execution } from './execution.js';
+export type { EmitFunction, EmitOptions, Execution } from './execution.js';
 export { StepFailedError } from './steps.js';
 export type { StepContext, StepError, StepEvent, StepFunction } from './steps.js';
 export { checkAgainst, defineEventType } from './event-types.js';

@@ -75,7 +75,25 @@ async function recorded(
   const where = `event type ${type.name}, position ${JSON.stringify(occurrence.position)}`;
   if (typeof occurrence.position !== 'string' || occurrence.position === '')
     throw moduleError(`${where}: a source must yield a non-empty string position`);
-  const data = await checkAgainst(type.payloadSchema, occurrence.data);
+  return {
+    eventId: occurrence.eventId ?? derivedId(stream, occurrence.position),
+    name: type.name,
+    timestamp: (occurrence.timestamp ?? now()).toISOString(),
+    data: await checkedData(type, occurrence.data, where),
+    position: occurrence.position,
+  };
+}
+
+/**
+ * An occurrence's data, checked against the type's payload schema and the size a delivery
+ * carries; a mismatch is the module's mistake (`TIDEMARK_TOOL_MODULE`, saying `where`).
+ */
+export async function checkedData(
+  type: EventType,
+  value: unknown,
+  where: string,
+): Promise<Record<string, unknown>> {
+  const data = await checkAgainst(type.payloadSchema, value);
   if (!data.ok) throw moduleError(`${where}: data does not match payloadSchema: ${data.message}`);
   let bytes: number;
   try {
@@ -85,13 +103,7 @@ async function recorded(
   }
   if (bytes > MAX_DATA_BYTES)
     throw moduleError(`${where}: data is ${bytes} bytes, over ${MAX_DATA_BYTES}`);
-  return {
-    eventId: occurrence.eventId ?? derivedId(stream, occurrence.position),
-    name: type.name,
-    timestamp: (occurrence.timestamp ?? now()).toISOString(),
-    data: data.value as Record<string, unknown>,
-    position: occurrence.position,
-  };
+  return data.value as Record<string, unknown>;
 }
 
 /** The same id for the same position of the same stream, wherever and however often it is read. */

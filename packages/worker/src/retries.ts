@@ -18,6 +18,7 @@ import {
   type CompiledRetryPolicy,
   type ToolModule,
   type ToolModuleContext,
+  type EmitFunction,
   type Execution,
   type ToolLogger,
 } from '@tidemark/tools';
@@ -32,6 +33,8 @@ export interface RetryHost {
   onExecutionEnd?(end: ExecutionEnd): void;
   /** The logger tools get (`currentExecution().log`), a child per execution. */
   readonly logger?: ToolLogger | undefined;
+  /** What tools emit event occurrences with (`currentExecution().emit`), when events are served. */
+  readonly emit?: EmitFunction | undefined;
 }
 
 /**
@@ -140,9 +143,11 @@ function retrying(
 
 /** The execution with its tool's logger: a child stamped with the tool and where it runs. */
 function withLogger(host: RetryHost, tool: string, execution: Execution | undefined) {
-  if (execution === undefined || host.logger === undefined) return execution;
+  if (execution === undefined) return execution;
+  const emit = host.emit === undefined ? {} : { emit: host.emit };
+  if (host.logger === undefined) return { ...execution, ...emit };
   const { sessionId: session, stream, attempt } = execution;
-  return { ...execution, log: host.logger.child({ tool, session, stream, attempt }) };
+  return { ...execution, ...emit, log: host.logger.child({ tool, session, stream, attempt }) };
 }
 
 /** Waits `ms`; false when the signal aborted first. */

@@ -16,9 +16,15 @@ import {
 import { withTraceMeta } from '@tidemark/otel';
 import { backoff } from './backoff.js';
 import type { Call } from './call.js';
-import { currentExecution, type Execution, type ToolLogger } from '@tidemark/tools';
+import {
+  currentExecution,
+  type EmitFunction,
+  type Execution,
+  type ToolLogger,
+} from '@tidemark/tools';
 import { LogTransport, replayInitialize } from './log-transport.js';
 import { authInfoOf, createToolServer, SESSION_SERVER_VERSIONS } from './tool-server.js';
+import { emitterOf } from './event-emit.js';
 import { attachEventMethods } from './event-methods.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
 import { callRefusal } from './call-refusal.js';
@@ -264,6 +270,11 @@ export class SessionRuntime {
   async toolsChanged(): Promise<void> {
     if (this.closed) return;
     await this.server.server.sendToolListChanged();
+  }
+
+  /** @internal What tools emit event occurrences with. */
+  get emit(): EmitFunction | undefined {
+    return this.options.events === undefined ? undefined : emitterOf(this.options.events);
   }
 
   /** @internal The logger tools get. */
