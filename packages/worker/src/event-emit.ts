@@ -1,20 +1,31 @@
 import { randomUUID } from 'node:crypto';
 import { ErrorCodes, eventStreamKey, TidemarkError } from '@tidemark/protocol';
-import { checkAgainst, type EmitFunction } from '@tidemark/tools';
+import type { StoredOccurrence } from '@tidemark/log';
+import { checkAgainst, type EmitFunction, type EventType } from '@tidemark/tools';
 import { checkedData } from './event-source-run.js';
-import type { EventService } from './event-service.js';
 
-// `currentExecution().emit`: an occurrence from a tool's code, appended to its stream's partition
-// from whichever worker runs the tool (only sources need a single owner; the log orders the rest).
+// `currentExecution().emit`: an occurrence from a tool's code, checked against its type and
+// appended to its stream's partition from whichever worker runs the tool (only sources need a
+// single owner; the log orders the rest). The test harness records them instead.
 
-/** The emit function tools get on a worker that serves event types. */
-export function emitterOf(service: EventService): EmitFunction {
+/** Where an emitted occurrence goes: the log on a worker, a list in the test harness. */
+export type EmitSink = (
+  stream: string,
+  occurrence: StoredOccurrence,
+  args: Readonly<Record<string, unknown>>,
+) => Promise<unknown>;
+
+/** The emit function tools get, for the event types `types()` offers now. */
+export function emitterOf(
+  types: () => ReadonlyMap<string, EventType>,
+  sink: EmitSink,
+): EmitFunction {
   return async (type, args, data, options = {}) => {
-    const offered = service.types.get(type.name);
+    const offered = types().get(type.name);
     if (offered === undefined)
       throw new TidemarkError(
         ErrorCodes.toolModule,
-        `emit: event type ${type.name} is not offered by this worker's modules (add it to a module's events)`,
+        `emit: event type ${type.name} is not offered by the modules served (add it to a module's events)`,
       );
     const checked = await checkAgainst(offered.inputSchema, args ?? {});
     if (!checked.ok)
@@ -22,14 +33,14 @@ export function emitterOf(service: EventService): EmitFunction {
         ErrorCodes.toolModule,
         `emit: arguments of ${type.name} do not match its inputSchema: ${checked.message}`,
       );
-    const where = `emit of ${type.name}`;
     const occurrence = {
       eventId: options.eventId ?? `evt_${randomUUID()}`,
       name: offered.name,
       timestamp: (options.timestamp ?? new Date()).toISOString(),
-      data: await checkedData(offered, data, where),
+      data: await checkedData(offered, data, `emit of ${type.name}`),
     };
-    await service.occurrences.append(eventStreamKey(offered.name, checked.value), [occurrence]);
+    const checkedArgs = checked.value as Record<string, unknown>;
+    await sink(eventStreamKey(offered.name, checkedArgs), occurrence, checkedArgs);
     return { eventId: occurrence.eventId };
   };
 }

@@ -6,7 +6,8 @@ import {
   type LogPort,
   type TopicNames,
 } from '@tidemark/protocol';
-import type { EventType, ToolModule } from '@tidemark/tools';
+import type { EmitFunction, EventType, ToolModule } from '@tidemark/tools';
+import { emitterOf } from './event-emit.js';
 
 // What serving the Events extension needs on a worker: the event types its modules offer, the
 // occurrences in the log, and the registry where interest in a stream is recorded (so the
@@ -93,6 +94,12 @@ export class EventService {
     this.renewed.set(stream, untilMs);
     if (this.renewed.size > 10_000) this.forgetRenewals(nowMs);
   }
+
+  /** What tools emit occurrences with (`currentExecution().emit`). */
+  readonly emit: EmitFunction = emitterOf(
+    () => this.types,
+    (stream, occurrence) => this.occurrences.append(stream, [occurrence]),
+  );
 
   private forgetRenewals(nowMs: number): void {
     for (const [stream, until] of this.renewed) if (until <= nowMs) this.renewed.delete(stream);

@@ -24,7 +24,6 @@ import {
 } from '@tidemark/tools';
 import { LogTransport, replayInitialize } from './log-transport.js';
 import { authInfoOf, createToolServer, SESSION_SERVER_VERSIONS } from './tool-server.js';
-import { emitterOf } from './event-emit.js';
 import { attachEventMethods } from './event-methods.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
 import { callRefusal } from './call-refusal.js';
@@ -274,7 +273,7 @@ export class SessionRuntime {
 
   /** @internal What tools emit event occurrences with. */
   get emit(): EmitFunction | undefined {
-    return this.options.events === undefined ? undefined : emitterOf(this.options.events);
+    return this.options.events?.emit;
   }
 
   /** @internal The logger tools get. */

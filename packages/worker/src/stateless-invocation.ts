@@ -12,7 +12,6 @@ import {
   type RequestId,
   type SessionId,
 } from '@tidemark/protocol';
-import { emitterOf } from './event-emit.js';
 import { attachEventMethods } from './event-methods.js';
 import type { EventService } from './event-service.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
@@ -69,7 +68,7 @@ export async function invokeStateless(
     retry: () => run.retry(),
     onExecutionEnd: (end: ExecutionEnd) => options.onExecutionEnd?.(end),
     logger: options.logger,
-    emit: options.events === undefined ? undefined : emitterOf(options.events),
+    emit: options.events?.emit,
   };
   for (const module of options.modules)
     await registerModule(server, module, host, { sessionId: options.key });

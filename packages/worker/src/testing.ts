@@ -10,8 +10,9 @@ import {
   type ElicitResult,
 } from '@modelcontextprotocol/server';
 import { STATELESS_PROTOCOL_VERSION, type RequestId, type WorkerEpoch } from '@tidemark/protocol';
-import type { JournaledStep } from '@tidemark/log';
-import type { Execution, StepEvent, ToolModule } from '@tidemark/tools';
+import type { JournaledStep, StoredOccurrence } from '@tidemark/log';
+import type { EmitFunction, Execution, StepEvent, ToolModule } from '@tidemark/tools';
+import { emitterOf } from './event-emit.js';
 import { CallSteps } from './steps.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
 import { levelName, lineLogger, type ToolLogLine } from './tool-logger.js';
@@ -66,6 +67,13 @@ export interface ToolRun {
    * later execution (a retry) got the journaled outcome without running the step again.
    */
   readonly steps: ReadonlyArray<StepEvent & { attempt: number }>;
+  /** The event occurrences the call emitted (`currentExecution().emit`), checked, in order. */
+  readonly emitted: ReadonlyArray<EmittedOccurrence>;
+}
+
+/** An occurrence a tool emitted, as the harness recorded it. */
+export interface EmittedOccurrence extends StoredOccurrence {
+  readonly arguments: Readonly<Record<string, unknown>>;
 }
 
 export interface ToolSessionOptions {
@@ -111,7 +119,7 @@ export async function openToolSession(
   options: ToolSessionOptions = {},
 ): Promise<ToolSession> {
   const stateless = options.lane === 'stateless';
-  const calls = new CallLedger();
+  const calls = new CallLedger(module);
   const newServer = async () => {
     const server = createToolServer(TEST_SERVER, [module], {
       // As a worker answers: the session lane's revisions, newest first, and the stateless one.
@@ -151,6 +159,7 @@ export async function openToolSession(
       const linesBefore = calls.lines.length;
       const before = calls.ends.length;
       const stepsBefore = calls.steps.length;
+      const emittedBefore = calls.emitted.length;
       const result = await client.callTool(
         { name, arguments: args },
         {
@@ -170,6 +179,7 @@ export async function openToolSession(
         attempts: Math.max(1, ...executions.map((e) => e.attempt)),
         executions,
         steps: calls.steps.slice(stepsBefore),
+        emitted: calls.emitted.slice(emittedBefore),
       };
     },
     close: async () => {
@@ -231,6 +241,7 @@ class CallLedger {
   readonly ends: Array<Pick<ExecutionEnd, 'outcome' | 'error'> & { attempt: number }> = [];
   readonly lines: ToolLogLine[] = [];
   readonly steps: Array<StepEvent & { attempt: number }> = [];
+  readonly emitted: EmittedOccurrence[] = [];
   /** Each call's steps, journaled in memory as a worker journals them in the log. */
   private readonly journals = new Map<RequestId, CallSteps>();
   /** The tools' logger (`currentExecution().log`), captured instead of written to stderr. */
@@ -241,6 +252,18 @@ class CallLedger {
       msg: fields['msg'] as string | undefined,
     }),
   );
+
+  /** Emits as a worker would — checked against the module's event types — into `emitted`. */
+  readonly emit: EmitFunction;
+
+  constructor(module: ToolModule) {
+    const types = new Map((module.events ?? []).map((type) => [type.name, type]));
+    this.emit = emitterOf(
+      () => types,
+      (_stream, occurrence, args) =>
+        Promise.resolve(void this.emitted.push({ ...occurrence, arguments: args })),
+    );
+  }
 
   execution(requestId: RequestId): Execution {
     const attempt = this.attempts.get(requestId) ?? 1;

@@ -1,8 +1,8 @@
-import events from '@tidemark/examples/events';
-import { defineEventType, defineToolModule } from '@tidemark/tools';
+import events, { deployments } from '@tidemark/examples/events';
+import { currentExecution, defineEventType, defineToolModule } from '@tidemark/tools';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { runEventSource } from '../src/testing.js';
+import { runEventSource, runTool } from '../src/testing.js';
 
 // Event sources run as the worker runs them (#35): arguments and data checked, occurrences given
 // ids that a re-read of the same position gives again — so a source restarted from its recorded
@@ -109,5 +109,37 @@ describe('running an event source', () => {
     await expect(runEventSource(stuck, 'once', {}, { count: 2 })).rejects.toThrow(
       /once: the source ended after 1 of 2 occurrences/,
     );
+  });
+});
+
+describe('emitting from a tool (currentExecution().emit) in runTool', () => {
+  it('records what the tool emitted, checked against the event type', async () => {
+    const run = await runTool(events, 'record_deployment', { service: 'api', version: '2.0.0' });
+    expect(run.result.isError).not.toBe(true);
+    expect(run.emitted).toMatchObject([
+      {
+        name: 'deployments',
+        arguments: { service: 'api' },
+        data: { version: '2.0.0', by: 'anonymous' },
+        eventId: expect.stringMatching(/^evt_/) as unknown,
+      },
+    ]);
+  });
+
+  it('refuses an emit of data that does not match, as the module’s mistake', async () => {
+    const broken = defineToolModule({
+      name: 'broken',
+      events: [deployments],
+      register(server) {
+        server.registerTool('emit_bad', { description: 'emits bad data' }, async () => {
+          await currentExecution()!.emit!(deployments, { service: 'api' }, { version: 7 } as never);
+          return { content: [] };
+        });
+      },
+    });
+    const run = await runTool(broken, 'emit_bad', {});
+    expect(run.result).toMatchObject({ isError: true });
+    expect(JSON.stringify(run.result.content)).toMatch(/data does not match payloadSchema/);
+    expect(run.emitted).toEqual([]);
   });
 });
