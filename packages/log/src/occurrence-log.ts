@@ -99,6 +99,18 @@ export class OccurrenceLog {
   }
 
   /**
+   * Resolves when the stream's partition holds a record at or past `offset` (an occurrence of this
+   * stream or of another), or after `maxWaitMs`: a long poll, so a follower hears of a new
+   * occurrence as it is written instead of on its next round.
+   */
+  async waitPast(stream: string, offset: bigint, maxWaitMs: number): Promise<void> {
+    const { log, topic } = this.options;
+    await log
+      .fetch(topic, this.partitionOf(stream), offset, { maxWaitMs, maxBytes: 1 })
+      .catch(() => undefined); // evicted or past the end: the next read says so
+  }
+
+  /**
    * The occurrences of a stream after the client's cursor, at most `maxEvents`, each with the
    * cursor after it. A cursor below the log start reads from the log start with `truncated`; a
    * cursor that was not minted here for this stream, or names a position past the end, is refused.

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   SUBSCRIPTION_ID_META_KEY,
   type McpServer,
@@ -24,8 +23,8 @@ import { attachWebhookMethods } from './webhook-methods.js';
 /** Occurrences one poll (or one read of a push stream) returns at most. */
 const MAX_EVENTS_PER_POLL = 1_000;
 const DEFAULT_EVENTS_PER_POLL = 100;
-/** How often an idle push stream looks for new occurrences. */
-const PUSH_READ_INTERVAL_MS = 200;
+/** An idle push stream waits this long at most for a new occurrence (a long poll). */
+const PUSH_WAIT_MS = 500;
 
 const argumentsSchema = z.record(z.string(), z.unknown()).optional();
 const ListParams = z.object({ cursor: z.string().optional() }).passthrough();
@@ -107,7 +106,10 @@ async function push(service: EventService, params: Subscribed, ctx: ServerContex
         await notify(EventNotifications.heartbeat, { cursor: page.cursor });
         lastSentMs = Date.now();
       }
-      await sleep(PUSH_READ_INTERVAL_MS, undefined, { signal }).catch(() => undefined);
+      // Until something is written, or the next heartbeat is due (never later than promised).
+      const untilHeartbeat = lastSentMs + service.options.heartbeatMs - Date.now();
+      const waitMs = Math.max(1, Math.min(PUSH_WAIT_MS, untilHeartbeat));
+      await service.occurrences.waitPast(stream.key, page.next, waitMs);
     }
     if (signal.aborted) return {};
     page = await read(service, stream, page.cursor, DEFAULT_EVENTS_PER_POLL, params);
@@ -117,6 +119,8 @@ async function push(service: EventService, params: Subscribed, ctx: ServerContex
 interface Page {
   readonly events: EventOccurrence[];
   readonly cursor: string;
+  /** The offset the cursor stands for. */
+  readonly next: bigint;
   readonly truncated: boolean;
   readonly full: boolean;
 }
@@ -129,17 +133,24 @@ async function read(
   maxEvents: number,
   params: { maxAgeMs?: number | undefined },
 ): Promise<Page> {
+  const { occurrences } = service;
   const nowMs = Date.now();
   await service.want(stream.key, stream.type.name, stream.arguments, nowMs);
-  const answer = await service.occurrences.poll({ stream: stream.key, cursor, maxEvents, nowMs });
-  if (!answer.ok)
-    throw invalidParams(`cursor refused: ${answer.detail}`, { reason: answer.problem });
+  const offset = await occurrences.offsetOf({ stream: stream.key, cursor, nowMs });
+  if (typeof offset !== 'bigint')
+    throw invalidParams(`cursor refused: ${offset.detail}`, { reason: offset.problem });
+  const page = await occurrences.readFrom(stream.key, offset, maxEvents);
+  if (page === 'beyond-tail')
+    throw invalidParams('cursor refused: the cursor is past the end of the log', {
+      reason: 'beyond-tail',
+    });
   const maxAgeMs = Math.min(params.maxAgeMs ?? Infinity, stream.type.replayWindowMs);
-  const events = answer.events.filter((event) => nowMs - Date.parse(event.timestamp) <= maxAgeMs);
+  const kept = page.events.filter((event) => nowMs - Date.parse(event.timestamp) <= maxAgeMs);
   return {
-    events,
-    cursor: answer.cursor,
-    truncated: answer.truncated || events.length < answer.events.length,
-    full: answer.events.length >= maxEvents,
+    events: kept.map(({ offset: _offset, ...event }) => event),
+    cursor: page.cursor,
+    next: page.next,
+    truncated: page.truncated || kept.length < page.events.length,
+    full: page.events.length >= maxEvents,
   };
 }

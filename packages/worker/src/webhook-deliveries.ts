@@ -13,8 +13,8 @@ import type { EventService } from './event-service.js';
 
 /** Occurrences read at once for one subscription. */
 const PAGE = 20;
-/** How often an idle subscription looks for new occurrences. */
-const IDLE_READ_MS = 200;
+/** An idle subscription waits this long at most for a new occurrence (a long poll). */
+const IDLE_WAIT_MS = 500;
 /** The longest wait between two tries of one delivery. */
 const MAX_BACKOFF_MS = 5 * 60 * 1000;
 
@@ -111,15 +111,21 @@ export class WebhookDeliveries {
       if (sends.length === 0) {
         if (page.next !== state.position)
           await this.record(subscription, { ...state, position: page.next }); // other streams'
-        await sleep(IDLE_READ_MS, undefined, { signal }).catch(() => undefined);
+        await occurrences.waitPast(subscription.stream, page.next, IDLE_WAIT_MS);
         continue;
       }
+      // Delivered one after another, in order; where they stand is written once per page (a
+      // takeover delivers at most a page again: receivers deduplicate on the event id).
+      let unrecorded = false;
       for (const send of sends) {
         const next = await this.send(subscription, state, send, failures, signal);
-        if (next === undefined) break;
         if (next === 'ended') return;
+        // A failure was recorded by `send`, with the page's progress before it.
+        unrecorded = next !== undefined;
+        if (next === undefined) break;
         state = next;
       }
+      if (unrecorded && !signal.aborted) await this.record(subscription, state);
     }
   }
 
@@ -143,9 +149,7 @@ export class WebhookDeliveries {
         delivered: state.status.delivered + (send.counts ? 1 : 0),
         lastDeliveryAtMs: Date.now(),
       };
-      const delivered = { ...state, position: send.next, status };
-      await this.record(subscription, delivered);
-      return delivered;
+      return { ...state, position: send.next, status };
     }
     if (outcome.gone) {
       await this.end(subscription, 'gone');
