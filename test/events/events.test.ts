@@ -2,7 +2,12 @@ import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import events from '@tidemark/examples/events';
-import { EVENTS_EXTENSION } from '@tidemark/protocol';
+import {
+  EVENTS_EXTENSION,
+  eventStreamKey,
+  partitionForSession,
+  type SessionId,
+} from '@tidemark/protocol';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { embeddedStack } from '../support/embedded-stack.js';
 import { rpc, rpcResponse, sseMessages } from '../support/task-client.js';
@@ -85,6 +90,21 @@ describe('Events extension (io.modelcontextprotocol/events): poll and push', () 
     const { seen } = await pollUntil(urls, String(start.body.result!['cursor']), 8);
     expect(seen.map((event) => event.data.n)).toEqual(seen.map((_, i) => i + 1));
     expect(new Set(seen.map((event) => event.eventId)).size).toBe(seen.length);
+  });
+
+  it('answers truncated, with a cursor to go on from, when retention took what the poller missed', async () => {
+    const { urls, stack } = await setup();
+    const start = await rpc(urls[0]!, 'events/poll', ticks(20));
+    const { cursor } = await pollUntil(urls, String(start.body.result!['cursor']), 3);
+    await new Promise((resolve) => setTimeout(resolve, 200)); // more ticks, unpolled
+    const partition = partitionForSession(eventStreamKey('ticks', { everyMs: 20 }) as SessionId, 2);
+    const { occurrences } = stack.topics;
+    const { highWatermark } = await stack.log.offsets(occurrences, partition);
+    await stack.log.deleteRecordsBefore(occurrences, partition, highWatermark);
+    const late = await rpc(urls[1]!, 'events/poll', { ...ticks(20), cursor });
+    expect(late.body.result).toMatchObject({ truncated: true });
+    const { seen } = await pollUntil(urls, String(late.body.result!['cursor']), 3);
+    expect(seen.map((event) => event.data.n)).toEqual(seen.map((_, i) => seen[0]!.data.n + i));
   });
 
   it('refuses a forged cursor, an unknown type and arguments that do not match', async () => {

@@ -1,6 +1,7 @@
 import { createMCPClient } from '@ai-sdk/mcp';
 import events from '@tidemark/examples/events';
 import type { WorkerOptions } from '@tidemark/worker';
+import { eventStreamKey, partitionForSession, type SessionId } from '@tidemark/protocol';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { aiSdkWebhook } from '../support/ai-sdk-webhook.js';
 import { embeddedStack } from '../support/embedded-stack.js';
@@ -190,6 +191,36 @@ describe('Events extension: webhook subscriptions', () => {
     });
     // Tried: the occurrence twice, its gap twice, and the end once.
     expect(receiver.statuses.filter((status) => status === 500).length).toBeGreaterThanOrEqual(5);
+  });
+
+  it('says gap when retention took occurrences the receiver had not got, then goes on', async () => {
+    const { stack, urls } = await setup({ webhookAttempts: 1_000 });
+    const receiver = await aiSdkWebhook();
+    const client = await aiSdkClient(urls[0]!, receiver.store);
+    await client.experimental_events.subscribe({
+      name: 'ticks',
+      arguments: { everyMs: 20 },
+      delivery: { mode: 'webhook', url: receiver.url, allowInsecureLocalhost: true },
+    });
+    await vi.waitFor(() => expect(receiver.events.length).toBeGreaterThanOrEqual(3), {
+      timeout: 10_000,
+    });
+    receiver.refuse = () => 503; // the receiver is away…
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // …longer than retention keeps the occurrences it missed.
+    const { occurrences } = stack.topics;
+    const partition = partitionForSession(eventStreamKey('ticks', { everyMs: 20 }) as SessionId, 2);
+    const { highWatermark } = await stack.log.offsets(occurrences, partition);
+    await stack.log.deleteRecordsBefore(occurrences, partition, highWatermark);
+    const before = receiver.events.length;
+    receiver.refuse = undefined;
+    await vi.waitFor(() => expect(receiver.events.length).toBeGreaterThan(before + 3), {
+      timeout: 10_000,
+    });
+    expect(receiver.gaps).toHaveLength(1);
+    const after = numbers(receiver.events.slice(before)) as number[];
+    expect(after[0]).toBeGreaterThan(Number(receiver.events[before - 1]!.data['n']) + 1);
+    expect(after).toEqual(after.map((_, i) => after[0]! + i));
   });
 });
 
