@@ -168,7 +168,7 @@ describe('the console, in a real browser', () => {
       /^http:\/\/127\.0\.0\.1:16686\/trace\/[0-9a-f]{32}$/,
     );
     await shoot(page, 'call');
-    for (const url of [`${origin}/console`, page.url()])
+    for (const url of [`${origin}/console`, page.url(), `${origin}/console/subscriptions`])
       expect(await accessibilityViolations(url), url).toEqual([]);
 
     // Every page carries the policy, not the sign-in page alone; and "read-only" is a fact: a

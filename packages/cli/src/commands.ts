@@ -117,7 +117,8 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     ...devConsole.gatewayOptions,
   });
   const tools = () => worker.modules.flatMap((module) => module.tools);
-  const console = await devConsole.mount(gateway, { log, topics, auth, io, tools });
+  const events = () => worker.modules.flatMap((module) => module.events);
+  const console = await devConsole.mount(gateway, { log, topics, auth, io, tools, events });
   const server = await gateway.listen(listenPort, host);
   addHealth(gateway, () => Promise.resolve(true));
   io.out(`Tidemark dev server (single process, embedded log in ${data})`);

@@ -46,7 +46,7 @@ export function mountedConsoleOf(
   const journal = new ResumeJournal();
   return {
     gatewayOptions: { onResume: journal.record },
-    mount: async (gateway, { log, topics, auth, io, tools }) => {
+    mount: async (gateway, { log, topics, auth, io, tools, events }) => {
       const console = await createConsole({
         log,
         topics,
@@ -56,7 +56,7 @@ export function mountedConsoleOf(
         ...(traceUrl === undefined ? {} : { traceUrl }),
         ...(auth.authenticate === undefined ? {} : { authenticate: auth.authenticate }),
         ...(sessionTtlMs === undefined ? {} : { sessionTtlMs }),
-        ...(tools === undefined ? {} : { mcp: { path: '/mcp', tools } }),
+        ...(tools === undefined ? {} : { mcp: { path: '/mcp', tools, events } }),
       });
       gateway.app.use(console.basePath, console.router);
       return console;
@@ -71,6 +71,8 @@ interface MountDeps {
   io: Io;
   /** The tools this process serves (dev), named on the console's empty overview. */
   tools?: () => readonly string[];
+  /** The event types it offers (dev). */
+  events?: () => readonly string[];
 }
 
 /** `tidemark console --brokers …`: the console over a Kafka deployment, read-only. */

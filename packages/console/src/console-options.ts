@@ -45,7 +45,12 @@ export interface ConsoleOptions {
    * The MCP endpoint this console sits beside (a gateway's own console): its path on the same
    * origin and the tools served, named on the empty overview so a newcomer knows where to connect.
    */
-  readonly mcp?: { readonly path: string; readonly tools: () => readonly string[] };
+  readonly mcp?: {
+    readonly path: string;
+    readonly tools: () => readonly string[];
+    /** The event types served (the Events extension). */
+    readonly events?: (() => readonly string[]) | undefined;
+  };
   /**
    * Unexpected failures (answered 500).
    * @default stderr

@@ -3,6 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { parseSessionId, parseStreamId } from '@tidemark/protocol';
 import type { ConsoleOptions } from './console-options.js';
 import { callPage } from './call-page.js';
+import { eventsPage, readSubscriptions } from './events-page.js';
 import type { Html } from './html.js';
 import { liveEvents, type LiveDeps } from './live-events.js';
 import { notFoundPage, overviewPage, sessionPage, type PageContext } from './pages.js';
@@ -75,6 +76,13 @@ export function pageRoutes(
       if (call === undefined)
         return send(res, 404, notFoundPage(page(), 'No such call in this session.'));
       send(res, 200, callPage(page(), call));
+    }),
+  );
+  router.get(
+    '/subscriptions',
+    guarded(async (_req, res, visibility) => {
+      const rows = await readSubscriptions(options.log, options.topics, visibility);
+      send(res, 200, eventsPage(page(), options.mcp?.events?.(), rows));
     }),
   );
   router.get(

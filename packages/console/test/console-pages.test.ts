@@ -7,6 +7,9 @@ import * as z from 'zod';
 import { get as httpGet, type IncomingMessage } from 'node:http';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import counting from '@tidemark/examples/counting';
+import events from '@tidemark/examples/events';
+import { EventRegistry } from '@tidemark/log';
+import { eventStreamKey } from '@tidemark/protocol';
 import { paymentsModule, PretendPayments } from '@tidemark/examples/payments';
 import { embeddedStack } from '../../../test/support/embedded-stack.js';
 import { pollTask, rpc } from '../../../test/support/task-client.js';
@@ -279,3 +282,53 @@ describe('console pages', () => {
     expect(heard).toEqual(['a', 'b', 'c']);
   });
 });
+
+describe('the events page', () => {
+  it('lists the event types and every webhook subscription with its deliveries, never a callback’s query', async () => {
+    const { origin, stack } = await eventsStack();
+    const registry = new EventRegistry({
+      port: stack.log,
+      topic: stack.topics.subscriptions,
+      partitionCount: 2,
+    });
+    const subscription = {
+      id: 'sub_console_test_0001',
+      subject: 'alice',
+      name: 'ticks',
+      arguments: { everyMs: 1000 },
+      stream: eventStreamKey('ticks', { everyMs: 1000 }),
+      url: 'https://hooks.example/mcp?mcp_event_subscription=secret-routing-key',
+      sealedSecret: 's1.1.x',
+      createdAtMs: Date.now(),
+      expiresAtMs: Date.now() + 60_000,
+      start: { offset: 0n, setAtMs: Date.now() },
+    };
+    await registry.putSubscription(subscription);
+    await registry.putDeliveryState(subscription, {
+      position: 5n,
+      startSetAtMs: subscription.start.setAtMs,
+      status: { delivered: 5, failingSinceMs: Date.now(), lastError: 'the receiver answered 503' },
+    });
+    const page = await (await fetch(`${origin}/console/subscriptions`)).text();
+    expect(page).toContain('<code>ticks</code>');
+    expect(page).toContain('sub_console_');
+    expect(page).toContain('https://hooks.example/mcp');
+    expect(page).not.toContain('secret-routing-key');
+    expect(page).toContain('the receiver answered 503');
+    expect(page).toMatch(/<td>5<\/td>/);
+  });
+});
+
+async function eventsStack() {
+  const stack = await embeddedStack({ modules: [events] });
+  onTestFinished(() => stack.stop());
+  const console = await createConsole({
+    log: stack.log,
+    topics: stack.topics,
+    mcp: { path: '/mcp', tools: () => [], events: () => ['ticks', 'incidents', 'deployments'] },
+  });
+  onTestFinished(() => console.close());
+  const { gateway, url } = stack.gateways[0]!;
+  gateway.app.use(console.basePath, console.router);
+  return { stack, origin: url.replace(/\/mcp$/, '') };
+}

@@ -1,0 +1,112 @@
+import { EventRegistry, type DeliveryState, type WebhookSubscription } from '@tidemark/log';
+import type { LogPort, TopicNames } from '@tidemark/protocol';
+import { html, type Html } from './html.js';
+import { layout, shortId, time, type PageContext } from './pages.js';
+import type { Visibility } from './visibility.js';
+
+// The Events extension in the console: the event types this endpoint offers, and every webhook
+// subscription in the log (a subject's own, with authentication) with where its deliveries
+// stand — how many, the last one, and since when and why they fail.
+
+export interface SubscriptionRow {
+  readonly subscription: WebhookSubscription;
+  readonly delivery: DeliveryState | undefined;
+}
+
+/** The subscriptions of every partition of `subscriptions`, as the viewer may see them. */
+export async function readSubscriptions(
+  log: LogPort,
+  topics: TopicNames,
+  visibility: Visibility,
+): Promise<SubscriptionRow[]> {
+  const partitionCount = await log.partitionCount(topics.subscriptions);
+  const registry = new EventRegistry({ port: log, topic: topics.subscriptions, partitionCount });
+  const rows: SubscriptionRow[] = [];
+  for (let partition = 0; partition < partitionCount; partition++)
+    for (const subscription of await registry.subscriptions(partition))
+      if (visibility.all || subscription.subject === visibility.subject)
+        rows.push({ subscription, delivery: await registry.deliveryState(subscription) });
+  return rows.sort((a, b) => b.subscription.createdAtMs - a.subscription.createdAtMs);
+}
+
+export function eventsPage(
+  ctx: PageContext,
+  types: readonly string[] | undefined,
+  rows: readonly SubscriptionRow[],
+): Html {
+  return layout(
+    ctx,
+    'Events',
+    html`<h1>Events</h1>
+      <section aria-labelledby="types-title">
+        <h2 id="types-title">Event types</h2>
+        ${
+          types === undefined
+            ? html`<p class="note">
+                The event types are the workers' modules': this console reads the log, which does
+                not list them. Ask any gateway with <code>events/list</code>.
+              </p>`
+            : types.length === 0
+              ? html`<p class="empty">No tool module offers event types.</p>`
+              : html`<ul data-testid="event-types">
+                  ${types.map((type) => html`<li><code>${type}</code></li>`)}
+                </ul>`
+        }
+      </section>
+      <section aria-labelledby="subscriptions-title">
+        <h2 id="subscriptions-title">Webhook subscriptions</h2>
+        ${rows.length === 0 ? html`<p class="empty">No webhook subscriptions.</p>` : table(ctx, rows)}
+      </section>`,
+  );
+}
+
+function table(ctx: PageContext, rows: readonly SubscriptionRow[]): Html {
+  return html`<table class="sessions" data-testid="subscriptions">
+    <caption>
+      Newest first
+    </caption>
+    <thead>
+      <tr>
+        <th scope="col">Id</th>
+        <th scope="col">Event</th>
+        <th scope="col">Subject</th>
+        <th scope="col">Callback</th>
+        <th scope="col">Expires</th>
+        <th scope="col">Delivered</th>
+        <th scope="col">Last delivery</th>
+        <th scope="col">Failing since</th>
+        <th scope="col">Last error</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${rows.map(({ subscription: s, delivery }) => {
+        const status = delivery?.status;
+        return html`<tr>
+          <td class="mono">${shortId(s.id)}</td>
+          <td><code>${s.name}</code> <span class="mono">${JSON.stringify(s.arguments)}</span></td>
+          <td>${s.subject}</td>
+          <td class="mono">${callbackOf(s.url)}</td>
+          <td>${time(s.expiresAtMs, ctx.now)}</td>
+          <td>${status?.delivered ?? 0}</td>
+          <td>
+            ${status?.lastDeliveryAtMs === undefined ? '—' : time(status.lastDeliveryAtMs, ctx.now)}
+          </td>
+          <td>
+            ${status?.failingSinceMs === undefined ? '—' : time(status.failingSinceMs, ctx.now)}
+          </td>
+          <td>${status?.lastError ?? '—'}</td>
+        </tr>`;
+      })}
+    </tbody>
+  </table>`;
+}
+
+/** A callback as an operator needs it: scheme, host and path — never its query (a client's key). */
+function callbackOf(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  } catch {
+    return '(unreadable)';
+  }
+}
