@@ -10,6 +10,7 @@ import {
   isStatelessRevision,
   MetaKeys,
   newSessionId,
+  TASK_STREAM_METHOD,
   readIdempotencyKey,
   type RequestId,
   type RequestRecord,
@@ -22,6 +23,7 @@ import { sendRefusal } from './http-answers.js';
 import { accepts, headerValue } from './http-guards.js';
 import { handleTaskMethod, isTaskMethod } from './task-lane.js';
 import { handleTaskListen, listenedTaskIds } from './task-listen.js';
+import { handleTaskStream } from './task-stream.js';
 import { deliverStream, newStream, respondJson } from './request-answers.js';
 
 // The stateless lane (2026-07-28): no session, no event ids, no resume. The request is routed by
@@ -91,6 +93,7 @@ export async function handleStatelessPost(
   // A stream is the answer to everything below: none is written to the log past the share's cap.
   const full = ctx.streams.refusalIfFull(undefined, asker.share);
   if (full !== undefined) return sendRefusal(res, full);
+  if (request.method === TASK_STREAM_METHOD) return handleTaskStream(ctx, res, request, asker);
   const taskIds = listenedTaskIds(request.method, request['params']);
   if (taskIds !== undefined) return handleTaskListen(ctx, res, request, taskIds, asker);
   const keyed = idempotencyKeyOf(req, request);

@@ -16,6 +16,8 @@ export { StepJournal } from './step-journal.js';
 export { isEvicted, readRange } from './range-read.js';
 export { lastPositionAfter, OccurrenceLog } from './occurrence-log.js';
 export { EventRegistry } from './event-registry.js';
+export { TaskEventNumbering } from './task-events.js';
+export type { TaskStreamEvent } from './task-events.js';
 export type {
   DeliveryState,
   DeliveryStatus,

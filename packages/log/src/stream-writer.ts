@@ -94,6 +94,14 @@ export class StreamWriter {
     };
     const progressBase = (await begin.progressBase?.(offset)) ?? 0;
     if (progressBase > 0) head = { ...head, progressBase };
+    // Where the whole stream starts, and how far its earlier generations counted: a reader of all
+    // its generations (a task's event stream) numbers every record from these.
+    const { previous } = begin;
+    head = {
+      ...head,
+      firstOffset: previous === undefined ? offset : (previous.firstOffset ?? previous.startOffset),
+      seqBase: previous === undefined ? 0 : (previous.seqBase ?? 0) + previous.lastSeq,
+    };
     if (begin.snapshot !== undefined) head = { ...head, snapshot: begin.snapshot };
     // Events first, then the head: a head never names a generation whose start is not in the log.
     await this.writeHead(session, partition, head);

@@ -62,6 +62,8 @@ interface StoredHead {
   position: string;
   progressBase?: number;
   snapshot?: unknown;
+  firstOffset?: string;
+  seqBase?: number;
 }
 
 /** JSON of a head for the `streams` topic; the final payload must be JSON-serialisable. */
@@ -87,6 +89,8 @@ export function encodeStreamHead(head: StreamHead): string {
     position: String(head.position),
     ...(head.progressBase ? { progressBase: head.progressBase } : {}),
     ...(head.snapshot === undefined ? {} : { snapshot: head.snapshot }),
+    ...(head.firstOffset === undefined ? {} : { firstOffset: String(head.firstOffset) }),
+    ...(head.seqBase ? { seqBase: head.seqBase } : {}),
   };
   return JSON.stringify(stored);
 }
@@ -140,6 +144,20 @@ export function decodeStreamHead(text: string): StreamHead | undefined {
     position,
     ...progressBaseOf(stored.progressBase),
     ...(stored.snapshot === undefined ? {} : { snapshot: stored.snapshot }),
+    ...wholeStreamOf(stored, big),
+  };
+}
+
+/** Where a stored head's whole stream starts and its generation's base, when valid. */
+function wholeStreamOf(
+  stored: StoredHead,
+  big: (value: unknown) => bigint | undefined,
+): { firstOffset?: bigint; seqBase?: number } {
+  const firstOffset = big(stored.firstOffset);
+  const { seqBase } = stored;
+  return {
+    ...(firstOffset === undefined ? {} : { firstOffset }),
+    ...(seqBase !== undefined && Number.isSafeInteger(seqBase) && seqBase > 0 ? { seqBase } : {}),
   };
 }
 

@@ -46,6 +46,16 @@ export interface StreamHead<Payload = unknown> {
    * absent from heads written before it existed (their readers fold the records).
    */
   readonly snapshot?: unknown;
+  /**
+   * Where the stream's first generation started: a reader of all its generations (a task's event
+   * stream, `tasks/stream`) reads from here. Stored heads only; absent from heads written before it.
+   */
+  readonly firstOffset?: bigint;
+  /**
+   * How many records the stream's earlier generations wrote (their `lastSeq`s, summed) before this
+   * one started: a record's place in the whole stream is `seqBase + seq - 1`. Stored heads only.
+   */
+  readonly seqBase?: number;
 }
 
 /** What folding one record did, for callers that count drops and for the delivery rules. */

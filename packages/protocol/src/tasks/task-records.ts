@@ -10,6 +10,10 @@ export const TASK_INPUT_METHOD = 'notifications/tidemark/task-input';
 export const TASK_ANSWERED_METHOD = 'notifications/tidemark/task-answered';
 /** The terminal record of a cancelled task (`params.statusMessage`). */
 export const TASK_CANCELLED_METHOD = 'notifications/tidemark/task-cancelled';
+/** A task's event stream, replayable (SEP-2694's shape): `{ taskId, after? }`. */
+export const TASK_STREAM_METHOD = 'tasks/stream';
+/** One event of `tasks/stream`: `{ taskId, seq, type, data }`. */
+export const TASK_EVENT_NOTIFICATION = 'notifications/tasks/event';
 /** A gateway passing a client's `tasks/update` to the task's worker (`params.inputResponses`). */
 export const TASK_UPDATE_METHOD = 'notifications/tidemark/task-update';
 /** A gateway passing a client's `tasks/cancel` to the task's worker. */

@@ -14,6 +14,8 @@ export const JsonRpcErrorCodes = {
   sessionNotFound: -32001,
   /** The Tasks extension: a tool that only runs as a task, asked by a client that cannot take one. */
   missingRequiredClientCapability: -32021,
+  /** `tasks/stream` (SEP-2694): the events after the client's `after` are no longer held. */
+  eventsGone: -32010,
 } as const;
 
 export interface ResetNotification {
