@@ -12,7 +12,7 @@ import {
 import { Worker } from '@tidemark/worker';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { Cluster, sleep } from '../e2e/cluster.js';
-import { pollTask, rpc } from '../support/task-client.js';
+import { pollTask, rpc, rpcResponse, sseMessages } from '../support/task-client.js';
 import { provisionTestTopics } from '../support/topics.js';
 
 // The Tasks extension on a real broker with two gateway and two worker processes: a task is
@@ -53,6 +53,46 @@ async function terminalAttempts(
 }
 
 describe('durable tasks on Kafka: two gateways, two workers', () => {
+  it('tasks/stream numbers a task’s events on across a kill -9 takeover, resumed on the other gateway', async () => {
+    const { cluster: c, urls } = await cluster();
+    const created = await rpc(
+      urls[0]!,
+      'tools/call',
+      { name: 'count', arguments: { to: 40, delayMs: 100 } },
+      { meta: { progressToken: 'p' } },
+    );
+    const taskId = String(created.body.result?.['taskId']);
+    // Read the first events on gateway A as they come, then leave: a client that drops.
+    const abort = new AbortController();
+    const response = await rpcResponse(
+      urls[0]!,
+      'tasks/stream',
+      { taskId },
+      { signal: abort.signal },
+    );
+    let text = '';
+    let seen: Array<{ seq: number; type: string }> = [];
+    const decoder = new TextDecoder();
+    for await (const chunk of response.body as ReadableStream<Uint8Array>) {
+      text += decoder.decode(chunk, { stream: true });
+      seen = taskEvents(text);
+      if (seen.length >= 4) break;
+    }
+    abort.abort();
+    await c.kill(c.runnerOf(taskId)!, 'SIGKILL');
+    // Resumed on gateway B after the last event seen: the rest, numbered on, to the end.
+    const after = seen.at(-1)!.seq;
+    const rest = await rpc(urls[1]!, 'tasks/stream', { taskId, after });
+    const events = taskEvents(rest.text);
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => after + 1 + i));
+    expect(events.at(-1)).toMatchObject({ type: 'io.tidemark/terminal' });
+    expect(rest.body.result).toMatchObject({ taskId, status: 'completed' });
+    expect(c.executionsOf(taskId).some((e) => e.attempt > 1)).toBe(true); // a takeover ran it
+    // …and a reader from 0 on either gateway gets the same numbers for the same records.
+    const whole = taskEvents((await rpc(urls[0]!, 'tasks/stream', { taskId })).text);
+    expect(whole.slice(after + 1)).toEqual(events);
+  });
+
   it('kill -9 of the worker mid-task: the survivor runs it again as a new generation; either gateway reports the exact result', async () => {
     const { cluster: c, urls } = await cluster();
     const created = await rpc(urls[0]!, 'tools/call', {
@@ -274,3 +314,10 @@ describe('durable tasks on Kafka: TTL and subjects', () => {
     expect(String(done['statusMessage'])).toMatch(/expired/);
   });
 });
+
+/** The `notifications/tasks/event`s of a `tasks/stream` response body. */
+function taskEvents(text: string): Array<{ seq: number; type: string }> {
+  return sseMessages(text)
+    .filter((m) => m['method'] === 'notifications/tasks/event')
+    .map((m) => m['params'] as { seq: number; type: string });
+}
