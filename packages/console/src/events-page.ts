@@ -13,13 +13,18 @@ export interface SubscriptionRow {
   readonly delivery: DeliveryState | undefined;
 }
 
-/** The subscriptions of every partition of `subscriptions`, as the viewer may see them. */
+/**
+ * The subscriptions of every partition of `subscriptions`, as the viewer may see them; undefined
+ * when the log has no such topic.
+ */
 export async function readSubscriptions(
   log: LogPort,
   topics: TopicNames,
   visibility: Visibility,
-): Promise<SubscriptionRow[]> {
-  const partitionCount = await log.partitionCount(topics.subscriptions);
+): Promise<SubscriptionRow[] | undefined> {
+  // A deployment from before the Events extension has no such topic until `topics create` runs.
+  const partitionCount = await log.partitionCount(topics.subscriptions).catch(() => undefined);
+  if (partitionCount === undefined) return undefined;
   const registry = new EventRegistry({ port: log, topic: topics.subscriptions, partitionCount });
   const rows: SubscriptionRow[] = [];
   for (let partition = 0; partition < partitionCount; partition++)
@@ -32,7 +37,7 @@ export async function readSubscriptions(
 export function eventsPage(
   ctx: PageContext,
   types: readonly string[] | undefined,
-  rows: readonly SubscriptionRow[],
+  rows: readonly SubscriptionRow[] | undefined,
 ): Html {
   return layout(
     ctx,
@@ -55,7 +60,16 @@ export function eventsPage(
       </section>
       <section aria-labelledby="subscriptions-title">
         <h2 id="subscriptions-title">Webhook subscriptions</h2>
-        ${rows.length === 0 ? html`<p class="empty">No webhook subscriptions.</p>` : table(ctx, rows)}
+        ${
+          rows === undefined
+            ? html`<p class="note">
+                This log has no <code>subscriptions</code> topic yet: run
+                <code>tidemark topics create</code> (it adds the topics of the Events extension).
+              </p>`
+            : rows.length === 0
+              ? html`<p class="empty">No webhook subscriptions.</p>`
+              : table(ctx, rows)
+        }
       </section>`,
   );
 }

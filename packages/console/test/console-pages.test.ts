@@ -9,7 +9,11 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import counting from '@tidemark/examples/counting';
 import events from '@tidemark/examples/events';
 import { EventRegistry } from '@tidemark/log';
-import { eventStreamKey } from '@tidemark/protocol';
+import { eventStreamKey, topicNames } from '@tidemark/protocol';
+import { EmbeddedLog } from '@tidemark/embedded-log';
+import express from 'express';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
 import { paymentsModule, PretendPayments } from '@tidemark/examples/payments';
 import { embeddedStack } from '../../../test/support/embedded-stack.js';
 import { pollTask, rpc } from '../../../test/support/task-client.js';
@@ -332,3 +336,30 @@ async function eventsStack() {
   gateway.app.use(console.basePath, console.router);
   return { stack, origin: url.replace(/\/mcp$/, '') };
 }
+
+describe('the events page on a log from before the Events extension', () => {
+  it('says to create the topics instead of failing', async () => {
+    const log = new EmbeddedLog({ path: ':memory:' });
+    const topics = topicNames('old.');
+    for (const role of ['requests', 'events', 'streams', 'sessions'] as const)
+      log.createTopic({
+        name: topics[role],
+        partitions: 2,
+        cleanup: role === 'streams' || role === 'sessions' ? 'compact' : 'delete',
+      });
+    const console = await createConsole({ log, topics });
+    onTestFinished(async () => {
+      console.close();
+      await log.close();
+    });
+    const app = express();
+    app.use(console.basePath, console.router);
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    onTestFinished(() => void server.close());
+    const { port } = server.address() as AddressInfo;
+    const response = await fetch(`http://127.0.0.1:${port}/console/subscriptions`);
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain('tidemark topics create');
+  });
+});
