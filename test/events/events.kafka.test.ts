@@ -68,6 +68,7 @@ function expectEveryTickInOrder(receiver: AiSdkWebhook): void {
     firsts.push(n);
   }
   expect(receiver.gaps).toEqual([]);
+  expect(receiver.unverified).toBe(0); // every delivery verified by the standardwebhooks library too
   expect(firsts).toEqual(firsts.map((_, i) => i + 1));
 }
 

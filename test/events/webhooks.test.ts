@@ -61,6 +61,7 @@ describe('Events extension: webhook subscriptions', () => {
     });
     expect(numbers(receiver.events)).toEqual(receiver.events.map((_, i) => i + 1));
     expect(receiver.statuses.filter((status) => status >= 400 && status !== 503)).toEqual([]);
+    expect(receiver.unverified).toBe(0);
     // A refresh (the same call again) finds the same subscription, on the other replica too.
     const again = await rpc(
       urls[1]!,

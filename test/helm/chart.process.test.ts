@@ -116,13 +116,16 @@ describe('the Helm chart', () => {
       ...['--set', 'gateway.limits.maxSessionsPerSubject=20', '--set', 'gateway.limits.maxFailedAuthPerMinute=5'],
       ...['--set', 'gateway.trustedProxies={10.0.0.0/8}'],
       ...['--set', 'worker.limits.maxConcurrentTasks=8', '--set', 'worker.limits.maxCallsPerSubject=4'],
+      ...['--set', 'worker.limits.maxSubscriptionsPerSubject=10', '--set', 'worker.limits.subscriptionTtl=6h'],
     );
     const args = (component: string) => podSpec(deployment(manifests, component)).spec.containers[0]!.args;
     const pairs = (list: string[]) => list.flatMap((arg, i) => (arg.startsWith('--') ? [`${arg} ${list[i + 1]}`] : []));
     expect(pairs(args('gateway'))).toEqual(
       expect.arrayContaining(['--max-sessions-per-subject 20', '--max-failed-auth-per-minute 5', '--trusted-proxy 10.0.0.0/8']),
     );
-    expect(pairs(args('worker'))).toEqual(expect.arrayContaining(['--max-concurrent-tasks 8', '--max-calls-per-subject 4']));
+    expect(pairs(args('worker'))).toEqual(
+      expect.arrayContaining(['--max-concurrent-tasks 8', '--max-calls-per-subject 4', '--max-subscriptions-per-subject 10', '--subscription-ttl 6h']),
+    );
     for (const component of ['gateway', 'worker']) {
       const help = await helpOf(component);
       for (const flag of args(component).filter((a) => a.startsWith('--'))) expect(help).toContain(flag);

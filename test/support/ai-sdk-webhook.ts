@@ -2,11 +2,13 @@ import { experimental_createMCPEventWebhook as createMCPEventWebhook } from '@ai
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 import { onTestFinished } from 'vitest';
 
 // The Vercel AI SDK's MCP Events webhook receiver (`experimental_createMCPEventWebhook`), mounted
 // on a loopback HTTP server, with the private store its client and handler share: a receiver
-// nobody here wrote, verifying every delivery's Standard Webhooks signature itself.
+// nobody here wrote, verifying every delivery's Standard Webhooks signature itself. Each delivery
+// is also verified with the `standardwebhooks` library; `unverified` counts those that fail it.
 
 type Subscription = Record<string, unknown> & { key: string };
 type Handler = Parameters<typeof createMCPEventWebhook>[0];
@@ -26,6 +28,8 @@ export interface AiSdkWebhook {
   readonly gaps: unknown[];
   readonly terminations: unknown[];
   readonly statuses: number[];
+  /** Deliveries the `standardwebhooks` library did not verify with the subscription's secret. */
+  unverified: number;
   /** While set, the status it gives for a body is answered instead of the handler's (an outage). */
   refuse: ((body: Record<string, unknown>) => number | undefined) | undefined;
 }
@@ -49,6 +53,7 @@ export async function aiSdkWebhook(): Promise<AiSdkWebhook> {
     gaps: [],
     terminations: [],
     statuses: [],
+    unverified: 0,
     refuse: undefined,
   };
   const handle = createMCPEventWebhook({
@@ -71,6 +76,19 @@ export async function aiSdkWebhook(): Promise<AiSdkWebhook> {
       const headers = new Headers();
       for (const [name, value] of Object.entries(req.headers))
         if (typeof value === 'string') headers.set(name, value);
+      const key = new URL(req.url ?? '/', 'http://receiver').searchParams.get(
+        'mcp_event_subscription',
+      );
+      const secret = (stored.get(key ?? '')?.['delivery'] as { secret?: string } | undefined)
+        ?.secret;
+      try {
+        new Webhook(secret ?? '').verify(
+          Buffer.concat(chunks).toString(),
+          Object.fromEntries(headers),
+        );
+      } catch {
+        receiver.unverified++;
+      }
       const request = new Request(`http://${req.headers.host}${req.url}`, {
         method: req.method ?? 'POST',
         headers,

@@ -35,13 +35,13 @@ describe('topic provisioning', () => {
       { brokers },
       { prefix, partitions: 3, replicationFactor: 1, resumeWindowMs: 120_000 },
     );
-    expect(first.created).toHaveLength(4);
+    expect(first.created).toHaveLength(TOPIC_ROLES.length); // six, with the Events extension's two
     const again = await provisionTopics(
       { brokers },
       { prefix, partitions: 3, replicationFactor: 1 },
     );
     expect(again.created).toEqual([]);
-    expect(again.existing).toHaveLength(4);
+    expect(again.existing).toHaveLength(TOPIC_ROLES.length);
     const configs = await withAdmin((admin) =>
       admin.describeConfigs({
         resources: [
@@ -61,6 +61,16 @@ describe('topic provisioning', () => {
       'max.message.bytes': String(4 * 1024 * 1024 + 64 * 1024),
     });
     expect(await checkTopics({ brokers }, { prefix })).toMatchObject({ events: `${prefix}events` });
+    const policies = await withAdmin((admin) =>
+      admin.describeConfigs({
+        resources: ['occurrences', 'subscriptions'].map((role) => ({
+          resourceType: 2,
+          resourceName: `${prefix}${role}`,
+          configurationKeys: ['cleanup.policy'],
+        })),
+      }),
+    );
+    expect(policies.map((r) => r.configs[0]!.value)).toEqual(['delete', 'compact']);
   });
 
   it('refuses a compacted events topic and unequal partition counts, naming each problem', async (ctx) => {
