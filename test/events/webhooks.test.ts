@@ -2,6 +2,7 @@ import { createMCPClient } from '@ai-sdk/mcp';
 import events from '@tidemark/examples/events';
 import type { WorkerOptions } from '@tidemark/worker';
 import { eventStreamKey, partitionForSession, type SessionId } from '@tidemark/protocol';
+import { EventRegistry } from '@tidemark/log';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { aiSdkWebhook } from '../support/ai-sdk-webhook.js';
 import { embeddedStack } from '../support/embedded-stack.js';
@@ -139,7 +140,7 @@ describe('Events extension: webhook subscriptions', () => {
   });
 
   it('gives an occurrence up after its tries with a gap that says so, then goes on', async () => {
-    const { urls } = await setup({ webhookAttempts: 3 });
+    const { stack, urls } = await setup({ webhookAttempts: 3 });
     const receiver = await aiSdkWebhook();
     receiver.refuse = (body) =>
       (body['data'] as { n?: number } | undefined)?.n === 3 ? 500 : undefined;
@@ -155,6 +156,20 @@ describe('Events extension: webhook subscriptions', () => {
     expect(numbers(receiver.events).slice(0, 4)).toEqual([1, 2, 4, 5]);
     expect(receiver.gaps).toHaveLength(1);
     expect(receiver.statuses.filter((status) => status === 500)).toHaveLength(3);
+    // What the console shows: the tries, the refused ones with the receiver's answer.
+    const registry = new EventRegistry({
+      port: stack.log,
+      topic: stack.topics.subscriptions,
+      partitionCount: 2,
+    });
+    const stream = eventStreamKey('ticks', { everyMs: 20 });
+    const [subscription] = await registry.subscriptions(
+      partitionForSession(stream as SessionId, 2),
+    );
+    await vi.waitFor(async () => {
+      const recent = (await registry.deliveryState(subscription!))?.status.recent ?? [];
+      expect(recent.map((entry) => entry.outcome)).toContain('204');
+    });
   });
 
   it('ends a subscription that was not refreshed: the receiver is told, deliveries stop', async () => {

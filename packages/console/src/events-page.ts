@@ -70,7 +70,8 @@ export function eventsPage(
               ? html`<p class="empty">No webhook subscriptions.</p>`
               : table(ctx, rows)
         }
-      </section>`,
+      </section>
+      ${rows === undefined || rows.length === 0 ? '' : recentDeliveries(ctx, rows)}`,
   );
 }
 
@@ -113,6 +114,47 @@ function table(ctx: PageContext, rows: readonly SubscriptionRow[]): Html {
       })}
     </tbody>
   </table>`;
+}
+
+/** The latest tries of every subscription shown, newest first. */
+function recentDeliveries(ctx: PageContext, rows: readonly SubscriptionRow[]): Html {
+  const tries = rows
+    .flatMap(({ subscription, delivery }) =>
+      (delivery?.status.recent ?? []).map((entry) => ({ subscription, ...entry })),
+    )
+    .sort((a, b) => b.atMs - a.atMs)
+    .slice(0, 50);
+  return html`<section aria-labelledby="deliveries-title">
+    <h2 id="deliveries-title">Recent deliveries</h2>
+    ${
+      tries.length === 0
+        ? html`<p class="empty">Nothing delivered yet.</p>`
+        : html`<table class="sessions" data-testid="deliveries">
+            <caption>
+              The latest tries of each subscription, newest first
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Subscription</th>
+                <th scope="col">webhook-id</th>
+                <th scope="col">Outcome</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${tries.map(
+                (entry) =>
+                  html`<tr>
+                    <td>${time(entry.atMs, ctx.now)}</td>
+                    <td class="mono">${shortId(entry.subscription.id)}</td>
+                    <td class="mono">${entry.messageId}</td>
+                    <td>${entry.outcome}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`
+    }
+  </section>`;
 }
 
 /** A callback as an operator needs it: scheme, host and path — never its query (a client's key). */

@@ -311,7 +311,15 @@ describe('the events page', () => {
     await registry.putDeliveryState(subscription, {
       position: 5n,
       startSetAtMs: subscription.start.setAtMs,
-      status: { delivered: 5, failingSinceMs: Date.now(), lastError: 'the receiver answered 503' },
+      status: {
+        delivered: 5,
+        failingSinceMs: Date.now(),
+        lastError: 'the receiver answered 503',
+        recent: [
+          { messageId: 'evt_delivered_one', atMs: Date.now() - 1_000, outcome: '204' },
+          { messageId: 'evt_refused_two', atMs: Date.now(), outcome: 'the receiver answered 503' },
+        ],
+      },
     });
     const page = await (await fetch(`${origin}/console/subscriptions`)).text();
     expect(page).toContain('<code>ticks</code>');
@@ -320,6 +328,9 @@ describe('the events page', () => {
     expect(page).not.toContain('secret-routing-key');
     expect(page).toContain('the receiver answered 503');
     expect(page).toMatch(/<td>5<\/td>/);
+    // Recent deliveries, newest first.
+    expect(page.indexOf('evt_refused_two')).toBeLessThan(page.indexOf('evt_delivered_one'));
+    expect(page).toContain('>204<');
   });
 });
 

@@ -39,7 +39,20 @@ export interface DeliveryStatus {
   readonly lastError?: string;
   /** Since when deliveries fail without a success in between. */
   readonly failingSinceMs?: number;
+  /** The latest tries, newest last (at most `RECENT_DELIVERIES`), for the console. */
+  readonly recent?: readonly RecentDelivery[];
 }
+
+/** One try of a delivery: its `webhook-id`, when, and what came of it. */
+export interface RecentDelivery {
+  readonly messageId: string;
+  readonly atMs: number;
+  /** The receiver's status (`204`), or the failure said for an operator. */
+  readonly outcome: string;
+}
+
+/** Tries kept per subscription in its delivery record. */
+export const RECENT_DELIVERIES = 10;
 
 /** A webhook subscription (`events/subscribe`), as it is kept. */
 export interface WebhookSubscription {

@@ -15,13 +15,14 @@ export type {
 export { StepJournal } from './step-journal.js';
 export { isEvicted, readRange } from './range-read.js';
 export { lastPositionAfter, OccurrenceLog } from './occurrence-log.js';
-export { EventRegistry } from './event-registry.js';
+export { EventRegistry, RECENT_DELIVERIES } from './event-registry.js';
 export { TaskEventNumbering } from './task-events.js';
 export type { TaskStreamEvent } from './task-events.js';
 export type {
   DeliveryState,
   DeliveryStatus,
   EventRegistryOptions,
+  RecentDelivery,
   SourceHead,
   StreamLease,
   WebhookSubscription,

@@ -1,5 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { DeliveryState, WebhookSubscription } from '@tidemark/log';
+import {
+  RECENT_DELIVERIES,
+  type DeliveryState,
+  type DeliveryStatus,
+  type RecentDelivery,
+  type WebhookSubscription,
+} from '@tidemark/log';
 import { backoffMs, messageOf, openSecret, type WebhookControl } from '@tidemark/protocol';
 import { postWebhook, resolveCallback, type DeliveryOutcome } from '@tidemark/webhooks';
 import type { EventService } from './event-service.js';
@@ -143,11 +149,13 @@ export class WebhookDeliveries {
     const { options } = this.options.service;
     const outcome = await this.post(subscription, send.messageId, send.body);
     if (signal.aborted) return undefined;
+    const tried = { messageId: send.messageId, atMs: Date.now() };
     if (outcome.ok) {
       failures.count = 0;
       const status = {
         delivered: state.status.delivered + (send.counts ? 1 : 0),
-        lastDeliveryAtMs: Date.now(),
+        lastDeliveryAtMs: tried.atMs,
+        recent: recentWith(state.status, { ...tried, outcome: String(outcome.status) }),
       };
       return { ...state, position: send.next, status };
     }
@@ -162,6 +170,7 @@ export class WebhookDeliveries {
         ...state.status,
         lastError: outcome.error,
         failingSinceMs: state.status.failingSinceMs ?? Date.now(),
+        recent: recentWith(state.status, { ...tried, outcome: outcome.error }),
       },
     };
     if (!outcome.retryable || failures.count >= options.webhookAttempts) {
@@ -295,6 +304,11 @@ export class WebhookDeliveries {
 async function stop(run: Running): Promise<void> {
   run.abort.abort();
   await run.done;
+}
+
+/** The latest tries with one more, the oldest dropped past `RECENT_DELIVERIES`. */
+function recentWith(status: DeliveryStatus, entry: RecentDelivery): RecentDelivery[] {
+  return [...(status.recent ?? []), entry].slice(-RECENT_DELIVERIES);
 }
 
 /** A `gap` control delivery: the subscriber's cursor moves to `cursor` (offset `next`). */
