@@ -238,6 +238,34 @@ describe('Events extension: webhook subscriptions', () => {
     expect(after[0]).toBeGreaterThan(Number(receiver.events[before - 1]!.data['n']) + 1);
     expect(after).toEqual(after.map((_, i) => after[0]! + i));
   });
+
+  it('skips occurrences older than maxAgeMs with a gap that says so, from a cursor the client gave', async () => {
+    const { urls } = await setup();
+    const receiver = await aiSdkWebhook();
+    const client = await aiSdkClient(urls[0]!, receiver.store);
+    const start = await rpc(
+      urls[0]!,
+      'events/poll',
+      { name: 'ticks', arguments: { everyMs: 20 } },
+      { token: TOKEN },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 800)); // ticks pile up, unpolled
+    await client.experimental_events.subscribe({
+      name: 'ticks',
+      arguments: { everyMs: 20 },
+      delivery: { mode: 'webhook', url: receiver.url, allowInsecureLocalhost: true },
+      cursor: String(start.body.result!['cursor']),
+      maxAgeMs: 300,
+    });
+    await vi.waitFor(() => expect(receiver.events.length).toBeGreaterThanOrEqual(5), {
+      timeout: 10_000,
+    });
+    expect(receiver.gaps.length).toBeGreaterThanOrEqual(1);
+    const received = numbers(receiver.events) as number[];
+    expect(received[0]).toBeGreaterThan(5); // the first ticks were too old
+    // In order; any tick skipped (too old by the time it was delivered) had a gap said for it.
+    expect(received).toEqual([...received].sort((a, b) => a - b));
+  });
 });
 
 /** The callback URL the client subscribed with (its routing key in the query). */

@@ -69,6 +69,8 @@ export interface WebhookSubscription {
   readonly createdAtMs: number;
   /** Unrefreshed, the subscription ends then. */
   readonly expiresAtMs: number;
+  /** Occurrences older than this when delivered are skipped (with a `gap`): the client's `maxAgeMs`. */
+  readonly maxAgeMs?: number;
   /**
    * Where deliveries start: the client's cursor (or "now") when it was last given. Deliveries
    * move on from it; a newer start (a client's cursor on a refresh) takes over from them.

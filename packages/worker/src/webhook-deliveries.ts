@@ -1,14 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { DeliveryState, WebhookSubscription } from '@tidemark/log';
 import {
-  RECENT_DELIVERIES,
-  type DeliveryState,
-  type DeliveryStatus,
-  type RecentDelivery,
-  type WebhookSubscription,
-} from '@tidemark/log';
-import { backoffMs, messageOf, openSecret, type WebhookControl } from '@tidemark/protocol';
+  backoffMs,
+  JsonRpcErrorCodes,
+  messageOf,
+  openSecret,
+  type WebhookControl,
+} from '@tidemark/protocol';
 import { postWebhook, resolveCallback, type DeliveryOutcome } from '@tidemark/webhooks';
 import type { EventService } from './event-service.js';
+import { gapAt, recentWith, sendsOf, type Send } from './webhook-sends.js';
 
 // Webhook deliveries, made by the worker that owns the subscription's partition: per
 // subscription one POST at a time, in log order, each occurrence signed with its `eventId` as
@@ -99,21 +100,15 @@ export class WebhookDeliveries {
         continue;
       }
       // Retention took occurrences the subscriber had not got: a gap first, never a silent skip.
-      const sends: Array<{ messageId: string; body: string; next: bigint; counts: boolean }> =
-        page.truncated
-          ? [
-              gapAt(
-                subscription,
-                occurrences.cursorAt(subscription.stream, page.logStartOffset),
-                page.logStartOffset,
-              ),
-            ]
-          : page.events.map(({ offset, ...event }) => ({
-              messageId: event.eventId,
-              body: JSON.stringify(event),
-              next: offset + 1n,
-              counts: true,
-            }));
+      const sends: Send[] = page.truncated
+        ? [
+            gapAt(
+              subscription,
+              occurrences.cursorAt(subscription.stream, page.logStartOffset),
+              page.logStartOffset,
+            ),
+          ]
+        : sendsOf(occurrences, subscription, page.events);
       if (sends.length === 0) {
         if (page.next !== state.position)
           await this.record(subscription, { ...state, position: page.next }); // other streams'
@@ -142,7 +137,7 @@ export class WebhookDeliveries {
   private async send(
     subscription: WebhookSubscription,
     state: DeliveryState,
-    send: { messageId: string; body: string; next: bigint; counts: boolean },
+    send: Send,
     failures: { count: number },
     signal: AbortSignal,
   ): Promise<DeliveryState | 'ended' | undefined> {
@@ -251,7 +246,10 @@ export class WebhookDeliveries {
         why === 'expired'
           ? 'the subscription expired: it was not refreshed in time'
           : 'deliveries kept failing: subscribe again from your cursor';
-      const terminated: WebhookControl = { type: 'terminated', error: { code: -32000, message } };
+      const terminated: WebhookControl = {
+        type: 'terminated',
+        error: { code: JsonRpcErrorCodes.badRequest, message },
+      };
       await this.post(
         subscription,
         `end_${subscription.id}_${Date.now()}`,
@@ -304,24 +302,4 @@ export class WebhookDeliveries {
 async function stop(run: Running): Promise<void> {
   run.abort.abort();
   await run.done;
-}
-
-/** The latest tries with one more, the oldest dropped past `RECENT_DELIVERIES`. */
-function recentWith(status: DeliveryStatus, entry: RecentDelivery): RecentDelivery[] {
-  return [...(status.recent ?? []), entry].slice(-RECENT_DELIVERIES);
-}
-
-/** A `gap` control delivery: the subscriber's cursor moves to `cursor` (offset `next`). */
-function gapAt(
-  subscription: WebhookSubscription,
-  cursor: string,
-  next: bigint,
-): { messageId: string; body: string; next: bigint; counts: boolean } {
-  const gap: WebhookControl = { type: 'gap', cursor };
-  return {
-    messageId: `gap_${subscription.id}_${next}`,
-    body: JSON.stringify(gap),
-    next,
-    counts: false,
-  };
 }

@@ -110,6 +110,7 @@ async function subscribe(
     sealedSecret: sealSecret(options.keyring, secret, id),
     createdAtMs: existing?.createdAtMs ?? nowMs,
     expiresAtMs,
+    ...(params.maxAgeMs === undefined ? {} : { maxAgeMs: params.maxAgeMs }),
     start,
   });
   const delivery = await registry.deliveryState(key);
