@@ -195,6 +195,7 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'OccurrenceLog',
     'PARTITION_TAIL_DEFAULTS',
     'PartitionTail',
+    'RECENT_DELIVERIES',
     'SessionStore',
     'StepJournal',
     'StreamHeadStore',
