@@ -40,6 +40,21 @@ async function aiSdkClient(url: string, store: Awaited<ReturnType<typeof aiSdkWe
   return client;
 }
 
+/** The AI SDK client subscribes the receiver to `ticks` every `everyMs` (loopback http allowed). */
+function subscribeTicks(
+  client: Awaited<ReturnType<typeof aiSdkClient>>,
+  receiver: Awaited<ReturnType<typeof aiSdkWebhook>>,
+  everyMs: number,
+  extra: { ttlMs?: number; cursor?: string; maxAgeMs?: number } = {},
+) {
+  return client.experimental_events.subscribe({
+    name: 'ticks',
+    arguments: { everyMs },
+    delivery: { mode: 'webhook', url: receiver.url, allowInsecureLocalhost: true },
+    ...extra,
+  });
+}
+
 const numbers = (received: Array<{ data: Record<string, unknown> }>) =>
   received.map((event) => event.data['n']);
 
@@ -50,11 +65,7 @@ describe('Events extension: webhook subscriptions', () => {
     const client = await aiSdkClient(urls[0]!, receiver.store);
     const listed = await client.experimental_events.list();
     expect(listed.events.map((event) => event.name)).toEqual(['ticks', 'incidents', 'deployments']);
-    const subscribed = await client.experimental_events.subscribe({
-      name: 'ticks',
-      arguments: { everyMs: 20 },
-      delivery: { mode: 'webhook', url: receiver.url, allowInsecureLocalhost: true },
-    });
+    const subscribed = await subscribeTicks(client, receiver, 20);
     expect(subscribed.id).toMatch(/^sub_/);
     expect(Date.parse(String(subscribed.refreshBefore))).toBeGreaterThan(Date.now());
     await vi.waitFor(() => expect(receiver.events.length).toBeGreaterThanOrEqual(10), {
@@ -119,11 +130,7 @@ describe('Events extension: webhook subscriptions', () => {
     const { urls } = await setup({ webhookAttempts: 50 });
     const receiver = await aiSdkWebhook();
     const client = await aiSdkClient(urls[0]!, receiver.store);
-    await client.experimental_events.subscribe({
-      name: 'ticks',
-      arguments: { everyMs: 20 },
-      delivery: { mode: 'webhook', url: receiver.url, allowInsecureLocalhost: true },
-    });
+    await subscribeTicks(client, receiver, 20);
     await vi.waitFor(() => expect(receiver.events.length).toBeGreaterThanOrEqual(3), {
       timeout: 10_000,
     });
@@ -145,11 +152,7 @@ describe('Events extension: webhook subscriptions', () => {
     receiver.refuse = (body) =>
       (body['data'] as { n?: number } | undefined)?.n === 3 ? 500 : undefined;
     const client = await aiSdkClient(urls[0]!, receiver.store);
-    await client.experimental_events.subscribe({
-      name: 'ticks',
-      arguments: { everyMs: 20 },
-      delivery: { mode: 'webhook', url: receiver.url, allowInsecureLocalhost: true },
-    });
+    await subscribeTicks(client, receiver, 20);
     await vi.waitFor(() => expect(receiver.events.length).toBeGreaterThanOrEqual(6), {
       timeout: 10_000,
     });
@@ -176,12 +179,7 @@ describe('Events extension: webhook subscriptions', () => {
     const { stack, urls } = await setup();
     const receiver = await aiSdkWebhook();
     const client = await aiSdkClient(urls[0]!, receiver.store);
-    await client.experimental_events.subscribe({
-      name: 'ticks',
-      arguments: { everyMs: 60_000 },
-      delivery: { mode: 'webhook', url: receiver.url, allowInsecureLocalhost: true },
-      ttlMs: 1_000,
-    });
+    await subscribeTicks(client, receiver, 60_000, { ttlMs: 1_000 });
     await vi.waitFor(() => expect(receiver.terminations).toHaveLength(1), { timeout: 10_000 });
     expect(receiver.terminations[0]).toMatchObject({ error: { message: /expired/ } });
     expect(receiver.stored.size).toBe(0); // the AI SDK forgot it, as told
@@ -196,11 +194,7 @@ describe('Events extension: webhook subscriptions', () => {
     });
     const receiver = await aiSdkWebhook();
     const client = await aiSdkClient(urls[0]!, receiver.store);
-    await client.experimental_events.subscribe({
-      name: 'ticks',
-      arguments: { everyMs: 20 },
-      delivery: { mode: 'webhook', url: receiver.url, allowInsecureLocalhost: true },
-    });
+    await subscribeTicks(client, receiver, 20);
     receiver.refuse = () => 500;
     await vi.waitFor(() => expect(problems.join('\n')).toMatch(/the receiver takes nothing/), {
       timeout: 10_000,
@@ -213,11 +207,7 @@ describe('Events extension: webhook subscriptions', () => {
     const { stack, urls } = await setup({ webhookAttempts: 1_000 });
     const receiver = await aiSdkWebhook();
     const client = await aiSdkClient(urls[0]!, receiver.store);
-    await client.experimental_events.subscribe({
-      name: 'ticks',
-      arguments: { everyMs: 20 },
-      delivery: { mode: 'webhook', url: receiver.url, allowInsecureLocalhost: true },
-    });
+    await subscribeTicks(client, receiver, 20);
     await vi.waitFor(() => expect(receiver.events.length).toBeGreaterThanOrEqual(3), {
       timeout: 10_000,
     });
@@ -250,10 +240,7 @@ describe('Events extension: webhook subscriptions', () => {
       { token: TOKEN },
     );
     await new Promise((resolve) => setTimeout(resolve, 800)); // ticks pile up, unpolled
-    await client.experimental_events.subscribe({
-      name: 'ticks',
-      arguments: { everyMs: 20 },
-      delivery: { mode: 'webhook', url: receiver.url, allowInsecureLocalhost: true },
+    await subscribeTicks(client, receiver, 20, {
       cursor: String(start.body.result!['cursor']),
       maxAgeMs: 300,
     });
