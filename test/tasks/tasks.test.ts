@@ -176,7 +176,8 @@ describe('Tasks extension (io.modelcontextprotocol/tasks) on the stateless lane'
   });
 
   it('a worker that stops (drains) mid-task leaves it to the next: its offset is not committed, the next worker runs it to the end', async () => {
-    const { stack, urls } = await setup();
+    // No handoff: the task is given up at once (a longer task would outlive any handoff).
+    const { stack, urls } = await setup({ worker: { handoffTimeoutMs: 0 } });
     const created = await rpc(urls[0]!, 'tools/call', {
       name: 'count',
       arguments: { to: 20, delayMs: 50 },

@@ -23,7 +23,7 @@ import {
 } from './flags/event-id-secret.js';
 import { DEV_SSE_RETRY_MS, SSE_RETRY_FLAG, sseRetryOf } from './flags/sse-retry.js';
 import { watchToolModules } from './watch.js';
-import { observe } from './worker-log.js';
+import { observe, problemLogger } from './worker-log.js';
 import { AUTH_FLAGS, authOf } from './flags/auth.js';
 import { KAFKA_FLAGS, kafkaOptions, prefixOf } from './flags/kafka.js';
 import { LIMIT_FLAGS, limitsOf, WORKER_LIMIT_FLAGS, workerLimitsOf } from './flags/limits.js';
@@ -41,6 +41,7 @@ import { applyTelemetryFlags, TELEMETRY_FLAGS } from './flags/telemetry.js';
 import { TASKS_FLAG, tasksOf } from './flags/tasks.js';
 import { duration, TTL_FLAGS, ttlsOf } from './flags/ttl.js';
 import { EVENT_FLAGS, eventOptionsOf } from './flags/events.js';
+import { GROUP_FLAGS, groupLogOptionsOf, HANDOFF_FLAGS, handoffOf } from './flags/group.js';
 
 const DEFAULT_EXAMPLES = ['@tidemark/examples/counting', '@tidemark/examples/interactive'];
 
@@ -62,6 +63,7 @@ const DEV_FLAGS = {
   ...TTL_FLAGS,
   ...TASKS_FLAG,
   ...CONSOLE_FLAGS,
+  ...HANDOFF_FLAGS,
 } as const;
 
 export async function dev(args: readonly string[], io: Io): Promise<void> {
@@ -77,6 +79,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
   const auth = authOf(values, io, false);
   const limits = limitsOf(values);
   const ttls = ttlsOf(values);
+  const handoff = handoffOf(values);
   const devConsole = mountedConsoleOf(values, {
     byDefault: 'on',
     source: 'tidemark dev · embedded log',
@@ -96,6 +99,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     modules,
     keyring,
     ...ttls,
+    ...handoff,
     ...workerLimitsOf(values),
     ...eventOptionsOf(values),
     ...serverIdentityOf(values, WORKER_DEFAULTS.serverInfo),
@@ -208,8 +212,7 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     ...KAFKA_FLAGS,
     tools: { type: 'string', multiple: true },
     ...SERVER_IDENTITY_FLAGS,
-    group: { type: 'string' },
-    'group-session-timeout': { type: 'string' },
+    ...GROUP_FLAGS,
     'health-port': { type: 'string' },
     'secret-file': { type: 'string' },
     'previous-secret-file': { type: 'string', multiple: true },
@@ -224,19 +227,17 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     throw new UsageError('--tools: required (a tool module path or package, repeatable)');
   const kafka = kafkaOptions(values, io);
   const topics = topicNames(prefixOf(values));
-  // How long a killed worker's partitions wait before another worker takes them over.
-  const groupSessionTimeoutMs = duration(
-    str(values['group-session-timeout']),
-    '--group-session-timeout',
-  );
   const events = eventOptionsOf(values);
+  const group = groupLogOptionsOf(values);
+  const handoff = handoffOf(values);
   const modules = await loadToolModules(toolSpecifiers(tools, io.cwd, []));
   const secrets = [str(values['secret-file']), list(values['previous-secret-file'])] as const;
   const offersEvents = modules.some((m) => m.events !== undefined);
   const keyring = workerKeyringOf(...secrets, io, offersEvents);
   const log = new KafkaLog({
     ...kafka,
-    ...(groupSessionTimeoutMs === undefined ? {} : { groupSessionTimeoutMs }),
+    ...group,
+    onProblem: problemLogger(io.logger),
   });
   const w = new Worker({
     log,
@@ -245,6 +246,7 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     ...(str(values['group']) === undefined ? {} : { group: str(values['group'])! }),
     ...(keyring === undefined ? {} : { keyring }),
     ...ttlsOf(values),
+    ...handoff,
     ...workerLimitsOf(values),
     ...events,
     ...serverIdentityOf(values, WORKER_DEFAULTS.serverInfo),

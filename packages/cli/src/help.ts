@@ -83,6 +83,8 @@ unfinished calls run again as a new generation, resuming clients are reset, neve
                      of dev. Default 3s
   --server-idle <d>  an idle session's MCP server is dropped after this (restored on its next
                      request). Default 60s
+  --handoff-timeout <d> on SIGTERM, calls running may end this long before dev stops (the rest
+                     run again after a restart). 0: at once. Default 20s
   --tasks <mode>     when a 2026-07-28 tools/call of a client declaring the Tasks extension
                      becomes a durable task: never | tool (as the module's taskSupport says) |
                      always. Default tool
@@ -179,9 +181,18 @@ replica's resume decisions beside what the log holds. --trace-url <url> links tr
                          TIDEMARK_PREVIOUS_SECRET)
   --group-session-timeout <d>
                          after a worker dies without leaving (kill -9, a lost node), its partitions
-                         and running calls wait this long before another worker takes them over;
-                         a graceful stop hands them over at once. At least the broker's
-                         group.min.session.timeout.ms (6s by default). Default 10s
+                         and running calls wait this long before another worker takes them over.
+                         Within the brokers' bounds: group.consumer.min.session.timeout.ms (45s
+                         unless lowered) on the consumer protocol, group.min.session.timeout.ms
+                         (6s) on the classic one. Default 10s
+  --group-protocol <p>   consumer (KIP-848: the broker assigns partitions, a scale event moves only
+                         those it must) or classic. A broker that refuses consumer (before Kafka
+                         4.0) gets classic, with a warning. Default consumer
+  --handoff-timeout <d>  a worker giving up partitions (SIGTERM, or workers scaling) stops taking
+                         their requests at once — another worker serves them — and lets its running
+                         calls end, up to this long; the next owner waits for them instead of
+                         running them again. Only calls that outlive it are taken over (a reset).
+                         0: at once. Keep it below the termination grace period. Default 20s
   --health-port <n>      serve /healthz (503 when a partition's read loop has not come back for a
                          minute while call slots are free: wedged) and /readyz on this port
   --metrics-port <n>     serve Prometheus metrics at :<n>/metrics

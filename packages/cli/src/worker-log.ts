@@ -19,8 +19,7 @@ export function observe(
         { session, stream, step, ok },
         replayed ? 'step replayed from the journal' : 'step journaled',
       ),
-    onProblem: (problem, error) =>
-      error === undefined ? log.warn(problem) : log.warn({ err: error }, problem),
+    onProblem: problemLogger(log),
     // A first execution is routine (every initialize, tools/list …): debug. One that runs again
     // (a retry, a takeover, a restart) is what an operator looks for: info.
     onExecution: (event) =>
@@ -57,4 +56,10 @@ function logExecutionEnd(log: Logger, end: ExecutionEnd): void {
   else if (outcome === 'ok') log.info(fields, message);
   else if (outcome === 'failed') log.error(fields, message);
   else log.warn(fields, message);
+}
+
+/** A problem (and its error) as a warning line. */
+export function problemLogger(log: Logger): (problem: string, error?: unknown) => void {
+  return (problem, error) =>
+    error === undefined ? log.warn(problem) : log.warn({ err: error }, problem);
 }

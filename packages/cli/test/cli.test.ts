@@ -80,6 +80,15 @@ describe('the tidemark command line', () => {
       /--group-session-timeout: expected a duration/,
     ],
     [
+      ['worker', '--tools', 'x', '--brokers', 'k:9092', '--group-protocol', 'eager'],
+      /--group-protocol: expected consumer or classic, got "eager"/,
+    ],
+    [
+      ['worker', '--tools', 'x', '--brokers', 'k:9092', '--handoff-timeout', '-1s'],
+      /--handoff-timeout: expected a duration/,
+    ],
+    [['dev', '--handoff-timeout', 'long'], /--handoff-timeout: expected a duration/],
+    [
       ['dev', '--max-body-bytes', '4MB'],
       /--max-body-bytes: expected a positive integer, got "4MB"/,
     ],

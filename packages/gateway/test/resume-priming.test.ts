@@ -55,7 +55,8 @@ describe('resumed streams are primed with an id', () => {
   });
 
   it('a reset primes the position before the generation it replays: cut after the reset, that id resumes the whole new execution', async () => {
-    const stack = await embeddedStack();
+    // No handoff: the stopping worker leaves its call unfinished.
+    const stack = await embeddedStack({ worker: { handoffTimeoutMs: 0 } });
     onTestFinished(() => stack.stop());
     const client = new RawMcpClient(stack.gateways[0]!.url);
     await client.initialize();

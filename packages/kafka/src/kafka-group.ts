@@ -66,6 +66,7 @@ export async function joinKafkaGroup(
   }
   sync(consumer.assignments);
   return {
+    protocol: 'classic',
     committed: async (partition) => {
       try {
         const offsets = await consumer.listCommittedOffsets({

@@ -20,22 +20,44 @@ export interface KafkaLogOptions {
    */
   fetchMaxBytes?: number;
   /**
-   * Consumer-group session timeout: how soon a dead member's partitions move.
+   * Consumer-group session timeout: how soon a dead member's partitions move. On the consumer
+   * protocol it is the group's `consumer.session.timeout.ms`, set when a member joins, within the
+   * brokers' `group.consumer.min.session.timeout.ms` (45 s unless lowered).
    * @default 10 s
    */
   groupSessionTimeoutMs?: number;
+  /**
+   * The consumer-group protocol: `consumer` (KIP-848: the broker assigns, a scale event moves only
+   * the partitions it must, nothing else pauses) — or `classic`. A broker that refuses the
+   * consumer protocol (before Kafka 4.0, or configured classic-only) gets the classic one, said
+   * through `onProblem`.
+   * @default 'consumer'
+   */
+  groupProtocol?: 'consumer' | 'classic';
+  /**
+   * What the log reports that is not an error of a call (a protocol fallback, a setting the brokers
+   * refused).
+   * @default a line on stderr
+   */
+  onProblem?: (problem: string, error?: unknown) => void;
 }
 
 export const KAFKA_LOG_DEFAULTS = {
   clientId: 'tidemark',
   fetchMaxBytes: 1 << 20,
   groupSessionTimeoutMs: 10_000,
+  groupProtocol: 'consumer',
 } as const;
 
+type Compiled = Required<
+  Pick<
+    KafkaLogOptions,
+    'clientId' | 'fetchMaxBytes' | 'groupSessionTimeoutMs' | 'groupProtocol' | 'onProblem'
+  >
+>;
+
 /** The options with their defaults, checked: a bad value fails here, before any connection. */
-export function compileKafkaLogOptions(
-  options: KafkaLogOptions,
-): Required<Pick<KafkaLogOptions, 'clientId' | 'fetchMaxBytes' | 'groupSessionTimeoutMs'>> {
+export function compileKafkaLogOptions(options: KafkaLogOptions): Compiled {
   if (options.brokers === undefined || options.brokers.length === 0)
     throw invalidOption('brokers', 'a non-empty list of host:port', options.brokers);
   const compiled = {
@@ -43,7 +65,11 @@ export function compileKafkaLogOptions(
     fetchMaxBytes: options.fetchMaxBytes ?? KAFKA_LOG_DEFAULTS.fetchMaxBytes,
     groupSessionTimeoutMs:
       options.groupSessionTimeoutMs ?? KAFKA_LOG_DEFAULTS.groupSessionTimeoutMs,
+    groupProtocol: options.groupProtocol ?? KAFKA_LOG_DEFAULTS.groupProtocol,
+    onProblem: options.onProblem ?? problemToStderr,
   };
+  if (compiled.groupProtocol !== 'consumer' && compiled.groupProtocol !== 'classic')
+    throw invalidOption('groupProtocol', "'consumer' or 'classic'", compiled.groupProtocol);
   if (!Number.isInteger(compiled.fetchMaxBytes) || compiled.fetchMaxBytes < 1024)
     throw invalidOption('fetchMaxBytes', 'an integer >= 1024', compiled.fetchMaxBytes);
   if (!Number.isInteger(compiled.groupSessionTimeoutMs) || compiled.groupSessionTimeoutMs < 1000)
@@ -53,4 +79,12 @@ export function compileKafkaLogOptions(
       compiled.groupSessionTimeoutMs,
     );
   return compiled;
+}
+
+function problemToStderr(problem: string, error?: unknown): void {
+  const detail =
+    error === undefined
+      ? ''
+      : `: ${error instanceof Error ? error.message : JSON.stringify(error)}`;
+  process.stderr.write(`tidemark kafka: ${problem}${detail}\n`);
 }

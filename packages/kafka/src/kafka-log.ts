@@ -23,7 +23,7 @@ import {
 } from '@tidemark/protocol';
 import { needsFreshMetadata, toTidemarkError } from './errors.js';
 import { compileKafkaLogOptions, type KafkaLogOptions } from './kafka-log-options.js';
-import { joinKafkaGroup } from './kafka-group.js';
+import { joinGroupOf } from './group-join.js';
 import { decodeFetch, fetchPartition } from './partition-fetch.js';
 
 /** How long a fetch keeps asking for a partition's leader while a failover happens. */
@@ -51,6 +51,10 @@ export class KafkaLog implements LogPort, GroupPort {
   private readonly clientId: string;
   private readonly brokers: string[];
   private readonly groupSessionTimeoutMs: number;
+  private readonly groupProtocol: 'consumer' | 'classic';
+  private readonly onProblem: (problem: string, error?: unknown) => void;
+  /** Connections to group coordinators (the consumer protocol's members). */
+  private readonly groupConnections: ConnectionPool;
   private readonly admin: Admin;
   private readonly fetchMaxBytes: number;
   private readonly topics = new Map<string, Promise<TopicMetadata>>();
@@ -58,7 +62,11 @@ export class KafkaLog implements LogPort, GroupPort {
   private closed = false;
 
   constructor(options: KafkaLogOptions) {
-    const { clientId, fetchMaxBytes, groupSessionTimeoutMs } = compileKafkaLogOptions(options);
+    const { clientId, fetchMaxBytes, groupSessionTimeoutMs, groupProtocol, onProblem } =
+      compileKafkaLogOptions(options);
+    this.groupProtocol = groupProtocol;
+    this.onProblem = onProblem;
+    this.groupConnections = new ConnectionPool(`${clientId}-group`, options.connection);
     this.fetchMaxBytes = fetchMaxBytes;
     // A leader or controller failover (a broker killed: its session times out, another is elected)
     // takes seconds; every client rides it out instead of failing after the default 3 tries.
@@ -214,16 +222,25 @@ export class KafkaLog implements LogPort, GroupPort {
     }
   }
 
-  /** Joins a consumer group on `topic`, for its assignments and committed offsets (see `GroupPort`). */
+  /**
+   * Joins a consumer group on `topic`, for its assignments and committed offsets (see `GroupPort`):
+   * on the consumer protocol unless told `classic` — or the brokers refuse it.
+   */
   joinGroup(options: JoinGroupOptions): Promise<GroupMembership> {
     this.assertOpen();
-    return joinKafkaGroup(
+    return joinGroupOf(
       {
-        brokers: this.brokers,
-        clientId: `${this.clientId}-group`,
-        connection: this.connectionOptions,
+        protocol: this.groupProtocol,
         sessionTimeoutMs: this.groupSessionTimeoutMs,
-        heartbeatIntervalMs: Math.max(500, Math.floor(this.groupSessionTimeoutMs / 5)),
+        admin: this.admin,
+        connections: this.groupConnections,
+        classic: {
+          brokers: this.brokers,
+          clientId: `${this.clientId}-group`,
+          connection: this.connectionOptions,
+        },
+        topicMetadata: (topic) => this.topicMetadata(topic),
+        onProblem: this.onProblem,
       },
       options,
     );
@@ -233,6 +250,7 @@ export class KafkaLog implements LogPort, GroupPort {
     if (this.closed) return;
     this.closed = true;
     await Promise.allSettled([
+      this.groupConnections.close(),
       this.producer.close(),
       this.reader.close(true),
       this.fetchConnections.close(),

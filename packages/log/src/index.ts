@@ -13,6 +13,7 @@ export type {
   StoreOptions,
 } from './stores.js';
 export { StepJournal } from './step-journal.js';
+export { HandoffNotices, type HandoffNotice } from './handoff-notices.js';
 export { isEvicted, readRange } from './range-read.js';
 export { lastPositionAfter, OccurrenceLog } from './occurrence-log.js';
 export { EventRegistry, RECENT_DELIVERIES } from './event-registry.js';

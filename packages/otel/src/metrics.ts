@@ -30,6 +30,7 @@ export const METRIC_PARTITION_LAG = 'tidemark.worker.partition_lag';
 export const METRIC_WORKER_SLOTS = 'tidemark.worker.slots';
 export const METRIC_WORKER_LARGEST_SHARE = 'tidemark.worker.slots.largest_share';
 export const METRIC_WORKER_REFUSALS = 'tidemark.worker.refusals';
+export const METRIC_HANDOFF_CALLS = 'tidemark.worker.handoff.calls';
 
 interface Instruments {
   resumes: Counter;
@@ -48,6 +49,7 @@ interface Instruments {
   slots: Gauge;
   largestShare: Gauge;
   workerRefusals: Counter;
+  handoffCalls: Counter;
 }
 
 // The metrics API has no proxy: a meter taken before the process registers its SDK stays a no-op
@@ -109,6 +111,10 @@ function instruments(): Instruments {
     }),
     workerRefusals: meter.createCounter(METRIC_WORKER_REFUSALS, {
       description: 'Requests a worker answered with an error instead of running, by reason',
+    }),
+    handoffCalls: meter.createCounter(METRIC_HANDOFF_CALLS, {
+      description:
+        'Calls running when a worker gave up a partition, by how they ended: finished by it, or taken over by the next owner',
     }),
   };
   cached = { provider, instruments };
@@ -197,6 +203,14 @@ export function recordSlots(kind: string, busy: number, largestShare: number): v
   const attributes = { 'tidemark.slot.kind': kind };
   instruments().slots.record(busy, attributes);
   instruments().largestShare.record(largestShare, attributes);
+}
+
+/**
+ * Calls that were running on a partition its worker gave up (`finished`: within the handoff
+ * timeout; `taken-over`: they outlived it, and the next owner runs them again).
+ */
+export function recordHandoffCalls(outcome: 'finished' | 'taken-over', count: number): void {
+  if (count > 0) instruments().handoffCalls.add(count, { 'tidemark.handoff.outcome': outcome });
 }
 
 /** A request a worker refused to run (`queued-per-subject`, …). */

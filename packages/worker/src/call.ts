@@ -35,6 +35,7 @@ export class Call {
     parent: Context,
   ) {
     this.context = trace.setSpan(parent, span);
+    reader.callStarted();
   }
 
   /** Takes a slot for the request `record` holds (waiting while all are taken) and starts its span. */
@@ -99,6 +100,7 @@ export class Call {
     this.ended = how;
     this.span.end();
     this.slot.release();
+    this.reader.callEnded();
     if (how === 'answered') this.reader.done(this.offset);
   }
 }

@@ -8,6 +8,7 @@ import type {
   StreamWriter,
 } from '@tidemark/log';
 import type { StreamId, TaskMode } from '@tidemark/protocol';
+import type { Handoffs } from './handoff.js';
 import type { InvocationOptions } from './stateless-invocation.js';
 import type { journaledSteps } from './steps.js';
 import type { StreamRunHost } from './stream-run.js';
@@ -19,6 +20,8 @@ export interface StatelessExchangeOptions extends Omit<InvocationOptions, 'tasks
   mode: TaskMode;
   writer: StreamWriter;
   heads: StreamHeadStore;
+  /** Waits, before a takeover, for a call its partition's old owner is still finishing. */
+  handoffs?: Handoffs | undefined;
   sessions: SessionStore;
   /** Where the calls' durable steps are journaled. */
   steps: StepJournal;

@@ -8,6 +8,7 @@ import {
 } from '@tidemark/protocol';
 import type { CallSlots } from './call-slots.js';
 import type { EventService } from './event-service.js';
+import type { Handoffs } from './handoff.js';
 import type { Housekeeping } from './housekeeping.js';
 import { lastProgressInLog } from './progress-continuity.js';
 import type { StreamRunHost } from './stream-run.js';
@@ -32,6 +33,8 @@ export interface LaneContext {
   readonly slots: CallSlots;
   /** The Events extension, when the modules offer event types. */
   readonly events?: EventService | undefined;
+  /** Handoffs of partitions between workers (absent in unit-level lanes: never waits). */
+  readonly handoffs?: Handoffs | undefined;
 }
 
 /** Reads, for a takeover, where the progress of a stream's earlier generations stopped. */

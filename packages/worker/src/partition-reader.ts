@@ -35,6 +35,10 @@ export class PartitionReader {
   private readonly forgetAfterCommit: Array<{ offset: bigint; key: string }> = [];
   private readonly reading: Promise<void>;
   private beatAtMs = Date.now();
+  /** Calls started from this partition and not ended. */
+  private calls = 0;
+  private idleWaiters: Array<() => void> = [];
+  private handoffUntilMs: number | undefined;
 
   constructor(private readonly options: PartitionReaderOptions) {
     this.reading = this.read().catch((error: unknown) =>
@@ -54,6 +58,50 @@ export class PartitionReader {
   /** Aborted when the partition is revoked or the worker stops. */
   get signal(): AbortSignal {
     return this.stopper.signal;
+  }
+
+  /**
+   * The partition is being given up: from now on no request of it starts here (its next owner
+   * runs them); the calls running go on until `untilMs`, and answers and cancellations for them
+   * are still read. True once `handOff` was called.
+   */
+  handOff(untilMs: number): void {
+    this.handoffUntilMs ??= untilMs;
+  }
+
+  get handingOff(): boolean {
+    return this.handoffUntilMs !== undefined;
+  }
+
+  /** Until when the calls running go on (set by `handOff`). */
+  get handoffDeadlineMs(): number | undefined {
+    return this.handoffUntilMs;
+  }
+
+  /** Calls of this partition running now. */
+  get runningCalls(): number {
+    return this.calls;
+  }
+
+  callStarted(): void {
+    this.calls++;
+  }
+
+  callEnded(): void {
+    if (--this.calls > 0) return;
+    this.calls = 0;
+    for (const wake of this.idleWaiters.splice(0)) wake();
+  }
+
+  /** Resolves once no call of this partition runs, or at `untilMs`, whichever is first. */
+  async whenIdle(untilMs: number): Promise<void> {
+    if (this.calls === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      this.idleWaiters.push(resolve);
+      timer = setTimeout(resolve, Math.max(0, untilMs - Date.now()));
+    });
+    clearTimeout(timer);
   }
 
   /** Stops reading and waits for the record in hand. */

@@ -3,6 +3,7 @@ import { context } from '@opentelemetry/api';
 import {
   JsonRpcErrorCodes,
   parseStreamId,
+  requestStreamId,
   type LogRecord,
   type RequestId,
   type SessionId,
@@ -47,17 +48,31 @@ export class SessionLane {
     message: JSONRPCMessage,
     joins?: Joins,
   ): Promise<void> {
-    const at = `requests ${reader.partition}@${record.offset}`;
-    const stopped = () => reader.signal.aborted;
-    try {
-      await whileUnavailable(() => this.handOver(reader, record, session, message, joins), {
-        stopped,
+    await this.answering(reader, record, session, message, () =>
+      whileUnavailable(() => this.handOver(reader, record, session, message, joins), {
+        stopped: () => reader.signal.aborted,
         onRetry: (error) =>
-          this.lane.options.onProblem(`${at}: the log is unavailable; retrying`, error),
-      });
+          this.lane.options.onProblem(
+            `requests ${reader.partition}@${record.offset}: the log is unavailable; retrying`,
+            error,
+          ),
+      }),
+    );
+  }
+
+  /** Runs `work` for a request; when it fails, the request is answered with an error. */
+  private async answering(
+    reader: PartitionReader,
+    record: LogRecord,
+    session: SessionId,
+    message: JSONRPCMessage,
+    work: () => Promise<void>,
+  ): Promise<void> {
+    try {
+      await work();
     } catch (error) {
-      if (stopped()) return; // the next owner runs it
-      this.lane.options.onProblem(`${at}: failed`, error);
+      if (reader.signal.aborted) return; // the next owner runs it
+      this.lane.options.onProblem(`requests ${reader.partition}@${record.offset}: failed`, error);
       await answerFailure(this.lane, session, message);
       reader.done(record.offset);
     }
@@ -100,9 +115,35 @@ export class SessionLane {
       return reader.done(record.offset);
     }
     if ('method' in message && 'id' in message && message.id !== undefined)
-      return this.startCall(reader, record, runtime, message, joins);
+      return this.afterHandoff(reader, record, runtime, message, joins);
     await runtime.other(message);
     reader.done(record.offset);
+  }
+
+  /**
+   * A request whose call another worker may still be finishing (its partition just came here from
+   * that worker) waits for it off the partition's read loop — the requests after it go on — and is
+   * then skipped as done, or run again when its worker gave it up. Any other starts now.
+   */
+  private async afterHandoff(
+    reader: PartitionReader,
+    record: LogRecord,
+    runtime: SessionRuntime,
+    request: Request,
+    joins: Joins | undefined,
+  ): Promise<void> {
+    const { handoffs, stores } = this.lane;
+    const stream = requestStreamId(request.id);
+    const head = await stores.heads.decided(runtime.session, stream);
+    if (handoffs === undefined || !handoffs.mayBeRunningElsewhere(head))
+      return this.startCall(reader, record, runtime, request, joins);
+    const stopped = () => reader.signal.aborted || reader.handingOff;
+    void this.answering(reader, record, runtime.session, request, async () => {
+      const settled = await handoffs.settle(runtime.session, stream, head, stopped);
+      if (stopped()) return; // the next owner decides it
+      if (settled?.terminal !== undefined) return reader.done(record.offset);
+      await this.startCall(reader, record, runtime, request, joins);
+    });
   }
 
   /** A request: a call, in the trace the gateway started (from the record headers). */
@@ -119,6 +160,8 @@ export class SessionLane {
       [ATTR_MCP_SESSION_ID]: runtime.session,
       [ATTR_JSONRPC_REQUEST_ID]: String(request.id),
     });
+    // Being handed off while it waited for a slot: the partition's next owner runs it.
+    if (reader.handingOff) return call.finish('stopped');
     try {
       await context.with(call.context, () =>
         joins === undefined

@@ -6,6 +6,7 @@ import {
   requestStreamId,
   STATELESS_PROTOCOL_VERSION,
   taskDecision,
+  type StreamHead,
   type StreamId,
 } from '@tidemark/protocol';
 import { whileUnavailable } from './backoff.js';
@@ -75,6 +76,17 @@ export class StatelessExchange {
     return this.task?.answer(inputResponses) ?? Promise.resolve();
   }
 
+  /**
+   * The request's stream head as the log decides it — once the worker its partition came from
+   * finished the call or gave it up (a handoff), when that worker's generation is unfinished.
+   */
+  private async settledHead(): Promise<StreamHead | undefined> {
+    const { key, heads, handoffs } = this.options;
+    const decided = await heads.decided(key, this.stream);
+    const stopped = () => this.abort.signal.aborted;
+    return handoffs === undefined ? decided : handoffs.settle(key, this.stream, decided, stopped);
+  }
+
   /** Runs the exchange to its terminal record; false when it had already finished. */
   async run(): Promise<boolean> {
     try {
@@ -85,8 +97,8 @@ export class StatelessExchange {
   }
 
   private async runToEnd(): Promise<boolean> {
-    const { key, message, heads, sessions, mode, modules } = this.options;
-    const head = await heads.decided(key, this.stream);
+    const { key, message, sessions, mode, modules } = this.options;
+    const head = await this.settledHead();
     const tasks = mode !== 'never';
     if (tasks) {
       // A task already created under this key (its worker stopped): run it on, never twice.

@@ -64,7 +64,8 @@ export class StatelessLane {
       [ATTR_MCP_METHOD_NAME]: request.method,
       [ATTR_JSONRPC_REQUEST_ID]: String(request.id),
     });
-    if (reader.signal.aborted) return call.finish('stopped'); // revoked while it waited
+    // Revoked (or being handed off) while it waited: the partition's next owner runs it.
+    if (reader.signal.aborted || reader.handingOff) return call.finish('stopped');
     const exchange = this.exchange(call, key, request, { classification, subject, tasks, claim });
     this.exchanges.set(key, exchange);
     void context
@@ -113,6 +114,7 @@ export class StatelessLane {
       mode: request.tasks ?? 'never',
       writer: stores.writer,
       heads: stores.heads,
+      handoffs: this.lane.handoffs,
       sessions: stores.sessions,
       steps: stores.steps,
       maxStepBytes: options.maxStepBytes,

@@ -89,7 +89,12 @@ export class TaskExecution {
   async resume(record: SessionRecord, callHead: StreamHead | undefined): Promise<boolean> {
     const task = record as TaskRecord;
     await this.answerCall(task, callHead);
-    const head = await this.options.heads.decided(this.options.key, TASK_STREAM);
+    const { key, heads, handoffs } = this.options;
+    const stopped = () => this.abort.signal.aborted;
+    const decided = await heads.decided(key, TASK_STREAM);
+    // Its previous worker may be finishing it (a handoff): then it is not run again here.
+    const head =
+      handoffs === undefined ? decided : await handoffs.settle(key, TASK_STREAM, decided, stopped);
     if (head?.terminal !== undefined) return false;
     // Input asked and answered before the takeover stays as the previous worker recorded it.
     this.state = taskSnapshotOf(head?.snapshot, task.id) ?? createdState(task);

@@ -131,6 +131,15 @@ export interface WorkerOptions {
    */
   stallMs?: number;
   /**
+   * How long a worker giving up a partition (drained, or rebalanced away when workers scale) goes on
+   * running the calls it started there, while the partition's next owner serves the new requests:
+   * a call that ends within it is never run again, and its client sees no reset. A call that
+   * outlives it is taken over by the next owner (counted in `tidemark.worker.handoff.calls`). 0
+   * gives partitions up at once. Keep it below the pod's termination grace period.
+   * @default 20_000
+   */
+  handoffTimeoutMs?: number;
+  /**
    * How often committable offsets are committed.
    * @default 1000
    */
@@ -231,6 +240,7 @@ export const WORKER_DEFAULTS = {
   taskPollIntervalMs: 1_000,
   serverIdleMs: 60 * 1000,
   commitIntervalMs: 1_000,
+  handoffTimeoutMs: 20_000,
   pollMs: 500,
   stallMs: 60_000,
   eventLeaseMs: 5 * 60 * 1000,
@@ -304,6 +314,12 @@ export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOpti
       'eventHeartbeatMs',
       'at most 30000 (the Events extension)',
       compiled.eventHeartbeatMs,
+    );
+  if (!Number.isInteger(compiled.handoffTimeoutMs) || compiled.handoffTimeoutMs < 0)
+    throw invalidOption(
+      'handoffTimeoutMs',
+      'a whole number of milliseconds, 0 or more',
+      compiled.handoffTimeoutMs,
     );
   return compiled;
 }

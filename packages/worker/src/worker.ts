@@ -1,43 +1,30 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
-import { SessionStore, StepJournal, StreamHeadStore, StreamWriter } from '@tidemark/log';
 import { recordAssignedPartitions, recordWorkerRefusal } from '@tidemark/otel';
 import { sealedByAGateway } from './sealed-records.js';
 import {
   decodeRequestRecord,
-  invalidOption,
   JsonRpcErrorCodes,
   newWorkerEpoch,
   SESSION_ENDED,
   type GroupMembership,
   type LogRecord,
   type RequestRecord,
-  type SessionId,
   type WorkerEpoch,
 } from '@tidemark/protocol';
 import { Admission, admissionOf } from './admission.js';
 import { CallSlots, slotNotes, slotShareOf, type SlotOccupancy } from './call-slots.js';
-import { startEvents, type EventSources, type WorkerEvents } from './event-sources.js';
-import { Housekeeping } from './housekeeping.js';
+import { startEvents } from './event-sources.js';
 import { probeToolModules, type ModuleListing } from './module-probe.js';
 import { PartitionReader } from './partition-reader.js';
-import { joinsOf, SessionLane } from './session-lane.js';
-import { StatelessLane } from './stateless-lane.js';
+import { joinsOf } from './session-lane.js';
 import type { ToolModule } from '@tidemark/tools';
 import {
   compileWorkerOptions,
   type CompiledWorkerOptions,
   type WorkerOptions,
 } from './worker-options.js';
-import { answerFailure, type LaneContext, type WorkerStores } from './lane-context.js';
-
-/** What exists once the worker started: the stores and both lanes. */
-interface Started {
-  readonly lane: LaneContext;
-  readonly stores: WorkerStores;
-  readonly sessionLane: SessionLane;
-  readonly stateless: StatelessLane;
-  readonly sources: EventSources | undefined;
-}
+import { answerFailure } from './lane-context.js';
+import { requestPartitions, startLanes, type Started } from './worker-lanes.js';
 
 /**
  * The tool worker: a member of the workers' consumer group on `requests`. For each session of its
@@ -77,13 +64,17 @@ export class Worker {
   async start(): Promise<void> {
     const { log, topics } = this.options;
     this.listings = await probeToolModules(this.options.modules, this.options);
-    const partitionCount = await this.partitionCount();
-    this.started = this.startLanes(partitionCount, await startEvents(this.options, partitionCount));
+    const partitionCount = await requestPartitions(this.options);
+    const events = await startEvents(this.options, partitionCount);
+    this.started = startLanes(this.options, this.epoch, this.slots, partitionCount, events);
     this.joined = log.joinGroup({
       topic: topics.requests,
       group: this.options.group,
       onAssigned: (assigned) => assigned.forEach((p) => this.assign(p)),
       onRevoked: (revoked) => this.revoke(revoked),
+      // Before the group hears the partitions are let go: their next owner finds the notices.
+      onReleasing: async (releasing) =>
+        this.started?.handoffs.begin(releasing.flatMap((p) => this.readers.get(p) ?? [])),
     });
     this.membership = await this.joined;
     this.every(this.options.commitIntervalMs, () => this.commitAll());
@@ -180,57 +171,20 @@ export class Worker {
     return [...this.readers.keys()].sort((a, b) => a - b);
   }
 
-  /** Stops reading, ends running calls (their streams stay unfinished and are re-run elsewhere), commits and leaves. */
+  /**
+   * Drains: no request starts from now on; what is finished is committed; the group is left, so
+   * other workers serve the partitions at once; the calls running go on up to the handoff timeout
+   * (the next owners wait for them rather than run them again); those still running then stop, and
+   * their next owners run them again as new generations.
+   */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     for (const timer of this.timers) clearInterval(timer);
-    await this.revoke([...this.readers.keys()]);
+    await this.started?.handoffs.begin([...this.readers.values()]);
+    await this.commitAll();
     await this.membership?.leave();
-  }
-
-  private async partitionCount(): Promise<number> {
-    const { log, topics } = this.options;
-    const count = await log.partitionCount(topics.requests);
-    const eventsCount = await log.partitionCount(topics.events);
-    if (eventsCount !== count)
-      throw invalidOption(
-        'topics',
-        `requests and events with equal partition counts`,
-        `${count} and ${eventsCount}`,
-      );
-    return count;
-  }
-
-  private startLanes(partitionCount: number, events: WorkerEvents | undefined): Started {
-    const { log, topics } = this.options;
-    const base = { port: log, topics, partitionCount };
-    const heads = new StreamHeadStore(base);
-    const sessions = new SessionStore(base);
-    const steps = new StepJournal(base);
-    const housekeeping = new Housekeeping({
-      sessions,
-      heads,
-      steps,
-      sessionTtlMs: this.options.sessionTtlMs,
-      resultTtlMs: this.options.resultTtlMs,
-      now: Date.now,
-      isBusy: (session) =>
-        started.sessionLane.runtimes.isBusy(session as SessionId) ||
-        started.stateless.isRunning(session as SessionId),
-      onExpired: (session) => started.sessionLane.runtimes.drop(session),
-    });
-    const writer = new StreamWriter({ ...base, epoch: this.epoch });
-    const stores = { writer, heads, sessions, steps, housekeeping };
-    const lane = { options: this.options, stores, slots: this.slots, events: events?.service };
-    const started: Started = {
-      lane,
-      stores,
-      sessionLane: new SessionLane(lane),
-      stateless: new StatelessLane(lane),
-      sources: events?.sources,
-    };
-    return started;
+    await this.revoke([...this.readers.keys()]);
   }
 
   private every(ms: number, task: () => Promise<void>): void {
@@ -253,14 +207,18 @@ export class Worker {
       onProblem: this.options.onProblem,
     });
     this.readers.set(partition, reader);
+    started.handoffs.assigned(partition);
     recordAssignedPartitions(1);
     started.stores.housekeeping.assign(partition);
     started.sources?.assign(partition);
   }
 
+  /** The partitions went to other workers (or this one stops): hands their calls over, then lets go. */
   private async revoke(partitions: readonly number[]): Promise<void> {
     const readers = partitions.flatMap((p) => this.readers.get(p) ?? []);
-    // Stopped first, at once: the partition's next owner may already run them.
+    if (readers.length === 0) return;
+    await this.started?.handoffs.finish(readers);
+    // What outlived the handoff stops now: the partition's next owner runs it.
     this.started?.stateless.dropPartitions(partitions);
     await Promise.all(readers.map((reader) => reader.stop()));
     await Promise.all(partitions.map(async (p) => this.started?.sources?.revoke(p)));
@@ -270,7 +228,9 @@ export class Worker {
       this.readers.delete(reader.partition);
       recordAssignedPartitions(-1);
       this.started?.stores.housekeeping.revoke(reader.partition);
+      this.started?.handoffs.revoked(reader.partition);
     }
+    await this.started?.handoffs.released(partitions);
   }
 
   /** One record of `requests`, by its lane. */
@@ -289,6 +249,9 @@ export class Worker {
       return reader.done(record.offset);
     }
     const request = decoded.record;
+    // Giving the partition up: only what running calls wait for (answers, cancellations) is taken;
+    // the rest stays uncommitted, for the next owner.
+    if (reader.handingOff && (request.lane === 'control' || admissionOf(request).ordered)) return;
     const session =
       request.lane === 'stateless' || request.lane === 'keyed-session'
         ? request.key
@@ -308,7 +271,9 @@ export class Worker {
       { ...admissionOf(request), at },
       // A record that waited may find its partition gone: its next owner runs it.
       () =>
-        reader.signal.aborted ? Promise.resolve() : this.handle(started, reader, record, request),
+        reader.signal.aborted || reader.handingOff
+          ? Promise.resolve()
+          : this.handle(started, reader, record, request),
     );
     if (admitted !== 'refused') return;
     recordWorkerRefusal('queued-per-subject');

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { KafkaLog } from '@tidemark/kafka';
+import type { TopicNames } from '@tidemark/protocol';
 import { describe, expect, inject, it, type TestContext } from 'vitest';
 import { LogClient, outcome } from '../../../test/support/log-client.js';
 import { provisionTestTopics } from '../../../test/support/topics.js';
@@ -139,4 +140,90 @@ describe('worker processes on the real broker', () => {
       survivor.executions.filter((e) => e.stream === 'n5').map((e) => [e.attempt, e.cause]),
     ).toEqual([[2, 'takeover']]);
   });
+
+  it('a worker joining under load: the partition it takes moves without a reset — the calls running there end where they ran', async (ctx) => {
+    const { prefix, names, log } = await provision(ctx, 'scale-out');
+    const group = `${prefix}workers`;
+    const a = startWorker(ctx, prefix, group);
+    await until(() => a.assigned.length === 2, 30_000, 'the first worker to own both partitions');
+    const clients = await clientsOnEveryPartition(ctx, log, names);
+    // Calls of ~3 s on both partitions, one of which the joining worker will take.
+    const calls = clients.map((client) => client.call(1, 'count', { to: 30, delayMs: 100 }));
+    await Promise.all(calls.map((call) => call.sent));
+    const calls1 = (w: WorkerProcess) => w.executions.filter((e) => e.stream === 'n1');
+    await until(() => calls1(a).length === 2, 30_000, 'both calls to start');
+    const b = startWorker(ctx, prefix, group);
+    await until(
+      () => a.assigned.length === 1 && b.assigned.length === 1,
+      30_000,
+      'the two workers to share the partitions',
+    );
+    // A call on the moved partition, sent after the move: its new owner runs it at once.
+    const moved = clients.find((client) => b.assigned.includes(client.partition))!;
+    const after = await moved.call(2, 'count', { to: 3, delayMs: 0 }).done;
+    expect(outcome(after).text).toBe('1,2,3');
+    for (const call of calls) {
+      expect(outcome(await call.done)).toEqual({
+        resets: [],
+        progress: Array.from({ length: 30 }, (_, i) => i + 1),
+        text: Array.from({ length: 30 }, (_, i) => i + 1).join(','),
+        isError: false,
+      });
+    }
+    // Each long call ran once, on the first worker; the new owner ran only the new call.
+    expect(calls1(a).map((e) => e.cause)).toEqual(['first', 'first']);
+    expect(calls1(b)).toEqual([]);
+    expect(b.executions.filter((e) => e.stream === 'n2').map((e) => e.cause)).toEqual(['first']);
+  });
+
+  it('SIGTERM drains a worker: its running calls end where they run, the other worker serves its partitions at once', async (ctx) => {
+    const { prefix, names, log } = await provision(ctx, 'drain');
+    const group = `${prefix}workers`;
+    const a = startWorker(ctx, prefix, group);
+    await until(() => a.assigned.length === 2, 30_000, 'the first worker to own both partitions');
+    const b = startWorker(ctx, prefix, group);
+    await until(
+      () => a.assigned.length === 1 && b.assigned.length === 1,
+      30_000,
+      'the two workers to share the partitions',
+    );
+    const client = (await clientsOnEveryPartition(ctx, log, names)).find((c) =>
+      a.assigned.includes(c.partition),
+    )!;
+    const running = client.call(1, 'count', { to: 30, delayMs: 100 });
+    await running.sent;
+    const ofCalls = (w: WorkerProcess) =>
+      w.executions.filter((e) => e.stream.startsWith('n')).map((e) => [e.stream, e.cause]);
+    await until(() => ofCalls(a).length === 1, 30_000, 'the call to start');
+    const exited = new Promise((resolve) => a.child.once('exit', resolve));
+    a.child.kill('SIGTERM');
+    await until(() => b.assigned.length === 2, 10_000, 'the other worker to take both partitions');
+    const sentAt = Date.now();
+    const next = await client.call(2, 'count', { to: 3, delayMs: 0 }).done;
+    const nextMs = Date.now() - sentAt;
+    expect(outcome(next).text).toBe('1,2,3');
+    expect(outcome(await running.done)).toMatchObject({ resets: [], isError: false });
+    await exited;
+    // The new call did not wait for the draining worker's call (~3 s) to end.
+    expect(nextMs).toBeLessThan(2_500);
+    expect(ofCalls(a)).toEqual([['n1', 'first']]);
+    expect(ofCalls(b)).toEqual([['n2', 'first']]);
+  });
 });
+
+/** Initialized clients, at least one whose session is on each partition of `requests`. */
+async function clientsOnEveryPartition(
+  ctx: TestContext,
+  log: KafkaLog,
+  names: TopicNames,
+): Promise<LogClient[]> {
+  const byPartition = new Map<number, LogClient>();
+  while (byPartition.size < 2) {
+    const client = new LogClient(log, names, 2);
+    if (byPartition.has(client.partition)) continue;
+    ctx.onTestFinished(() => client.close());
+    await client.initialize();
+    byPartition.set(client.partition, client);
+  }
+  return [...byPartition.values()];
+}

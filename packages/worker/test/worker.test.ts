@@ -155,7 +155,8 @@ describe('the worker on the embedded log', () => {
 
   it('a worker taking over re-runs an unfinished call as a new generation: the client is reset, then gets the exact result', async () => {
     const { startWorker, client, executions } = setup();
-    const first = await startWorker();
+    // No handoff: the stopping worker gives its calls up at once.
+    const first = await startWorker({ handoffTimeoutMs: 0 });
     const c = client();
     await c.initialize();
     let progressSeen = 0;
@@ -180,6 +181,48 @@ describe('the worker on the embedded log', () => {
       'first',
       'takeover',
     ]);
+  });
+
+  it('a stopping worker hands its calls over: one that ends within the handoff timeout ends where it ran, one that outlives it is taken over', async () => {
+    const { startWorker, client, executions } = setup();
+    const first = await startWorker({ handoffTimeoutMs: 1_500 });
+    const second = await startWorker({ handoffTimeoutMs: 1_500 });
+    expect(second.assignedPartitions).toEqual([]);
+    const c = client();
+    await c.initialize();
+    let progressSeen = 0;
+    const counting = (s: { kind: string; message?: Record<string, unknown> }) => {
+      if (s.kind === 'message' && s.message?.['method'] === 'notifications/progress')
+        progressSeen++;
+    };
+    const short = c.watch('short', counting);
+    const long = c.watch('long', counting);
+    const shortCall = c.call('short', 'count', { to: 20, delayMs: 25 }); // ~0.5 s
+    const longCall = c.call('long', 'count', { to: 100, delayMs: 40 }); // ~4 s
+    await Promise.all([shortCall.sent, longCall.sent]);
+    while (progressSeen < 4) await new Promise((resolve) => setTimeout(resolve, 10));
+    const stopping = Date.now();
+    await first.stop();
+    const stoppedAfterMs = Date.now() - stopping;
+    expect(second.assignedPartitions).toEqual([0, 1]);
+    const [shortSeen, longSeen] = await Promise.all([short.done, long.done]);
+    expect(outcome(shortSeen)).toEqual({
+      resets: [],
+      progress: Array.from({ length: 20 }, (_, i) => i + 1),
+      text: Array.from({ length: 20 }, (_, i) => i + 1).join(','),
+      isError: false,
+    });
+    expect(outcome(longSeen).resets).toEqual(['generation-superseded']);
+    expect(outcome(longSeen).text).toBe(Array.from({ length: 100 }, (_, i) => i + 1).join(','));
+    expect(
+      executions.filter((e) => e.stream === requestStreamId('short')).map((e) => e.cause),
+    ).toEqual(['first']);
+    expect(
+      executions.filter((e) => e.stream === requestStreamId('long')).map((e) => e.cause),
+    ).toEqual(['first', 'takeover']);
+    // It waited for the long call up to the handoff timeout, not for its end.
+    expect(stoppedAfterMs).toBeGreaterThanOrEqual(1_000);
+    expect(stoppedAfterMs).toBeLessThan(3_500);
   });
 
   it('a restarted worker reads each partition from its committed offset, not from the start', async () => {
@@ -243,7 +286,7 @@ describe('the worker on the embedded log', () => {
 
   it('a call that keeps dying with its worker is answered with an error after maxExecutionsPerCall, not run forever', async () => {
     const { startWorker, client, executions } = setup();
-    const first = await startWorker({ maxExecutionsPerCall: 1 });
+    const first = await startWorker({ maxExecutionsPerCall: 1, handoffTimeoutMs: 0 });
     const c = client();
     await c.initialize();
     let progressSeen = 0;

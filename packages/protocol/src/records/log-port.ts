@@ -147,9 +147,17 @@ export interface JoinGroupOptions {
   readonly onAssigned: (partitions: readonly number[]) => void;
   /** Partitions taken away: stop their work before resolving, another member continues them. */
   readonly onRevoked: (partitions: readonly number[]) => Promise<void> | void;
+  /**
+   * Partitions about to be taken away, called before the group hears that this member lets them
+   * go (where the group protocol allows it): what their next owner must find when it starts (a
+   * worker's handoff notices) is written here. `onRevoked` follows.
+   */
+  readonly onReleasing?: ((partitions: readonly number[]) => Promise<void>) | undefined;
 }
 
 export interface GroupMembership {
+  /** The group protocol the membership runs on (Kafka: `consumer` or `classic`). */
+  readonly protocol?: string;
   /** The committed offset of a partition (the next record to process), if any. */
   committed(partition: number): Promise<bigint | undefined>;
   commit(partition: number, offset: bigint): Promise<void>;

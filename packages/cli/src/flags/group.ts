@@ -1,0 +1,37 @@
+import type { KafkaLogOptions } from '@tidemark/kafka';
+import { str, UsageError, type FlagValues } from '../options.js';
+import { duration } from './ttl.js';
+
+/** The worker's consumer group and how partitions move between workers (`worker`). */
+export const GROUP_FLAGS = {
+  group: { type: 'string' },
+  'group-session-timeout': { type: 'string' },
+  'group-protocol': { type: 'string' },
+  'handoff-timeout': { type: 'string' },
+} as const;
+
+/** How a worker hands its calls over (`dev` too: a stop waits for the calls running). */
+export const HANDOFF_FLAGS = { 'handoff-timeout': GROUP_FLAGS['handoff-timeout'] } as const;
+
+/** `--handoff-timeout`: a duration, or 0 (partitions are given up at once). */
+export function handoffOf(values: FlagValues): { handoffTimeoutMs?: number } {
+  const given = str(values['handoff-timeout']);
+  if (given === undefined) return {};
+  if (given.trim() === '0') return { handoffTimeoutMs: 0 };
+  return { handoffTimeoutMs: duration(given, '--handoff-timeout')! };
+}
+
+/** The Kafka log's group options: the session timeout and the protocol. */
+export function groupLogOptionsOf(
+  values: FlagValues,
+): Pick<KafkaLogOptions, 'groupSessionTimeoutMs' | 'groupProtocol'> {
+  // How long a killed worker's partitions wait before another worker takes them over.
+  const sessionMs = duration(str(values['group-session-timeout']), '--group-session-timeout');
+  const protocol = str(values['group-protocol']);
+  if (protocol !== undefined && protocol !== 'consumer' && protocol !== 'classic')
+    throw new UsageError(`--group-protocol: expected consumer or classic, got "${protocol}"`);
+  return {
+    ...(sessionMs === undefined ? {} : { groupSessionTimeoutMs: sessionMs }),
+    ...(protocol === undefined ? {} : { groupProtocol: protocol }),
+  };
+}

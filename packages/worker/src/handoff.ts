@@ -1,0 +1,149 @@
+import type { HandoffNotices, StreamHeadStore } from '@tidemark/log';
+import { recordHandoffCalls } from '@tidemark/otel';
+import type { SessionId, StreamHead, StreamId, WorkerEpoch } from '@tidemark/protocol';
+import type { PartitionReader } from './partition-reader.js';
+
+// Graceful handoff of a partition between two workers, both sides.
+//
+// The group protocol moves a partition as soon as its owner lets go — and a Kafka client lets go
+// at once (neither protocol's client here waits for the application). So the handoff is the
+// workers': the old owner writes a notice (`HandoffNotices`) — "I run my calls of this partition
+// until T" — stops starting anything there, and lets its calls end; the new owner serves the
+// partition's new requests at once, and for a request whose stream an unfinished generation of
+// the old owner holds, waits for that stream's own end instead of running it again (a reset the
+// client would see). Only a call that outlives T is taken over.
+
+/**
+ * How long after getting a partition its new owner waits for the old owner's notice before it
+ * decides the old owner is gone (killed: nobody will write one) and takes its calls over. The old
+ * owner writes its notice as it learns of the move, which is before the new owner learns of it.
+ */
+const HANDOFF_NOTICE_MS = 1_000;
+/** How often a waiting request looks whether its call ended or the handoff did. */
+const HANDOFF_POLL_MS = 200;
+
+export interface HandoffOptions {
+  readonly notices: HandoffNotices;
+  readonly heads: StreamHeadStore;
+  readonly epoch: WorkerEpoch;
+  readonly timeoutMs: number;
+  readonly onProblem: (problem: string, error?: unknown) => void;
+}
+
+/** A worker's side of handoffs: waiting for an old owner's calls, and handing its own over. */
+export class Handoffs {
+  private readonly assignedAtMs = new Map<number, number>();
+  /** Partitions this worker wrote a notice for and has not released yet. */
+  private readonly announced = new Set<number>();
+
+  constructor(private readonly options: HandoffOptions) {}
+
+  assigned(partition: number): void {
+    this.assignedAtMs.set(partition, Date.now());
+  }
+
+  revoked(partition: number): void {
+    this.assignedAtMs.delete(partition);
+    this.options.notices.forget(partition);
+  }
+
+  /** Whether a stream's head is a call another worker's generation may still be finishing. */
+  mayBeRunningElsewhere(head: StreamHead | undefined): head is StreamHead {
+    return (
+      head !== undefined &&
+      head.terminal === undefined &&
+      head.generation.epoch !== this.options.epoch
+    );
+  }
+
+  /**
+   * The head to decide a request by once the worker that runs its call is done with it: at once
+   * when no other worker's generation is unfinished; else when that call ended (its terminal head)
+   * or its worker gave it up — its notice released or expired, or no notice (it died).
+   */
+  async settle(
+    session: SessionId,
+    stream: StreamId,
+    head: StreamHead | undefined,
+    stopped: () => boolean,
+  ): Promise<StreamHead | undefined> {
+    const { heads, notices } = this.options;
+    if (!this.mayBeRunningElsewhere(head)) return head;
+    const partition = heads.partitionOf(session);
+    const { epoch } = head.generation;
+    let current: StreamHead | undefined = head;
+    while (
+      !stopped() &&
+      this.mayBeRunningElsewhere(current) &&
+      current.generation.epoch === epoch
+    ) {
+      const notice = await notices.get(partition, epoch);
+      const now = Date.now();
+      if (notice === undefined) {
+        const noticeDueMs = (this.assignedAtMs.get(partition) ?? 0) + HANDOFF_NOTICE_MS;
+        if (now >= noticeDueMs) break;
+      } else if (notice.released || now >= notice.untilMs) {
+        return heads.decided(session, stream);
+      }
+      await new Promise((resolve) => setTimeout(resolve, HANDOFF_POLL_MS));
+      current = await heads.decided(session, stream);
+    }
+    return current;
+  }
+
+  /**
+   * This worker gives `readers`' partitions up: no request of theirs starts from now on, and — when
+   * calls run there — a notice says they go on until the handoff timeout. Resolves once the notices
+   * are written (a notice that could not be written is reported: those calls are taken over).
+   */
+  async begin(readers: readonly PartitionReader[]): Promise<void> {
+    const untilMs = Date.now() + this.options.timeoutMs;
+    const announced = readers.filter((reader) => !reader.handingOff && reader.runningCalls > 0);
+    for (const reader of readers) reader.handOff(untilMs);
+    if (this.options.timeoutMs === 0) return;
+    for (const reader of announced) this.announced.add(reader.partition);
+    await Promise.all(
+      announced.map((reader) =>
+        this.options.notices
+          .announce(reader.partition, this.options.epoch, reader.handoffDeadlineMs ?? untilMs)
+          .catch((error: unknown) =>
+            this.options.onProblem(`handoff notice for requests ${reader.partition}`, error),
+          ),
+      ),
+    );
+  }
+
+  /**
+   * Waits for the calls of `readers` to end, up to the handoff deadline; counts those that did and
+   * those left to the next owner, and says it is done (the next owner stops waiting).
+   */
+  async finish(readers: readonly PartitionReader[]): Promise<void> {
+    await this.begin(readers);
+    const busy = readers.filter((reader) => reader.runningCalls > 0);
+    if (busy.length === 0) return;
+    const running = () => busy.reduce((sum, reader) => sum + reader.runningCalls, 0);
+    const before = running();
+    await Promise.all(busy.map((reader) => reader.whenIdle(reader.handoffDeadlineMs ?? 0)));
+    const left = running();
+    recordHandoffCalls('finished', before - left);
+    recordHandoffCalls('taken-over', left);
+    if (left > 0)
+      this.options.onProblem(
+        `${left} call(s) outlived the handoff timeout (${this.options.timeoutMs} ms): the partition's next owner runs them again`,
+      );
+  }
+
+  /** Tells the next owners of `partitions` that nothing of this worker runs there any more. */
+  async released(partitions: readonly number[]): Promise<void> {
+    const announced = partitions.filter((partition) => this.announced.delete(partition));
+    await Promise.all(
+      announced.map((partition) =>
+        this.options.notices
+          .release(partition, this.options.epoch)
+          .catch((error: unknown) =>
+            this.options.onProblem(`handoff release for requests ${partition}`, error),
+          ),
+      ),
+    );
+  }
+}

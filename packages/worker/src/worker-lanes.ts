@@ -1,0 +1,86 @@
+import {
+  HandoffNotices,
+  SessionStore,
+  StepJournal,
+  StreamHeadStore,
+  StreamWriter,
+} from '@tidemark/log';
+import { invalidOption, type SessionId, type WorkerEpoch } from '@tidemark/protocol';
+import type { CallSlots } from './call-slots.js';
+import type { EventSources, WorkerEvents } from './event-sources.js';
+import { Handoffs } from './handoff.js';
+import { Housekeeping } from './housekeeping.js';
+import type { LaneContext, WorkerStores } from './lane-context.js';
+import { SessionLane } from './session-lane.js';
+import { StatelessLane } from './stateless-lane.js';
+import type { CompiledWorkerOptions } from './worker-options.js';
+
+/** What exists once the worker started: the stores, both lanes and the handoffs. */
+export interface Started {
+  readonly lane: LaneContext;
+  readonly stores: WorkerStores;
+  readonly sessionLane: SessionLane;
+  readonly stateless: StatelessLane;
+  readonly sources: EventSources | undefined;
+  readonly handoffs: Handoffs;
+}
+
+/** The partition count of `requests`, which `events` must share (a session's records align). */
+export async function requestPartitions(options: CompiledWorkerOptions): Promise<number> {
+  const { log, topics } = options;
+  const count = await log.partitionCount(topics.requests);
+  const eventsCount = await log.partitionCount(topics.events);
+  if (eventsCount !== count)
+    throw invalidOption(
+      'topics',
+      `requests and events with equal partition counts`,
+      `${count} and ${eventsCount}`,
+    );
+  return count;
+}
+
+/** The stores over the log, the lanes over them, and the handoffs between workers. */
+export function startLanes(
+  options: CompiledWorkerOptions,
+  epoch: WorkerEpoch,
+  slots: CallSlots,
+  partitionCount: number,
+  events: WorkerEvents | undefined,
+): Started {
+  const { log, topics } = options;
+  const base = { port: log, topics, partitionCount };
+  const heads = new StreamHeadStore(base);
+  const sessions = new SessionStore(base);
+  const steps = new StepJournal(base);
+  const housekeeping = new Housekeeping({
+    sessions,
+    heads,
+    steps,
+    sessionTtlMs: options.sessionTtlMs,
+    resultTtlMs: options.resultTtlMs,
+    now: Date.now,
+    isBusy: (session) =>
+      started.sessionLane.runtimes.isBusy(session as SessionId) ||
+      started.stateless.isRunning(session as SessionId),
+    onExpired: (session) => started.sessionLane.runtimes.drop(session),
+  });
+  const handoffs = new Handoffs({
+    notices: new HandoffNotices({ port: log, topics }),
+    heads,
+    epoch,
+    timeoutMs: options.handoffTimeoutMs,
+    onProblem: options.onProblem,
+  });
+  const writer = new StreamWriter({ ...base, epoch });
+  const stores = { writer, heads, sessions, steps, housekeeping };
+  const lane = { options, stores, slots, events: events?.service, handoffs };
+  const started: Started = {
+    lane,
+    stores,
+    sessionLane: new SessionLane(lane),
+    stateless: new StatelessLane(lane),
+    sources: events?.sources,
+    handoffs,
+  };
+  return started;
+}
