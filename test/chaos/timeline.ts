@@ -3,7 +3,7 @@
 // killed, which records it deleted) and what the broker reports (the worker group's members) —
 // nothing the product under test says about itself.
 // (Runs under Node's type stripping: the chaos runner imports it.)
-import { Admin } from '@platformatic/kafka';
+import { groupMembers } from '@tidemark/kafka-fixtures';
 import type { CallWindow } from '../e2e/calls.ts';
 
 export type HappeningKind =
@@ -110,17 +110,17 @@ export class Timeline {
    * the function that stops watching.
    */
   watchGroup(brokers: readonly string[], group: string): () => Promise<void> {
-    const admin = new Admin({ clientId: 'tidemark-chaos-watch', bootstrapBrokers: [...brokers] });
     let stopped = false;
     const watching = (async () => {
       let members: string | undefined;
       let polledMs = Date.now();
       while (!stopped) {
-        const groups = await admin.describeGroups({ groups: [group] }).catch(() => undefined);
+        const current = await groupMembers(brokers, group).then(
+          (ids) => ids.join(','),
+          () => undefined,
+        );
         const now = Date.now();
-        const described = groups?.get(group);
-        if (described !== undefined) {
-          const current = [...described.members.keys()].sort().join(',');
+        if (current !== undefined) {
           if (members !== undefined && current !== members)
             this.record('membership', polledMs, now);
           members = current;
@@ -132,7 +132,6 @@ export class Timeline {
     return async () => {
       stopped = true;
       await watching;
-      await admin.close();
     };
   }
 }

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { Admin } from '@platformatic/kafka';
 import { planTopics, provisionTopics, type TopicLayoutOptions } from '@tidemark/kafka';
 import { topicNames, type TopicNames } from '@tidemark/protocol';
-import { uniqueTopicName } from '@tidemark/kafka-fixtures';
+import { groupMembers, uniqueTopicName } from '@tidemark/kafka-fixtures';
 import { startProcess, supportScript, type TestProcess } from '../support/processes.ts';
 import { TcpProxy } from '../support/tcp-proxy.ts';
 
@@ -24,6 +24,10 @@ export interface ClusterOptions {
   misconfiguredEvents?: Record<string, string>;
   /** Workers offer the example event types (the Events extension), webhooks to loopback allowed. */
   events?: boolean;
+  /** The workers' handoff timeout (default: the worker's). */
+  handoffTimeoutMs?: number;
+  /** The workers' consumer-group session timeout. @default 6 s */
+  groupSessionTimeoutMs?: number;
 }
 
 export interface Member {
@@ -49,6 +53,7 @@ export class Cluster {
   readonly retired: Member[] = [];
   readonly balancer: TcpProxy;
   private readonly events: boolean;
+  private readonly workerEnv: NodeJS.ProcessEnv;
   private readonly cleanups: Array<() => void> = [];
   private counter = 0;
 
@@ -65,6 +70,12 @@ export class Cluster {
     this.secret = randomBytes(32).toString('hex');
     this.balancer = balancer;
     this.events = options.events === true;
+    const { handoffTimeoutMs: handoff, groupSessionTimeoutMs: session } = options;
+    this.workerEnv = {
+      ...process.env,
+      ...(handoff === undefined ? {} : { TIDEMARK_TEST_HANDOFF_MS: String(handoff) }),
+      ...(session === undefined ? {} : { TIDEMARK_TEST_GROUP_SESSION_MS: String(session) }),
+    };
   }
 
   /** Provisions fresh topics and starts the gateways and workers asked for. */
@@ -111,13 +122,18 @@ export class Cluster {
   }
 
   async startWorker(): Promise<Member> {
-    const process = startProcess((fn) => this.cleanups.push(fn), globalThis.process.execPath, [
-      supportScript('worker-process.ts'),
-      this.brokers.join(','),
-      this.prefix,
-      `${this.prefix}workers`,
-      ...(this.events ? [this.secret, 'events'] : []),
-    ]);
+    const process = startProcess(
+      (fn) => this.cleanups.push(fn),
+      globalThis.process.execPath,
+      [
+        supportScript('worker-process.ts'),
+        this.brokers.join(','),
+        this.prefix,
+        `${this.prefix}workers`,
+        ...(this.events ? [this.secret, 'events'] : []),
+      ],
+      { env: this.workerEnv },
+    );
     await process.waitFor((e) => Array.isArray(e['assigned']));
     const member = { name: `worker-${++this.counter}`, process, port: 0 };
     this.workers.push(member);
@@ -146,17 +162,7 @@ export class Cluster {
    * rejoined (under a new member id) changes it; a fault of the gateways alone does not.
    */
   async workerMembers(): Promise<string> {
-    const admin = new Admin({
-      clientId: 'tidemark-e2e-members',
-      bootstrapBrokers: [...this.brokers],
-    });
-    try {
-      const group = `${this.prefix}workers`;
-      const described = (await admin.describeGroups({ groups: [group] })).get(group);
-      return [...(described?.members.keys() ?? [])].sort().join(',');
-    } finally {
-      await admin.close();
-    }
+    return (await groupMembers(this.brokers, `${this.prefix}workers`)).join(',');
   }
 
   /** Every execution the live workers started for a session: its cause and attempt. */

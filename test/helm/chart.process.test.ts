@@ -94,6 +94,30 @@ describe('the Helm chart', () => {
     expect(typo.stderr).toMatch(/tasks/);
   });
 
+  it('renders how workers hand partitions over (group protocol, session timeout, handoff within the grace period) as the flags the CLI takes', async () => {
+    const workerArgs = async (...sets: string[]) =>
+      podSpec(deployment(await template(...sets), 'worker')).spec.containers[0]!.args.join(' ');
+    expect(await workerArgs()).toContain('--group-protocol consumer --handoff-timeout 20s');
+    expect(await workerArgs()).not.toContain('--group-session-timeout');
+    const tuned = await workerArgs(
+      '--set', 'worker.groupProtocol=classic', '--set', 'worker.groupSessionTimeout=6s',
+      '--set', 'worker.handoffTimeout=0',
+    );
+    expect(tuned).toContain('--group-protocol classic --group-session-timeout 6s --handoff-timeout 0');
+    const refused = async (...sets: string[]) =>
+      run(helm, ['template', 'mcp', chart, ...REQUIRED, ...sets]).then(
+        () => '',
+        (error: { stderr: string }) => error.stderr,
+      );
+    // The pod must outlive the calls it lets end.
+    expect(await refused('--set', 'worker.handoffTimeout=1m')).toMatch(
+      /worker.handoffTimeout \(1m\) must be at least 5s shorter than worker.terminationGracePeriodSeconds \(60\)/,
+    );
+    expect(await refused('--set', 'worker.handoffTimeout=2m', '--set', 'worker.terminationGracePeriodSeconds=150')).toBe('');
+    expect(await refused('--set', 'worker.groupProtocol=eager')).toMatch(/groupProtocol/);
+    expect(await refused('--set', 'worker.handoffTimeout=20 seconds')).toMatch(/handoffTimeout/);
+  });
+
   it('passes the deployment\'s serverInfo and instructions to the workers', async () => {
     const manifests = await template(
       ...['--set', 'worker.serverInfo.name=acme-tools', '--set', 'worker.serverInfo.version=2.3.0'],

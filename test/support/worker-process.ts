@@ -20,7 +20,10 @@ const eventOptions =
         eventScanMs: 200,
         webhookBackoffMs: 100,
       };
-const log = new KafkaLog({ brokers: brokers.split(','), groupSessionTimeoutMs: 6_000 });
+const log = new KafkaLog({
+  brokers: brokers.split(','),
+  groupSessionTimeoutMs: Number(process.env['TIDEMARK_TEST_GROUP_SESSION_MS'] ?? 6_000),
+});
 const worker = new Worker({
   log,
   topics: topicNames(prefix),
@@ -29,6 +32,10 @@ const worker = new Worker({
   group,
   commitIntervalMs: 200,
   pollMs: 200,
+  // Suites that move calls on purpose give a handoff shorter than their calls.
+  ...(process.env['TIDEMARK_TEST_HANDOFF_MS'] === undefined
+    ? {}
+    : { handoffTimeoutMs: Number(process.env['TIDEMARK_TEST_HANDOFF_MS']) }),
   onExecution: (execution) => console.log(JSON.stringify({ execution })),
   onStep: (step) => console.log(JSON.stringify({ step })),
   onProblem: (problem, error) =>

@@ -21,8 +21,14 @@ import { provisionTestTopics } from '../support/topics.js';
 
 const brokers = inject('kafkaBrokers');
 
-async function cluster() {
-  const started = await Cluster.start({ brokers, label: 'tasks', gateways: 2, workers: 2 });
+async function cluster(options: { handoffTimeoutMs?: number } = {}) {
+  const started = await Cluster.start({
+    brokers,
+    label: 'tasks',
+    gateways: 2,
+    workers: 2,
+    ...options,
+  });
   onTestFinished(() => started.stop());
   return { cluster: started, urls: started.gateways.map((g) => `http://127.0.0.1:${g.port}/mcp`) };
 }
@@ -154,8 +160,9 @@ describe('durable tasks on Kafka: two gateways, two workers', () => {
     },
   );
 
-  it('a task whose partition moves to a new worker: the old worker (alive) stops it and writes nothing more; the new owner finishes it', async () => {
-    const { cluster: c, urls } = await cluster();
+  it('a task whose partition moves to a new worker and that outlives the handoff: the old worker (alive) stops it and writes nothing more; the new owner finishes it', async () => {
+    // The tasks run ~8 s; the old worker lets them run 1 s after the move.
+    const { cluster: c, urls } = await cluster({ handoffTimeoutMs: 1_000 });
     // Two workers own the two partitions; a third joins once a task runs on each partition,
     // and takes one of them over while the worker that ran its task lives on.
     await c.kill(c.workers[1]!, 'SIGTERM');

@@ -251,3 +251,23 @@ egress:
   {{- end }}
 {{- end }}
 {{- end }}
+
+{{/*
+The worker's handoff timeout, checked against its termination grace period: the pod must outlive
+the handoff (the calls it lets end), with time to leave the group and commit after it.
+*/}}
+{{- define "tidemark.workerHandoff" -}}
+{{- $handoff := toString .Values.worker.handoffTimeout -}}
+{{- $seconds := 0 -}}
+{{- if hasSuffix "ms" $handoff -}}
+{{- $seconds = div (atoi (trimSuffix "ms" $handoff)) 1000 -}}
+{{- else if hasSuffix "s" $handoff -}}
+{{- $seconds = atoi (trimSuffix "s" $handoff) -}}
+{{- else if hasSuffix "m" $handoff -}}
+{{- $seconds = mul (atoi (trimSuffix "m" $handoff)) 60 -}}
+{{- end -}}
+{{- if gt (add $seconds 5) (int .Values.worker.terminationGracePeriodSeconds) -}}
+{{- fail (printf "worker.handoffTimeout (%s) must be at least 5s shorter than worker.terminationGracePeriodSeconds (%d): the pod is killed before its calls end" $handoff (int .Values.worker.terminationGracePeriodSeconds)) -}}
+{{- end -}}
+{{- $handoff -}}
+{{- end -}}

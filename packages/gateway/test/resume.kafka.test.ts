@@ -27,6 +27,8 @@ async function setup(ctx: TestContext) {
       group: `${prefix}workers`,
       pollMs: 100,
       commitIntervalMs: 200,
+      // No handoff: a stopped worker leaves its call unfinished, to be run again (the resets here).
+      handoffTimeoutMs: 0,
       onProblem: () => {},
       ...(onExecution === undefined ? {} : { onExecution }),
     });

@@ -15,8 +15,10 @@ import type { PartitionReader } from './partition-reader.js';
 
 /**
  * How long after getting a partition its new owner waits for the old owner's notice before it
- * decides the old owner is gone (killed: nobody will write one) and takes its calls over. The old
- * owner writes its notice as it learns of the move, which is before the new owner learns of it.
+ * decides the old owner is gone (killed: nobody will write one) and takes its calls over. On the
+ * consumer protocol the old owner writes its notice before the group hears it let the partition
+ * go; on the classic one, as it learns of the move — at the same time as the new owner. Also the
+ * margin past a notice's deadline before a call is taken over without a release.
  */
 const HANDOFF_NOTICE_MS = 1_000;
 /** How often a waiting request looks whether its call ended or the handoff did. */
@@ -82,7 +84,10 @@ export class Handoffs {
       if (notice === undefined) {
         const noticeDueMs = (this.assignedAtMs.get(partition) ?? 0) + HANDOFF_NOTICE_MS;
         if (now >= noticeDueMs) break;
-      } else if (notice.released || now >= notice.untilMs) {
+      } else if (notice.released || now >= notice.untilMs + HANDOFF_NOTICE_MS) {
+        // Released: the old owner stopped what it still ran before saying so. Past the deadline
+        // without a release (it died meanwhile, or the release was lost), a margin more first:
+        // one execution at a time.
         return heads.decided(session, stream);
       }
       await new Promise((resolve) => setTimeout(resolve, HANDOFF_POLL_MS));

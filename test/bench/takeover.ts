@@ -1,0 +1,118 @@
+// `npm run bench:takeover`: how long a call waits after its worker dies (kill -9) before another
+// worker runs it again — the consumer group's session timeout, measured at the default and the
+// shorter ones — and how long a drained worker's (SIGTERM) partitions take to move. Two worker
+// processes on a real broker; calls written straight to `requests`. Writes
+// docs/benchmarks/takeover.json.
+//
+//   npm run bench:takeover                 # 10 s, 3 s and 1 s, three kills each
+//   npm run bench:takeover -- --smoke      # 3 s, one kill
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { KafkaLog } from '@tidemark/kafka';
+import { resolveKafka } from '@tidemark/kafka-fixtures';
+import { Cluster, type Member } from '../e2e/cluster.ts';
+import { LogClient } from '../support/log-client.ts';
+import { machine, round } from './support.ts';
+
+const { values } = parseArgs({
+  options: {
+    smoke: { type: 'boolean', default: false },
+    out: { type: 'string', default: 'docs/benchmarks/takeover.json' },
+  },
+});
+const SESSION_TIMEOUTS_MS = values.smoke ? [3_000] : [10_000, 3_000, 1_000];
+const KILLS = values.smoke ? 1 : 3;
+
+interface Trial {
+  /** kill -9 of the call's worker → the other worker starts the call's next generation. */
+  takeoverMs: number;
+  /** SIGTERM of a worker → the other worker owns every partition. */
+  drainMoveMs: number;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`takeover bench: no ${what} in ${timeoutMs} ms`);
+    await sleep(10);
+  }
+}
+
+const assignedOf = (worker: Member): number[] =>
+  (worker.process.events.findLast((e) => Array.isArray(e['assigned']))?.['assigned'] as
+    number[] | undefined) ?? [];
+
+/** One kill -9 and one SIGTERM on a fresh pair of workers. */
+async function trial(brokers: readonly string[], sessionMs: number): Promise<Trial> {
+  const cluster = await Cluster.start({
+    brokers,
+    label: 'takeover',
+    gateways: 0,
+    workers: 2,
+    groupSessionTimeoutMs: sessionMs,
+  });
+  const log = new KafkaLog({ brokers });
+  try {
+    const [a, b] = cluster.workers as [Member, Member];
+    await until(() => assignedOf(a).length === 1 && assignedOf(b).length === 1, 60_000, 'split');
+    let client = new LogClient(log, cluster.names, cluster.partitions);
+    while (!assignedOf(a).includes(client.partition)) {
+      client.close();
+      client = new LogClient(log, cluster.names, cluster.partitions);
+    }
+    await client.initialize();
+    const call = client.call(1, 'count', { to: 100_000, delayMs: 20 });
+    await call.sent;
+    const started = (w: Member, cause: string) =>
+      w.process.events.some((e) => {
+        const execution = e['execution'] as { stream?: string; cause?: string } | undefined;
+        return execution?.stream === 'n1' && execution.cause === cause;
+      });
+    await until(() => started(a, 'first'), 30_000, 'first execution');
+    const killedAt = Date.now();
+    await cluster.kill(a, 'SIGKILL');
+    await until(() => started(b, 'takeover'), 120_000, 'takeover');
+    const takeoverMs = Date.now() - killedAt;
+    client.close();
+    // A drain: a third worker joins, takes a partition, then is stopped with SIGTERM.
+    const c = await cluster.startWorker();
+    await until(() => assignedOf(c).length === 1, 60_000, 'rebalance');
+    const drainedAt = Date.now();
+    const draining = cluster.kill(c, 'SIGTERM');
+    await until(() => assignedOf(b).length === 2, 60_000, 'move after the drain');
+    const drainMoveMs = Date.now() - drainedAt;
+    await draining;
+    return { takeoverMs, drainMoveMs };
+  } finally {
+    await log.close();
+    await cluster.stop();
+  }
+}
+
+const kafka = await resolveKafka({ log: (line) => console.error(line) });
+try {
+  const rows = [];
+  for (const sessionMs of SESSION_TIMEOUTS_MS) {
+    const trials: Trial[] = [];
+    for (let i = 0; i < KILLS; i++) trials.push(await trial(kafka.brokers, sessionMs));
+    const takeovers = trials.map((t) => t.takeoverMs).sort((x, y) => x - y);
+    const moves = trials.map((t) => t.drainMoveMs).sort((x, y) => x - y);
+    const row = {
+      groupSessionTimeoutMs: sessionMs,
+      kills: trials.length,
+      takeoverMedianS: round(takeovers[Math.floor(takeovers.length / 2)]! / 1000, 2),
+      takeoverMaxS: round(takeovers.at(-1)! / 1000, 2),
+      drainMoveMedianS: round(moves[Math.floor(moves.length / 2)]! / 1000, 2),
+    };
+    rows.push(row);
+    console.log(
+      `session timeout ${sessionMs / 1000} s: kill -9 → takeover median ${row.takeoverMedianS} s (max ${row.takeoverMaxS} s over ${trials.length}); SIGTERM → partitions moved in ${row.drainMoveMedianS} s`,
+    );
+  }
+  writeFileSync(values.out, `${JSON.stringify({ machine: machine(), rows }, null, 2)}\n`);
+  console.log(`takeover bench: wrote ${values.out}`);
+} finally {
+  await kafka.stop();
+}
