@@ -115,6 +115,12 @@ describe('the Helm chart', () => {
     );
     expect(await refused('--set', 'worker.handoffTimeout=2m', '--set', 'worker.terminationGracePeriodSeconds=150')).toBe('');
     expect(await refused('--set', 'worker.groupProtocol=eager')).toMatch(/groupProtocol/);
+    // The gateway's drain likewise: preStop sleep + drain within its grace period.
+    const gatewayArgs = podSpec(deployment(await template(), 'gateway')).spec.containers[0]!.args.join(' ');
+    expect(gatewayArgs).toContain('--drain-timeout 20s');
+    expect(await refused('--set', 'gateway.drainTimeout=25s')).toMatch(
+      /gateway.drainTimeout \(25s\) plus gateway.preStopSleepSeconds \(5\) must be at least 2s shorter than gateway.terminationGracePeriodSeconds \(30\)/,
+    );
     expect(await refused('--set', 'worker.handoffTimeout=20 seconds')).toMatch(/handoffTimeout/);
   });
 

@@ -252,22 +252,37 @@ egress:
 {{- end }}
 {{- end }}
 
+{{/* The whole seconds of a duration the CLI takes (250ms, 20s, 2m; "0"). */}}
+{{- define "tidemark.seconds" -}}
+{{- $d := toString . -}}
+{{- if hasSuffix "ms" $d -}}{{ div (atoi (trimSuffix "ms" $d)) 1000 }}
+{{- else if hasSuffix "s" $d -}}{{ atoi (trimSuffix "s" $d) }}
+{{- else if hasSuffix "m" $d -}}{{ mul (atoi (trimSuffix "m" $d)) 60 }}
+{{- else -}}0{{- end -}}
+{{- end -}}
+
 {{/*
 The worker's handoff timeout, checked against its termination grace period: the pod must outlive
 the handoff (the calls it lets end), with time to leave the group and commit after it.
 */}}
 {{- define "tidemark.workerHandoff" -}}
 {{- $handoff := toString .Values.worker.handoffTimeout -}}
-{{- $seconds := 0 -}}
-{{- if hasSuffix "ms" $handoff -}}
-{{- $seconds = div (atoi (trimSuffix "ms" $handoff)) 1000 -}}
-{{- else if hasSuffix "s" $handoff -}}
-{{- $seconds = atoi (trimSuffix "s" $handoff) -}}
-{{- else if hasSuffix "m" $handoff -}}
-{{- $seconds = mul (atoi (trimSuffix "m" $handoff)) 60 -}}
-{{- end -}}
-{{- if gt (add $seconds 5) (int .Values.worker.terminationGracePeriodSeconds) -}}
-{{- fail (printf "worker.handoffTimeout (%s) must be at least 5s shorter than worker.terminationGracePeriodSeconds (%d): the pod is killed before its calls end" $handoff (int .Values.worker.terminationGracePeriodSeconds)) -}}
+{{- $grace := int .Values.worker.terminationGracePeriodSeconds -}}
+{{- if gt (add (include "tidemark.seconds" $handoff | atoi) 5) $grace -}}
+{{- fail (printf "worker.handoffTimeout (%s) must be at least 5s shorter than worker.terminationGracePeriodSeconds (%d): the pod is killed before its calls end" $handoff $grace) -}}
 {{- end -}}
 {{- $handoff -}}
+{{- end -}}
+
+{{/*
+The gateway's drain timeout, checked against its termination grace period: the preStop sleep, then
+the drain, must end before the pod is killed.
+*/}}
+{{- define "tidemark.gatewayDrain" -}}
+{{- $drain := toString .Values.gateway.drainTimeout -}}
+{{- $grace := int .Values.gateway.terminationGracePeriodSeconds -}}
+{{- if gt (add (include "tidemark.seconds" $drain | atoi) (int .Values.gateway.preStopSleepSeconds) 2) $grace -}}
+{{- fail (printf "gateway.drainTimeout (%s) plus gateway.preStopSleepSeconds (%d) must be at least 2s shorter than gateway.terminationGracePeriodSeconds (%d): the pod is killed before its answers end" $drain (int .Values.gateway.preStopSleepSeconds) $grace) -}}
+{{- end -}}
+{{- $drain -}}
 {{- end -}}

@@ -21,7 +21,7 @@ import {
   secretOf,
   workerKeyringOf,
 } from './flags/event-id-secret.js';
-import { DEV_SSE_RETRY_MS, SSE_RETRY_FLAG, sseRetryOf } from './flags/sse-retry.js';
+import { DEV_SSE_RETRY_MS, DRAIN_FLAGS, drainOf } from './flags/drain.js';
 import { watchToolModules } from './watch.js';
 import { observe, problemLogger } from './worker-log.js';
 import { AUTH_FLAGS, authOf } from './flags/auth.js';
@@ -53,7 +53,7 @@ const DEV_FLAGS = {
   ...SERVER_IDENTITY_FLAGS,
   data: { type: 'string' },
   'resume-window': { type: 'string' },
-  ...SSE_RETRY_FLAG,
+  ...DRAIN_FLAGS,
   'allow-remote': { type: 'boolean' },
   ...TELEMETRY_FLAGS,
   ...AUTH_FLAGS,
@@ -113,7 +113,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     keyring,
     onError: (error) => io.logger.error({ err: error }, 'gateway error'),
     onWarning: (message, fields) => io.logger.warn(fields, message),
-    ...sseRetryOf(values, DEV_SSE_RETRY_MS),
+    ...drainOf(values, DEV_SSE_RETRY_MS),
     ...(ttls.sessionTtlMs === undefined ? {} : { sessionTtlMs: ttls.sessionTtlMs }),
     ...tasksOf(values),
     ...auth,
@@ -154,7 +154,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     ...AUTH_FLAGS,
     ...LIMIT_FLAGS,
     'session-ttl': TTL_FLAGS['session-ttl'],
-    ...SSE_RETRY_FLAG,
+    ...DRAIN_FLAGS,
     ...TASKS_FLAG,
     ...CONSOLE_FLAGS,
   });
@@ -184,7 +184,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     keyring: keyringOf(secret, previousSecretsOf(list(values['previous-secret-file']), io)),
     onError: (error) => io.logger.error({ err: error }, 'gateway error'),
     onWarning: (message, fields) => io.logger.warn(fields, message),
-    ...sseRetryOf(values, undefined),
+    ...drainOf(values, undefined),
     ...(origins.length > 0 ? { allowedOrigins: origins } : {}),
     ...(hosts.length > 0 ? { allowedHosts: hosts } : {}),
     ...(sessionTtlMs === undefined ? {} : { sessionTtlMs }),

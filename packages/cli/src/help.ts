@@ -134,6 +134,10 @@ Limits (each answered with a clear 4xx; see README "Security"):
   --sse-retry <d>               the retry hint 2025-11-25 clients wait before reconnecting
                                 (priming event, drain). Default 1s: a drained client reconnects
                                 to another replica
+  --drain-timeout <d>           on SIGTERM, session streams end at once with a resume point; the
+                                answers to 2026-07-28 requests in flight (closing one cancels its
+                                call) may end this long first. Keep it below the termination grace
+                                period. Default 20s
   --session-ttl <d>             the workers' session TTL: open streams keep a session alive by
                                 telling its worker three times per TTL. Default 1h
   --tasks <mode>                when a 2026-07-28 tools/call of a client declaring the Tasks

@@ -121,6 +121,13 @@ export interface GatewayOptions {
    */
   retryMs?: number;
   /**
+   * How long a drain waits for the answers no client can resume elsewhere — a 2026-07-28
+   * request's response (closing it would cancel the call) — before it ends them. Session streams
+   * and listens end at once, with a resume point. Keep it below the termination grace period.
+   * @default 20,000 ms
+   */
+  drainTimeoutMs?: number;
+  /**
    * Bytes buffered for a slow SSE reader before its stream is closed for it to resume.
    * @default 1 MiB
    */
@@ -205,6 +212,7 @@ export const GATEWAY_DEFAULTS = {
   maxInitializeBytes: 64 * 1024,
   keepAliveMs: 15_000,
   retryMs: 1_000,
+  drainTimeoutMs: 20_000,
   maxBufferedBytes: 1024 * 1024,
   tailWaitMs: 500,
   tasks: 'tool',
@@ -233,6 +241,7 @@ export function compileGatewayOptions(options: GatewayOptions): CompiledGatewayO
     'maxInitializeBytes',
     'keepAliveMs',
     'retryMs',
+    'drainTimeoutMs',
     'maxBufferedBytes',
     'tailWaitMs',
   ]);

@@ -21,7 +21,10 @@ export interface Gateway {
   readonly app: express.Express;
   /** Listens on `host:port` (port 0: any free one); resolves with the server. */
   listen(port: number, host: string): Promise<Server>;
-  /** SIGTERM: stop accepting, end open streams with a retry hint so clients resume elsewhere. */
+  /**
+   * SIGTERM: stop accepting; end resumable streams with a retry hint so clients resume elsewhere;
+   * let the answers nobody can resume (2026-07-28 requests in flight) end, up to `drainTimeoutMs`.
+   */
   drain(): Promise<void>;
   /** Live SSE streams now. */
   readonly openStreams: number;
@@ -75,12 +78,24 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     drain: async () => {
       draining = true;
       clearInterval(touchTimer);
-      for (const server of servers) server.close();
-      ctx.streams.endAll(compiled.retryMs);
-      ctx.tails.close();
-      await Promise.all(
+      const closed = Promise.all(
         [...servers].map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
       );
+      ctx.streams.endResumable(compiled.retryMs);
+      // Every request in flight (an open answer, a JSON one) holds its connection: closed means
+      // all were answered. A connection that goes idle meanwhile (keep-alive) is closed at once.
+      const idle = setInterval(() => servers.forEach((s) => s.closeIdleConnections()), 100);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        closed,
+        new Promise((resolve) => (timer = setTimeout(resolve, compiled.drainTimeoutMs))),
+      ]);
+      clearTimeout(timer);
+      clearInterval(idle);
+      ctx.streams.endAll(compiled.retryMs);
+      for (const server of servers) server.closeAllConnections();
+      ctx.tails.close();
+      await closed;
     },
   };
 }

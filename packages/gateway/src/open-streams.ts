@@ -11,6 +11,8 @@ import { SseStream, type SseOptions } from './sse.js';
  */
 export class OpenStreams {
   private readonly all = new Set<SseStream>();
+  /** Streams no client can resume elsewhere (a stateless request's answer): a drain waits for them. */
+  private readonly unresumable = new Set<SseStream>();
   /** A session's streams: one (most sessions), or a set. */
   private readonly bySession = new Map<SessionId, SseStream | Set<SseStream>>();
   /** Open streams of each share (subject, or address without authentication) that has one. */
@@ -36,11 +38,17 @@ export class OpenStreams {
    * Starts an SSE response of `share` (every kind: a session's, a stateless request's, a listen);
    * a session-lane stream carries its session's header.
    */
-  open(res: Response, session: SessionId | undefined, share: string): SseStream {
+  open(
+    res: Response,
+    session: SessionId | undefined,
+    share: string,
+    { resumable = true }: { resumable?: boolean } = {},
+  ): SseStream {
     const headers: Record<string, string> =
       session === undefined ? {} : { 'Mcp-Session-Id': session };
     const sse = new SseStream(res, this.sse, headers);
     this.all.add(sse);
+    if (!resumable) this.unresumable.add(sse);
     if (session !== undefined) {
       const streams = this.bySession.get(session);
       this.bySession.set(
@@ -94,8 +102,14 @@ export class OpenStreams {
     for (const sse of this.all) sse.end(retryMs);
   }
 
+  /** Ends every stream a client can resume elsewhere (with a `retry:` hint); the others go on. */
+  endResumable(retryMs: number): void {
+    for (const sse of this.all) if (!this.unresumable.has(sse)) sse.end(retryMs);
+  }
+
   private forget(sse: SseStream, session: SessionId | undefined, share: string): void {
     this.all.delete(sse);
+    this.unresumable.delete(sse);
     const left = (this.byShare.get(share) ?? 1) - 1;
     if (left === 0) this.byShare.delete(share);
     else this.byShare.set(share, left);

@@ -139,7 +139,9 @@ export async function handleStatelessPost(
   const { span, ctx: traced } = requestSpan(key, request);
   const { partition, stream, highWatermark, cursor } = started;
   const at = { session: key, stream, partition, fromOffset: highWatermark };
-  deliverStream(ctx, ctx.streams.open(res, undefined, asker.share), at, cursor, {
+  // Its client cannot resume it elsewhere (closing it cancels the call): a drain lets it end.
+  const sse = ctx.streams.open(res, undefined, asker.share, { resumable: false });
+  deliverStream(ctx, sse, at, cursor, {
     eventIds: false,
     ...(answerAs === undefined ? {} : { answerAs }),
     onEnd: (reason) => {

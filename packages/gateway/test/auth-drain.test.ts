@@ -2,6 +2,7 @@ import type { GatewayOptions } from '@tidemark/gateway';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { embeddedStack } from '../../../test/support/embedded-stack.js';
 import { MCP_HEADERS, RawMcpClient, readSse } from '../../../test/support/sse.js';
+import { rpcResponse, sseMessages } from '../../../test/support/task-client.js';
 
 async function setup(gateway: Partial<GatewayOptions> = {}) {
   const stack = await embeddedStack({ partitions: 1, gateway: { retryMs: 777, ...gateway } });
@@ -79,6 +80,58 @@ describe('gateway auth and drain', () => {
     }
     await draining;
     expect(text).toMatch(/retry: 777\n\n$/);
+    expect(gateway.openStreams).toBe(0);
+  });
+
+  it('drain lets a 2026-07-28 call in flight end (its client cannot resume it elsewhere: closing would cancel it), up to drainTimeoutMs', async () => {
+    const { gateway, url } = await setup({ drainTimeoutMs: 5_000 });
+    const session = new RawMcpClient(url);
+    await session.initialize();
+    const sessionCall = await session.post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'count', arguments: { to: 100, delayMs: 50 }, _meta: { progressToken: 'p' } },
+    });
+    // A stateless call of ~1.5 s, not a task: its answer is the open response.
+    const stateless = await rpcResponse(
+      url,
+      'tools/call',
+      { name: 'count', arguments: { to: 30, delayMs: 50 } },
+      { tasks: false },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(gateway.openStreams).toBe(2);
+    const drainedAt = Date.now();
+    const draining = gateway.drain();
+    // The session's stream ends at once, with a resume point.
+    expect(await sessionCall.text()).toMatch(/retry: 777\n\n$/);
+    expect(Date.now() - drainedAt).toBeLessThan(1_000);
+    // The stateless call runs to its end.
+    const messages = sseMessages(await stateless.text());
+    expect(messages.at(-1)).toMatchObject({
+      result: {
+        content: [{ type: 'text', text: Array.from({ length: 30 }, (_, i) => i + 1).join(',') }],
+      },
+    });
+    await draining;
+    expect(gateway.openStreams).toBe(0);
+  });
+
+  it('drain ends a 2026-07-28 call that outlives drainTimeoutMs', async () => {
+    const { gateway, url } = await setup({ drainTimeoutMs: 500 });
+    const stateless = await rpcResponse(
+      url,
+      'tools/call',
+      { name: 'count', arguments: { to: 200, delayMs: 50 } },
+      { tasks: false },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const drainedAt = Date.now();
+    await gateway.drain();
+    expect(Date.now() - drainedAt).toBeLessThan(2_000);
+    const text = await stateless.text().catch(() => '');
+    expect(sseMessages(text).some((m) => 'result' in m)).toBe(false);
     expect(gateway.openStreams).toBe(0);
   });
 });
