@@ -84,6 +84,25 @@ describe('benchmarks (smoke sizes)', () => {
       for (const ms of Object.values(row.p50Ms)) expect(ms).toBeGreaterThan(0);
   }, 300_000);
 
+  it('npm run bench:takeover: a kill -9 and a drain between two worker processes, timed', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'tidemark-takeover-')), 'takeover.json');
+    const { stdout } = await run(
+      process.execPath,
+      [script('takeover.ts'), '--smoke', '--out', out],
+      {
+        env,
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
+    expect(stdout).toMatch(/session timeout 3 s: kill -9 → takeover median [\d.]+ s/);
+    const { rows } = JSON.parse(readFileSync(out, 'utf8')) as {
+      rows: Array<{ groupSessionTimeoutMs: number; takeoverMedianS: number }>;
+    };
+    expect(rows.map((row) => row.groupSessionTimeoutMs)).toEqual([3_000]);
+    // Nothing moves a dead member's partitions before its session times out.
+    expect(rows[0]!.takeoverMedianS).toBeGreaterThan(3);
+  }, 300_000);
+
   it('npm run profile: a CPU profile, a flame graph and a table per server process', async () => {
     const out = mkdtempSync(join(tmpdir(), 'tidemark-profile-'));
     const { stdout } = await run(

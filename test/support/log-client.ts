@@ -26,12 +26,13 @@ export class LogClient {
   readonly partition: number;
   private readonly sessions: SessionStore;
   private readonly tail: PartitionTail;
+  // Plain fields, not parameter properties: the benchmarks run this under Node's type stripping.
+  private readonly port: LogPort;
+  private readonly topics: TopicNames;
 
-  constructor(
-    private readonly port: LogPort,
-    private readonly topics: TopicNames,
-    partitionCount: number,
-  ) {
+  constructor(port: LogPort, topics: TopicNames, partitionCount: number) {
+    this.port = port;
+    this.topics = topics;
     this.partition = partitionForSession(this.session, partitionCount);
     this.sessions = new SessionStore({ port, topics, partitionCount });
     this.tail = new PartitionTail({

@@ -42,6 +42,8 @@ const GROUP_KEY_TYPE = 0;
 const CONSUMER_GROUP_HEARTBEAT = 68;
 /** Member epoch -1: the member leaves. */
 const LEAVE_EPOCH = -1;
+/** How long a release waits for `onReleasing` (the worker's notices) at most. */
+const RELEASE_PATIENCE_MS = 3_000;
 /** How long joining waits for a coordinator that is not ready (a new cluster, a failover). */
 const JOIN_PATIENCE_MS = 30_000;
 
@@ -239,7 +241,14 @@ class ConsumerGroupMember implements GroupMembership {
     const revoked = [...this.owned].filter((p) => !target.has(p));
     const added = [...target].filter((p) => !this.owned.has(p));
     if (revoked.length > 0) {
-      await this.join.onReleasing?.(revoked);
+      // Bounded: the heartbeats wait meanwhile, and a log that refuses writes must not cost this
+      // member its place in the group (the next owner then waits out its notice window instead).
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        this.join.onReleasing?.(revoked),
+        new Promise((resolve) => (timer = setTimeout(resolve, RELEASE_PATIENCE_MS))),
+      ]);
+      clearTimeout(timer);
       for (const partition of revoked) this.owned.delete(partition);
       this.releaseToReport = true;
     }
