@@ -97,13 +97,17 @@ export class Handoffs {
   }
 
   /**
-   * This worker gives `readers`' partitions up: no request of theirs starts from now on, and — when
-   * calls run there — a notice says they go on until the handoff timeout. Resolves once the notices
+   * This worker gives `readers`' partitions up: no request of theirs starts from now on, and a
+   * notice says the calls running there go on until the handoff timeout. Resolves once the notices
    * are written (a notice that could not be written is reported: those calls are taken over).
+   *
+   * A notice for every partition, busy or not: a request read just before may still be starting
+   * its call (past the checks that stop new ones), and without a notice its next owner would run
+   * it too after the notice window.
    */
   async begin(readers: readonly PartitionReader[]): Promise<void> {
     const untilMs = Date.now() + this.options.timeoutMs;
-    const announced = readers.filter((reader) => !reader.handingOff && reader.runningCalls > 0);
+    const announced = readers.filter((reader) => !reader.handingOff);
     for (const reader of readers) reader.handOff(untilMs);
     if (this.options.timeoutMs === 0) return;
     for (const reader of announced) this.announced.add(reader.partition);
