@@ -21,6 +21,8 @@ import type { PartitionReader } from './partition-reader.js';
  * margin past a notice's deadline before a call is taken over without a release.
  */
 const HANDOFF_NOTICE_MS = 1_000;
+/** How far apart the clocks that stamp a request and the one that saw the move may be. */
+const CLOCK_SKEW_MS = 5_000;
 /** How often a waiting request looks whether its call ended or the handoff did. */
 const HANDOFF_POLL_MS = 200;
 
@@ -47,6 +49,16 @@ export class Handoffs {
   revoked(partition: number): void {
     this.assignedAtMs.delete(partition);
     this.options.notices.forget(partition);
+  }
+
+  /**
+   * Whether a request may belong to a call the partition's previous owner was running: it was
+   * written before (or just after: clocks differ) this worker got the partition. Requests written
+   * later are new calls, so the lanes skip the extra head read for them (the hot path).
+   */
+  mayPredateAssignment(partition: number, writtenAtMs: number): boolean {
+    const assignedAtMs = this.assignedAtMs.get(partition);
+    return assignedAtMs !== undefined && writtenAtMs <= assignedAtMs + CLOCK_SKEW_MS;
   }
 
   /** Whether a stream's head is a call another worker's generation may still be finishing. */

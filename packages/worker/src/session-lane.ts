@@ -133,9 +133,11 @@ export class SessionLane {
     joins: Joins | undefined,
   ): Promise<void> {
     const { handoffs, stores } = this.lane;
+    if (handoffs?.mayPredateAssignment(reader.partition, record.timestampMs) !== true)
+      return this.startCall(reader, record, runtime, request, joins);
     const stream = requestStreamId(request.id);
     const head = await stores.heads.decided(runtime.session, stream);
-    if (handoffs === undefined || !handoffs.mayBeRunningElsewhere(head))
+    if (!handoffs.mayBeRunningElsewhere(head))
       return this.startCall(reader, record, runtime, request, joins);
     const stopped = () => reader.signal.aborted || reader.handingOff;
     void this.answering(reader, record, runtime.session, request, async () => {
