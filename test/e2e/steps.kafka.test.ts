@@ -144,7 +144,7 @@ describe('durable steps on Kafka: a kill -9 after a step does not run it again',
     await a.initialize();
     await b.initialize();
     const key = randomUUID();
-    const call = async (client: RawMcpClient, id: number, onProgress = () => {}) => {
+    const call = async (client: RawMcpClient, id: number, onProgress = (_step: number) => {}) => {
       const response = await client.post({
         jsonrpc: '2.0',
         id,
@@ -160,7 +160,8 @@ describe('durable steps on Kafka: a kill -9 after a step does not run it again',
         if (event.data === '') return;
         const message = JSON.parse(event.data) as Record<string, unknown>;
         messages.push(message);
-        if (message['method'] === 'notifications/progress') onProgress();
+        if (message['method'] === 'notifications/progress')
+          onProgress(Number((message['params'] as { progress?: unknown }).progress));
       });
       return messages;
     };
@@ -168,8 +169,8 @@ describe('durable steps on Kafka: a kill -9 after a step does not run it again',
     const runner = await journaledBy(c, 'charge');
     let joinedProgress!: () => void;
     const progressed = new Promise<void>((resolve) => (joinedProgress = resolve));
-    const joined = call(b, 2, () => joinedProgress());
-    // The joiner has the charge's progress before the runner dies.
+    const joined = call(b, 2, (step) => step === 1 && joinedProgress());
+    // The joiner has the charge's progress before the runner dies, which is still holding.
     await progressed;
     await c.kill(runner, 'SIGKILL');
     const [first, second] = await Promise.all([original, joined]);

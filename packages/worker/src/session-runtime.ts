@@ -35,6 +35,8 @@ import type { SessionRuntimeOptions } from './session-options.js';
 
 export type { SessionRuntimeOptions } from './session-options.js';
 
+type Request = JSONRPCMessage & { id: RequestId; method: string };
+
 interface InFlight {
   readonly call: Call;
   readonly run: StreamRun;
@@ -54,6 +56,8 @@ export class SessionRuntime {
   private readonly server: McpServer;
   private readonly transport: LogTransport;
   private readonly inflight = new Map<StreamId, InFlight>();
+  /** Streams whose request is between its first read and `inflight` (see `once`). */
+  private readonly starting = new Set<StreamId>();
   private standalone: Promise<GenerationWriter> | undefined;
   private lastActivityMs = Date.now();
   private closed = false;
@@ -86,34 +90,17 @@ export class SessionRuntime {
   }
 
   /** A request from the client: starts (or skips) its stream, then hands it to the SDK. */
-  async request(
-    call: Call,
-    message: JSONRPCMessage & { id: RequestId; method: string },
-  ): Promise<void> {
-    this.lastActivityMs = Date.now();
-    const stream = requestStreamId(message.id);
-    if (this.inflight.has(stream)) return call.finish('answered'); // delivered twice to this process
-    const head = await this.options.heads.decided(this.session, stream);
-    if (head?.terminal !== undefined) {
-      // Redelivered after it finished (a crash before the commit): never run a call twice.
-      return call.finish('answered');
-    }
-    // Reading its partition waits while the log is waited out; a call it refuses for longer than
-    // that is answered with an error by the worker.
-    const run = await StreamRun.begin(this.options, this.session, stream, head, () => this.closed);
-    const refusal = callRefusal(message, run.attempt, this.inflight.size, this.options);
-    if (refusal !== undefined) {
-      await run.generation.finish({ jsonrpc: '2.0', id: message.id, error: refusal });
-      return call.finish('answered');
-    }
-    run.reportStart();
-    const steps = journaledSteps(this.options.steps, this.session, stream, run.attempt, {
-      maxStepBytes: this.options.maxStepBytes,
-      onStep: this.options.onStep,
-      onRetry: (error) => this.options.onWriteFailure?.(stream, error),
+  async request(call: Call, message: Request): Promise<void> {
+    await this.once(call, message, async (entry) => {
+      const refusal = callRefusal(message, entry.run.attempt, this.inflight.size, this.options);
+      if (refusal !== undefined) {
+        await entry.run.generation.finish({ jsonrpc: '2.0', id: message.id, error: refusal });
+        return call.finish('answered');
+      }
+      entry.run.reportStart();
+      this.inflight.set(entry.stream, entry);
+      this.transport.receive(message);
     });
-    this.inflight.set(stream, { call, run, steps, requestId: message.id, closed: false });
-    this.transport.receive(message);
   }
 
   /**
@@ -124,47 +111,72 @@ export class SessionRuntime {
    */
   async join(
     call: Call,
-    message: JSONRPCMessage & { id: RequestId; method: string },
+    message: Request,
     joins: Omit<MirrorSource, 'log' | 'topic' | 'heads'>,
     source: Pick<MirrorSource, 'log' | 'topic'>,
   ): Promise<void> {
+    await this.once(call, message, (entry) => {
+      const { stream } = entry;
+      this.inflight.set(stream, entry);
+      const token = (message as { params?: { _meta?: { progressToken?: unknown } } }).params?._meta
+        ?.progressToken;
+      void mirrorStream(
+        { ...source, heads: this.options.heads, ...joins },
+        {
+          stopped: () => entry.closed,
+          reset: () => entry.run.retry(),
+          message: async (payload) => {
+            const forwarded = joinedMessage(payload, token);
+            if (forwarded !== undefined) await entry.run.send(forwarded);
+          },
+          final: (payload) =>
+            this.finish(stream, { ...(payload as object), id: message.id } as JSONRPCMessage),
+        },
+      ).catch(async () => {
+        if (!entry.closed)
+          await this.finish(stream, { jsonrpc: '2.0', id: message.id, error: JOIN_FAILED });
+      });
+      return Promise.resolve();
+    });
+  }
+
+  /**
+   * Begins a request's stream — unless this process runs it or is beginning it already, or it
+   * finished — and hands it to `start`. A request delivered twice (redelivered, or a keyed request
+   * passed on again) whose copies are read while a handoff settles reaches here twice at once:
+   * only the first may run.
+   */
+  private async once(
+    call: Call,
+    message: Request,
+    start: (entry: InFlight & { stream: StreamId }) => Promise<void>,
+  ): Promise<void> {
     this.lastActivityMs = Date.now();
     const stream = requestStreamId(message.id);
-    if (this.inflight.has(stream)) return call.finish('answered');
-    const head = await this.options.heads.decided(this.session, stream);
-    if (head?.terminal !== undefined) return call.finish('answered');
-    const run = await StreamRun.begin(this.options, this.session, stream, head, () => this.closed);
-    const steps = journaledSteps(
-      this.options.steps,
-      this.session,
-      stream,
-      run.attempt,
-      this.options,
-    );
-    const entry: InFlight = { call, run, steps, requestId: message.id, closed: false };
-    this.inflight.set(stream, entry);
-    const token = (message as { params?: { _meta?: { progressToken?: unknown } } }).params?._meta
-      ?.progressToken;
-    void mirrorStream(
-      { ...source, heads: this.options.heads, ...joins },
-      {
-        stopped: () => entry.closed,
-        reset: () => entry.run.retry(),
-        message: async (payload) => {
-          const forwarded = joinedMessage(payload, token);
-          if (forwarded !== undefined) await entry.run.send(forwarded);
-        },
-        final: (payload) =>
-          this.finish(stream, { ...(payload as object), id: message.id } as JSONRPCMessage),
-      },
-    ).catch(async () => {
-      if (entry.closed) return;
-      await this.finish(stream, {
-        jsonrpc: '2.0',
-        id: message.id,
-        error: JOIN_FAILED,
+    if (this.inflight.has(stream) || this.starting.has(stream)) return call.finish('answered');
+    this.starting.add(stream);
+    try {
+      const head = await this.options.heads.decided(this.session, stream);
+      // Redelivered after it finished (a crash before the commit): never run a call twice.
+      if (head?.terminal !== undefined) return call.finish('answered');
+      // Reading its partition waits while the log is waited out; a call it refuses for longer
+      // than that is answered with an error by the worker.
+      const run = await StreamRun.begin(
+        this.options,
+        this.session,
+        stream,
+        head,
+        () => this.closed,
+      );
+      const steps = journaledSteps(this.options.steps, this.session, stream, run.attempt, {
+        maxStepBytes: this.options.maxStepBytes,
+        onStep: this.options.onStep,
+        onRetry: (error) => this.options.onWriteFailure?.(stream, error),
       });
-    });
+      await start({ stream, call, run, steps, requestId: message.id, closed: false });
+    } finally {
+      this.starting.delete(stream);
+    }
   }
 
   /** A notification or a response from the client. Cancellation ends the stream at once. */

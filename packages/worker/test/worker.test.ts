@@ -183,6 +183,29 @@ describe('the worker on the embedded log', () => {
     ]);
   });
 
+  it('a request delivered twice just before a takeover runs once on its next owner, not once per copy', async () => {
+    const { startWorker, client, executions } = setup();
+    const first = await startWorker({ handoffTimeoutMs: 0 });
+    const c = client();
+    await c.initialize();
+    const call = c.call(8, 'count', { to: 20, delayMs: 20 });
+    await call.sent;
+    while (!executions.some((e) => e.stream === 'n8'))
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    // The same request again (a keyed request passed on twice: its key's worker died before its
+    // commit), still unread when the partition moves: both copies reach the next owner at once.
+    await c.call(8, 'count', { to: 20, delayMs: 20 }).sent;
+    await first.stop();
+    await startWorker();
+    const result = outcome(await call.done);
+    expect(result.text).toBe(Array.from({ length: 20 }, (_, i) => i + 1).join(','));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(executions.filter((e) => e.stream === 'n8').map((e) => e.cause)).toEqual([
+      'first',
+      'takeover',
+    ]);
+  });
+
   it('a stopping worker hands its calls over: one that ends within the handoff timeout ends where it ran, one that outlives it is taken over', async () => {
     const { startWorker, client, executions } = setup();
     const first = await startWorker({ handoffTimeoutMs: 1_500 });
