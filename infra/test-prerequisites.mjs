@@ -16,6 +16,9 @@
 //                       from test/interop/rmcp-tasks (TIDEMARK_RMCP_CLIENT overrides)
 //   Go client           the official Go SDK (go-sdk 1.8.0), built with Go from
 //                       test/interop/go-client (TIDEMARK_GO_CLIENT overrides)
+//   previous release    the newest release tag (v*) before HEAD, built from git history into
+//                       releases/<tag>, for the rolling-upgrade test (TIDEMARK_PREVIOUS_RELEASE
+//                       overrides: a built checkout of it)
 //
 // Caches live in $XDG_CACHE_HOME/tidemark (default ~/.cache/tidemark); test/support/prerequisites.ts
 // reads the same places. A prerequisite that cannot be installed stops the run with a message that
@@ -24,7 +27,7 @@
 // Plain JavaScript that runs on any Node, so an old one is told what to do instead of failing
 // on syntax.
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -232,6 +235,59 @@ async function rmcp() {
   return join(target, 'debug', 'rmcp-tasks-interop');
 }
 
+/**
+ * The release before this one, built from its tag, so the rolling-upgrade test runs its gateways
+ * and workers beside this tree's on the same topics (docs/upgrades.md).
+ */
+async function previousRelease() {
+  if (process.env.TIDEMARK_PREVIOUS_RELEASE) return process.env.TIDEMARK_PREVIOUS_RELEASE;
+  const tag = await previousTag();
+  const dir = join(cache, 'releases', tag);
+  if (existsSync(join(dir, '.built'))) return dir;
+  log(`building the previous release ${tag} from git history into ${dir} (once)`);
+  const staging = `${dir}.staging`;
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging, { recursive: true });
+  await sh('sh', ['-c', `git -C "${root}" archive --format=tar "${tag}" | tar -x -C "${staging}"`]);
+  await sh('npm', ['ci', '--no-audit', '--no-fund'], { cwd: staging });
+  await sh(
+    join(staging, 'node_modules', '.bin', 'turbo'),
+    ['run', 'build', '--output-logs=errors-only'],
+    {
+      cwd: staging,
+      env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1' },
+    },
+  );
+  writeFileSync(join(staging, '.built'), `${tag}\n`);
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(staging, dir);
+  return dir;
+}
+
+/** The newest `v*` tag on a commit before HEAD: the release this tree must run beside. */
+async function previousTag() {
+  const help =
+    'the rolling-upgrade test runs the previous release (a v* tag) beside this tree. Clone with ' +
+    'tags and history (git fetch --tags --unshallow), or set TIDEMARK_PREVIOUS_RELEASE to a built ' +
+    'checkout of it.';
+  const tags = await sh('git', [
+    '-C',
+    root,
+    'tag',
+    '--list',
+    'v*',
+    '--sort=-v:refname',
+    '--merged',
+    'HEAD',
+  ]).catch(() => '');
+  const head = (await sh('git', ['-C', root, 'rev-parse', 'HEAD']).catch(() => '')).trim();
+  for (const tag of tags.split('\n').filter(Boolean)) {
+    const commit = (await sh('git', ['-C', root, 'rev-list', '-n', '1', tag])).trim();
+    if (commit !== head) return tag;
+  }
+  throw new Error(`no release tag before HEAD: ${help}`);
+}
+
 function log(line) {
   process.stderr.write(`test prerequisites: ${line}\n`);
 }
@@ -243,7 +299,16 @@ async function main() {
     log(error.message);
     process.exit(1);
   }
-  const steps = { kafka, python, helm, debianPackages, rmcp, k8sValidate, goClient };
+  const steps = {
+    kafka,
+    python,
+    helm,
+    debianPackages,
+    rmcp,
+    k8sValidate,
+    goClient,
+    previousRelease,
+  };
   const results = await Promise.allSettled(Object.values(steps).map((step) => step()));
   const failures = [];
   for (const [i, name] of Object.keys(steps).entries()) {

@@ -1,7 +1,7 @@
 // k8s-validate reads Kubernetes manifests (multi-document YAML, e.g. `helm template` output) on
 // stdin and decodes each one strictly against the Kubernetes API types — client-go's scheme, plus
-// the Prometheus Operator's monitoring/v1 — so an unknown field, a wrong type or a duplicate key
-// fails. Kinds it has no types for (Strimzi's KafkaTopic) are reported as unchecked.
+// the Prometheus Operator's monitoring/v1 and KEDA's keda.sh/v1alpha1 — so an unknown field, a
+// wrong type or a duplicate key fails. Kinds it has no types for (Strimzi's KafkaTopic) are reported as unchecked.
 //
 // Output: one JSON line per object ({"kind","name","status","error"}); exit 1 if any is invalid.
 package main
@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 
+	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -36,6 +37,9 @@ func main() {
 		panic(err)
 	}
 	if err := monitoringv1.AddToScheme(types); err != nil {
+		panic(err)
+	}
+	if err := kedav1alpha1.AddToScheme(types); err != nil {
 		panic(err)
 	}
 	strict := serializer.NewCodecFactory(types, serializer.EnableStrict).UniversalDeserializer()

@@ -103,6 +103,38 @@ describe('benchmarks (smoke sizes)', () => {
     expect(rows[0]!.takeoverMedianS).toBeGreaterThan(3);
   }, 300_000);
 
+  it('npm run bench:scale: workers and gateways scaled out and in, then all replaced, under load — nothing failed, nothing reset', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'tidemark-scale-')), 'scale.json');
+    const { stdout } = await run(process.execPath, [script('scale.ts'), '--smoke', '--out', out], {
+      env,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    expect(stdout).toMatch(/workers 2 → 3: settled in [\d.]+ s, \d+ partitions moved/);
+    const { rows, totals } = JSON.parse(readFileSync(out, 'utf8')) as {
+      rows: Array<{
+        event: string;
+        calls: number;
+        failed: number;
+        reset: number;
+        partitionsMoved: number;
+      }>;
+      totals: { calls: number; failed: number; reset: number; failures: string[] };
+    };
+    expect(rows.map((row) => row.event)).toEqual([
+      'workers 2 → 3',
+      'workers 3 → 2',
+      'gateways 2 → 3',
+      'gateways 3 → 2',
+      'rolling restart of every gateway and worker',
+    ]);
+    // Handoffs and drains: every call of every event ends where it ran, or resumes exactly.
+    expect(totals).toMatchObject({ failed: 0, reset: 0, failures: [] });
+    for (const row of rows) expect(row.calls).toBeGreaterThan(0);
+    // A worker joining or leaving moves partitions; a gateway does not.
+    expect(rows[0]!.partitionsMoved).toBeGreaterThan(0);
+    expect(rows[2]!.partitionsMoved).toBe(0);
+  }, 300_000);
+
   it('npm run profile: a CPU profile, a flame graph and a table per server process', async () => {
     const out = mkdtempSync(join(tmpdir(), 'tidemark-profile-'));
     const { stdout } = await run(

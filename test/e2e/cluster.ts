@@ -6,6 +6,7 @@ import { Admin } from '@platformatic/kafka';
 import { planTopics, provisionTopics, type TopicLayoutOptions } from '@tidemark/kafka';
 import { topicNames, type TopicNames } from '@tidemark/protocol';
 import { groupMembers, uniqueTopicName } from '@tidemark/kafka-fixtures';
+import { join } from 'node:path';
 import { startProcess, supportScript, type TestProcess } from '../support/processes.ts';
 import { TcpProxy } from '../support/tcp-proxy.ts';
 
@@ -28,6 +29,11 @@ export interface ClusterOptions {
   handoffTimeoutMs?: number;
   /** The workers' consumer-group session timeout. @default 6 s */
   groupSessionTimeoutMs?: number;
+  /**
+   * A built checkout of another release (the rolling-upgrade test): the members started with the
+   * cluster run its support scripts, on its own packages; later ones run this tree's by default.
+   */
+  release?: string;
 }
 
 export interface Member {
@@ -94,8 +100,9 @@ export class Cluster {
         ? (await provisionTopics({ brokers: options.brokers }, layout)).names
         : topicNames(prefix);
     const cluster = new Cluster(options, prefix, names, await TcpProxy.start(NOWHERE));
-    for (let i = 0; i < (options.workers ?? 1); i++) await cluster.startWorker();
-    for (let i = 0; i < (options.gateways ?? 1); i++) await cluster.startGateway();
+    const from = options.release;
+    for (let i = 0; i < (options.workers ?? 1); i++) await cluster.startWorker(from);
+    for (let i = 0; i < (options.gateways ?? 1); i++) await cluster.startGateway(from);
     cluster.balancer.target = cluster.gateways[0]?.port ?? NOWHERE;
     await cluster.assigned();
     return cluster;
@@ -106,9 +113,10 @@ export class Cluster {
     return `http://127.0.0.1:${this.balancer.port}/mcp`;
   }
 
-  async startGateway(): Promise<Member> {
+  /** Starts a gateway — of this tree, or of the release checked out at `from`. */
+  async startGateway(from?: string): Promise<Member> {
     const process = startProcess((fn) => this.cleanups.push(fn), globalThis.process.execPath, [
-      supportScript('gateway-process.ts'),
+      script('gateway-process.ts', from),
       this.brokers.join(','),
       this.prefix,
       this.secret,
@@ -116,17 +124,18 @@ export class Cluster {
     const { port } = (await process.waitFor((e) => typeof e['port'] === 'number')) as {
       port: number;
     };
-    const member = { name: `gateway-${++this.counter}`, process, port };
+    const member = { name: `gateway-${++this.counter}${from ? '-previous' : ''}`, process, port };
     this.gateways.push(member);
     return member;
   }
 
-  async startWorker(): Promise<Member> {
+  /** Starts a worker — of this tree, or of the release checked out at `from`. */
+  async startWorker(from?: string): Promise<Member> {
     const process = startProcess(
       (fn) => this.cleanups.push(fn),
       globalThis.process.execPath,
       [
-        supportScript('worker-process.ts'),
+        script('worker-process.ts', from),
         this.brokers.join(','),
         this.prefix,
         `${this.prefix}workers`,
@@ -135,7 +144,7 @@ export class Cluster {
       { env: this.workerEnv },
     );
     await process.waitFor((e) => Array.isArray(e['assigned']));
-    const member = { name: `worker-${++this.counter}`, process, port: 0 };
+    const member = { name: `worker-${++this.counter}${from ? '-previous' : ''}`, process, port: 0 };
     this.workers.push(member);
     return member;
   }
@@ -264,6 +273,11 @@ export class Cluster {
 }
 
 /** The planned topics, created as planned except for the events configs given, and not checked. */
+/** A support script of this tree, or of the release checked out at `from`. */
+function script(name: string, from: string | undefined): string {
+  return from === undefined ? supportScript(name) : join(from, 'test', 'support', name);
+}
+
 async function createUnchecked(
   brokers: readonly string[],
   layout: TopicLayoutOptions,

@@ -9,6 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { helmBinary, k8sValidate } from '../support/prerequisites.js';
 import { planTopics } from '@tidemark/kafka';
+import { METRIC_LIVE_STREAMS } from '@tidemark/otel';
+import { topicNames } from '@tidemark/protocol';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -260,6 +262,58 @@ describe('the Helm chart', () => {
     const fixed = await template('--set', 'gateway.autoscaling.enabled=false', '--set', 'worker.autoscaling.enabled=false');
     expect(byKind(fixed, 'HorizontalPodAutoscaler')).toEqual([]);
     expect(deployment(fixed, 'gateway').spec!['replicas']).toBe(2);
+  });
+
+  it('scales workers with KEDA on the group\'s lag of requests, as the workers read it, and gateways on CPU and open streams', async () => {
+    expect(byKind(await template(), 'ScaledObject')).toEqual([]);
+    const manifests = await template('-f', join(chart, 'ci/keda-values.yaml'));
+    // KEDA makes the HPAs; the Deployments leave their replicas to it.
+    expect(byKind(manifests, 'HorizontalPodAutoscaler')).toEqual([]);
+    expect(deployment(manifests, 'worker').spec!['replicas']).toBeUndefined();
+    type Trigger = { type: string; metadata: Record<string, string>; authenticationRef?: { name: string } };
+    const scaled = (component: string) => {
+      const object = byKind(manifests, 'ScaledObject').find((s) => s.metadata.name.endsWith(`-${component}`))!;
+      const spec = object.spec as { scaleTargetRef: { name: string }; maxReplicaCount: number; triggers: Trigger[] };
+      expect(spec.scaleTargetRef.name).toBe(deployment(manifests, component).metadata.name);
+      return spec;
+    };
+    // Workers: the lag of the group the workers join, on the requests topic, at the brokers they use.
+    const worker = scaled('worker');
+    const container = podSpec(deployment(manifests, 'worker')).spec.containers[0]!;
+    const args = container.args.join(' ');
+    const [lag] = worker.triggers;
+    expect(lag!.type).toBe('kafka');
+    expect(args).toContain(`--group ${lag!.metadata['consumerGroup']}`);
+    expect(lag!.metadata['topic']).toBe(topicNames('tidemark.').requests);
+    expect(container.env!.find((e) => e.name === 'KAFKA_BROKERS')!.value).toBe(lag!.metadata['bootstrapServers']);
+    expect(lag!.metadata).toMatchObject({ lagThreshold: '32', tls: 'enable', sasl: 'scram_sha512', allowIdleConsumers: 'false' });
+    expect(worker.maxReplicaCount).toBeLessThanOrEqual(12);
+    // KEDA reads the lag as the workers' own Kafka user: their container's environment and CA.
+    const auth = byKind(manifests, 'TriggerAuthentication').find((t) => t.metadata.name === lag!.authenticationRef!.name)!;
+    const authSpec = auth.spec as { env: Array<{ parameter: string; name: string; containerName: string }>; secretTargetRef: Array<{ parameter: string; name: string }> };
+    for (const ref of authSpec.env) {
+      expect(ref.containerName).toBe(container.name);
+      expect(container.env!.map((e) => e.name)).toContain(ref.name);
+    }
+    expect(authSpec.env.map((r) => r.parameter)).toEqual(['username', 'password']);
+    expect(authSpec.secretTargetRef).toEqual([{ parameter: 'ca', name: 'my-cluster-cluster-ca-cert', key: 'ca.crt' }]);
+    // Gateways: CPU, and the open streams every gateway reports, as Prometheus scrapes them.
+    const gateway = scaled('gateway');
+    expect(gateway.triggers.map((t) => t.type)).toEqual(['cpu', 'prometheus']);
+    const [metricsService] = byKind(manifests, 'Service').filter((s) => s.metadata.name.endsWith('-metrics'));
+    expect(gateway.triggers[1]!.metadata['query']).toBe(
+      `sum(${METRIC_LIVE_STREAMS.replaceAll('.', '_')}{namespace="ai", service="${metricsService!.metadata.name}"})`,
+    );
+    const refused = async (...sets: string[]) =>
+      run(helm, ['template', 'mcp', chart, ...REQUIRED, '--set', 'worker.autoscaling.type=keda', ...sets]).then(
+        () => '',
+        (error: { stderr: string }) => error.stderr,
+      );
+    expect(await refused()).toBe('');
+    expect(await refused('--set', 'worker.autoscaling.maxReplicas=13')).toMatch(/maxReplicas \(13\) is more than topics.partitions \(12\)/);
+    expect(await refused('--set', 'kafka.sasl.enabled=true', '--set', 'kafka.sasl.mechanism=OAUTHBEARER', '--set', 'kafka.sasl.tokenFile=/t')).toMatch(/authenticationRef/);
+    expect(await refused('--set', 'gateway.autoscaling.type=keda', '--set', 'gateway.autoscaling.keda.prometheusServerAddress=http://p:9090')).toMatch(/metrics.enabled/);
+    expect(await refused('--set', 'worker.autoscaling.type=kafka')).toMatch(/type/);
   });
 
   it('takes TLS and SASL credentials from Secrets, and renders the ingress, hook Job and Strimzi topics on request', async () => {

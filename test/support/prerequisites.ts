@@ -4,7 +4,9 @@
 import { execFileSync } from 'node:child_process';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
+const root = fileURLToPath(new URL('../../', import.meta.url));
 const cache = join(process.env['XDG_CACHE_HOME'] || join(homedir(), '.cache'), 'tidemark');
 
 /** A Python interpreter with the official MCP SDK (`mcp` on PyPI). */
@@ -36,3 +38,20 @@ export const chromiumBinary = (): string =>
   execFileSync('sh', ['-c', 'command -v chromium || command -v chromium-browser'], {
     encoding: 'utf8',
   }).trim();
+
+/**
+ * A built checkout of the release before this tree (its newest `v*` tag before HEAD), as
+ * infra/test-prerequisites.mjs builds it: the rolling-upgrade test runs it beside this tree.
+ */
+export function previousRelease(): { tag: string; dir: string } {
+  const override = process.env['TIDEMARK_PREVIOUS_RELEASE'];
+  if (override !== undefined) return { tag: 'TIDEMARK_PREVIOUS_RELEASE', dir: override };
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-C', root, ...args], { encoding: 'utf8' }).trim();
+  const head = git('rev-parse', 'HEAD');
+  const tags = git('tag', '--list', 'v*', '--sort=-v:refname', '--merged', 'HEAD').split('\n');
+  const tag = tags.find((t) => t !== '' && git('rev-list', '-n', '1', t) !== head);
+  if (tag === undefined)
+    throw new Error('no release tag before HEAD (see infra/test-prerequisites.mjs)');
+  return { tag, dir: join(cache, 'releases', tag) };
+}

@@ -7,13 +7,19 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
  */
 export class TcpProxy {
   target: number;
+  /**
+   * When set, new connections go round-robin over these ports instead of `target` — a Service in
+   * front of several gateways; a gateway leaves the pool before it drains, as endpoints do.
+   */
+  pool: number[] = [];
+  private turn = 0;
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
 
   private constructor(target: number) {
     this.target = target;
     this.server = createServer((client) => {
-      const upstream = connect(this.target, '127.0.0.1');
+      const upstream = connect(this.next(), '127.0.0.1');
       for (const socket of [client, upstream]) {
         this.sockets.add(socket);
         socket.on('close', () => this.sockets.delete(socket));
@@ -34,6 +40,11 @@ export class TcpProxy {
   get port(): number {
     const address = this.server.address();
     return typeof address === 'object' && address !== null ? address.port : 0;
+  }
+
+  private next(): number {
+    if (this.pool.length === 0) return this.target;
+    return this.pool[this.turn++ % this.pool.length]!;
   }
 
   cut(): void {

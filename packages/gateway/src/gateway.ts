@@ -81,7 +81,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       const closed = Promise.all(
         [...servers].map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
       );
-      ctx.streams.endResumable(compiled.retryMs);
+      ctx.streams.drain(compiled.retryMs);
       // Every request in flight (an open answer, a JSON one) holds its connection: closed means
       // all were answered. A connection that goes idle meanwhile (keep-alive) is closed at once.
       const idle = setInterval(() => servers.forEach((s) => s.closeIdleConnections()), 100);

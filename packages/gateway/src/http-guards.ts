@@ -45,7 +45,10 @@ export function frontDoor(options: FrontDoorOptions): {
   return {
     install(app) {
       app.use(options.path, (req: Request, res: Response, next: () => void) => {
-        if (options.isDraining()) return sendRefusal(res, HttpRefusals.draining());
+        // Draining: a request on a connection kept alive is still served (a resumable stream
+        // ends after its priming event), and the connection closes after it — the client's next
+        // one reaches another replica. A refusal here would fail a call the log could serve.
+        if (options.isDraining()) res.setHeader('Connection', 'close');
         const origin = req.headers.origin;
         if (origin !== undefined && !originAllowed(origin))
           return sendRefusal(res, HttpRefusals.origin());

@@ -33,7 +33,6 @@ function refusal(
 }
 
 export const HttpRefusals = {
-  draining: () => refusal(503, badRequest, 'Service draining: retry on another replica'),
   logUnavailable: () => refusal(503, badRequest, 'The log is unavailable; retry'),
   origin: () => refusal(403, badRequest, 'Forbidden: Origin not allowed', 'origin'),
   host: () => refusal(403, badRequest, 'Forbidden: Host not allowed', 'host'),

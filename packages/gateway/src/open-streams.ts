@@ -19,6 +19,8 @@ export class OpenStreams {
   private readonly byShare = new Map<string, number>();
   /** One timer for every stream's keep-alive, running while any is open. */
   private keepAlive: NodeJS.Timeout | undefined;
+  /** Set by a drain: the `retry:` hint a resumable stream opened from then on ends with. */
+  private drainRetryMs: number | undefined;
 
   constructor(
     private readonly sse: SseOptions,
@@ -49,6 +51,8 @@ export class OpenStreams {
     const sse = new SseStream(res, this.sse, headers);
     this.all.add(sse);
     if (!resumable) this.unresumable.add(sse);
+    // Opened while draining: its priming event gives the client a point to resume from elsewhere.
+    else if (this.drainRetryMs !== undefined) sse.endAfterPriming(this.drainRetryMs);
     if (session !== undefined) {
       const streams = this.bySession.get(session);
       this.bySession.set(
@@ -102,8 +106,12 @@ export class OpenStreams {
     for (const sse of this.all) sse.end(retryMs);
   }
 
-  /** Ends every stream a client can resume elsewhere (with a `retry:` hint); the others go on. */
-  endResumable(retryMs: number): void {
+  /**
+   * A drain: ends every stream a client can resume elsewhere (with a `retry:` hint), and every
+   * resumable one opened from now on once it is primed; the others go on.
+   */
+  drain(retryMs: number): void {
+    this.drainRetryMs = retryMs;
     for (const sse of this.all) if (!this.unresumable.has(sse)) sse.end(retryMs);
   }
 

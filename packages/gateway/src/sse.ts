@@ -19,6 +19,7 @@ export interface SseOptions {
  */
 export class SseStream {
   private ended = false;
+  private endOnPrimeRetryMs: number | undefined;
   private closedAt: Promise<void> | undefined;
   /** When something was last written (ms, monotonic): a keep-alive goes to idle streams only. */
   lastWriteMs = performance.now();
@@ -36,7 +37,8 @@ export class SseStream {
     res.writeHead(200, {
       'Content-Type': 'text/event-stream',
       'Cache-Control': 'no-cache, no-transform',
-      Connection: 'keep-alive',
+      // A draining replica said close: the client's next request goes to another one.
+      Connection: res.getHeader('Connection') === 'close' ? 'close' : 'keep-alive',
       'X-Accel-Buffering': 'no',
       ...headers,
     });
@@ -86,6 +88,12 @@ export class SseStream {
   prime(id: string): void {
     const retry = this.options.retryMs === undefined ? '' : `retry: ${this.options.retryMs}\n`;
     this.write(`${retry}${sseFrame({ id, data: '' })}`);
+    if (this.endOnPrimeRetryMs !== undefined) this.end(this.endOnPrimeRetryMs);
+  }
+
+  /** Ends the stream (with this `retry:` hint) once it is primed: its client resumes elsewhere. */
+  endAfterPriming(retryMs: number): void {
+    this.endOnPrimeRetryMs = retryMs;
   }
 
   /** One `message` event; a message read from the log (`JsonText`) is written as it is. */

@@ -1,8 +1,45 @@
+import { connect } from 'node:net';
 import type { GatewayOptions } from '@tidemark/gateway';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { embeddedStack } from '../../../test/support/embedded-stack.js';
 import { MCP_HEADERS, RawMcpClient, readSse } from '../../../test/support/sse.js';
 import { rpcResponse, sseMessages } from '../../../test/support/task-client.js';
+
+type Replica = Awaited<ReturnType<typeof embeddedStack>>['gateways'][number];
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const STATELESS_HEADERS = {
+  'MCP-Protocol-Version': '2026-07-28',
+  'Mcp-Method': 'tools/call',
+  'Mcp-Name': 'count',
+};
+const statelessCall = {
+  jsonrpc: '2.0',
+  id: 9,
+  method: 'tools/call',
+  params: {
+    name: 'count',
+    arguments: { to: 30, delayMs: 50 },
+    _meta: {
+      progressToken: 'q',
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1.0.0' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    },
+  },
+};
+
+/** One HTTP/1.1 POST of `message` to /mcp, written by hand (to pipeline it on a socket). */
+function rawPost(port: number, headers: Record<string, string>, message: unknown): string {
+  const body = JSON.stringify(message);
+  const lines = Object.entries({
+    Host: `127.0.0.1:${port}`,
+    'Content-Type': 'application/json',
+    Accept: 'application/json, text/event-stream',
+    'Content-Length': String(Buffer.byteLength(body)),
+    ...headers,
+  }).map(([name, value]) => `${name}: ${value}`);
+  return `POST /mcp HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n${body}`;
+}
 
 async function setup(gateway: Partial<GatewayOptions> = {}) {
   const stack = await embeddedStack({ partitions: 1, gateway: { retryMs: 777, ...gateway } });
@@ -81,6 +118,64 @@ describe('gateway auth and drain', () => {
     await draining;
     expect(text).toMatch(/retry: 777\n\n$/);
     expect(gateway.openStreams).toBe(0);
+  });
+
+  it('a call that reaches a draining replica on a kept-alive connection is served: its stream ends once primed, the connection closes, the client resumes on another replica', async () => {
+    const stack = await embeddedStack({
+      partitions: 1,
+      replicas: 2,
+      gateway: { retryMs: 777, drainTimeoutMs: 5_000 },
+    });
+    onTestFinished(() => stack.stop());
+    const [draining, other] = stack.gateways as [Replica, Replica];
+    const client = new RawMcpClient(draining.url);
+    await client.initialize();
+    // One connection, two requests pipelined on it (so it is never idle, and no drain closes it
+    // under the second): a 2026-07-28 call the drain waits for, then the session's call.
+    const socket = connect(draining.port, '127.0.0.1');
+    onTestFinished(() => void socket.destroy());
+    let raw = '';
+    socket.on('data', (chunk: Buffer) => (raw += chunk.toString()));
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.write(rawPost(draining.port, STATELESS_HEADERS, statelessCall));
+    while (!raw.includes('notifications/progress')) await sleep(10);
+    const drained = draining.gateway.drain();
+    socket.write(
+      rawPost(
+        draining.port,
+        { 'Mcp-Session-Id': client.session, 'MCP-Protocol-Version': '2025-11-25' },
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: {
+            name: 'count',
+            arguments: { to: 5, delayMs: 50 },
+            _meta: { progressToken: 'p' },
+          },
+        },
+      ),
+    );
+    await closed;
+    await drained;
+    // Both served; the second with Connection: close, its stream ended after its priming event.
+    const answers = raw.split(/(?=HTTP\/1\.1 )/);
+    expect(answers.map((a) => a.slice(0, 15))).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 200 OK']);
+    expect(answers[0]).toContain(Array.from({ length: 30 }, (_, i) => i + 1).join(','));
+    expect(answers[1]).toMatch(/^connection: close\r$/im);
+    expect(answers[1]).toMatch(/retry: 777\n\n/);
+    const primed = [...answers[1]!.matchAll(/^id: (\S+)$/gm)].map((m) => m[1]!);
+    expect(primed).toHaveLength(1);
+    // The call was written to the log: another replica streams it from the priming event on.
+    const rest = await new RawMcpClient(other.url, client.session).resume(primed[0]!);
+    const messages: Array<Record<string, unknown>> = [];
+    await readSse(rest, (event) => {
+      if (event.data !== '') messages.push(JSON.parse(event.data) as Record<string, unknown>);
+    });
+    expect(messages.at(-1)).toMatchObject({
+      id: 1,
+      result: { content: [{ type: 'text', text: '1,2,3,4,5' }] },
+    });
   });
 
   it('drain lets a 2026-07-28 call in flight end (its client cannot resume it elsewhere: closing would cancel it), up to drainTimeoutMs', async () => {

@@ -4,7 +4,6 @@ import { HttpRefusals } from '../src/http.js';
 
 describe('HTTP refusals', () => {
   const all = [
-    HttpRefusals.draining(),
     HttpRefusals.logUnavailable(),
     HttpRefusals.origin(),
     HttpRefusals.host(),
@@ -34,10 +33,9 @@ describe('HTTP refusals', () => {
     HttpRefusals.invalidMessage(5, -32600, 'Invalid Request: x'),
   ];
 
-  it('are client mistakes answered 4xx, except draining and an unavailable log (503)', () => {
+  it('are client mistakes answered 4xx, except an unavailable log (503)', () => {
     for (const refusal of all) {
-      const serverSide =
-        refusal.message.startsWith('Service draining') || refusal.message.startsWith('The log');
+      const serverSide = refusal.message.startsWith('The log');
       expect(refusal.status >= 400 && refusal.status < (serverSide ? 600 : 500)).toBe(true);
       expect(refusal.code).toBeLessThanOrEqual(-32000);
       expect(refusal.reason).not.toBe('');

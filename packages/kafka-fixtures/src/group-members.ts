@@ -39,3 +39,45 @@ function splitBroker(broker: string): [string, number] {
   const at = broker.lastIndexOf(':');
   return [broker.slice(0, at), Number(broker.slice(at + 1))];
 }
+
+/**
+ * A group's lag on a topic as Kafka's lag-based autoscalers read it (KEDA's Kafka scaler: each
+ * partition's end offset less the group's committed offset, the log start when it committed none),
+ * summed over the topic's partitions.
+ */
+export async function groupLag(
+  brokers: readonly string[],
+  group: string,
+  topic: string,
+  partitions: number,
+): Promise<bigint> {
+  const admin = new Admin({ clientId: 'tidemark-test-lag', bootstrapBrokers: [...brokers] });
+  try {
+    const indexes = Array.from({ length: partitions }, (_, i) => i);
+    const offsetsAt = async (timestamp: bigint) =>
+      (
+        await admin.listOffsets({
+          topics: [
+            { name: topic, partitions: indexes.map((p) => ({ partitionIndex: p, timestamp })) },
+          ],
+        })
+      )[0]!.partitions;
+    const [ends, starts] = [await offsetsAt(-1n), await offsetsAt(-2n)];
+    const [committed] = await admin.listConsumerGroupOffsets({
+      groups: [{ groupId: group, topics: [{ name: topic, partitionIndexes: indexes }] }],
+    });
+    let lag = 0n;
+    for (const p of indexes) {
+      const end = ends.find((e) => e.partitionIndex === p)!.offset;
+      const at = committed?.topics[0]?.partitions.find(
+        (c) => c.partitionIndex === p,
+      )?.committedOffset;
+      const from =
+        at === undefined || at < 0n ? starts.find((s) => s.partitionIndex === p)!.offset : at;
+      lag += end - from;
+    }
+    return lag;
+  } finally {
+    await admin.close();
+  }
+}

@@ -7,7 +7,7 @@ export {
 } from './kafka-broker.js';
 export type { KafkaBroker, KafkaSource, ResolveKafkaOptions } from './kafka-broker.js';
 export { createTestTopic, uniqueTopicName } from './topics.js';
-export { groupMembers } from './group-members.js';
+export { groupLag, groupMembers } from './group-members.js';
 export type { CleanupRegistrar, TestTopicOptions } from './topics.js';
 export type { ProvidedKafka } from './vitest-global-setup.js';
 export { describeLogPortContract } from './log-contract.js';

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { KafkaLog } from '@tidemark/kafka';
+import { groupLag } from '@tidemark/kafka-fixtures';
 import type { TopicNames } from '@tidemark/protocol';
 import { describe, expect, inject, it, type TestContext } from 'vitest';
 import { LogClient, outcome } from '../../../test/support/log-client.js';
@@ -42,6 +43,14 @@ async function until(condition: () => boolean, timeoutMs: number, what: string):
     if (Date.now() > deadline)
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function untilAsync(condition: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
 
@@ -174,6 +183,26 @@ describe('worker processes on the real broker', () => {
     expect(calls1(a).map((e) => e.cause)).toEqual(['first', 'first']);
     expect(calls1(b)).toEqual([]);
     expect(b.executions.filter((e) => e.stream === 'n2').map((e) => e.cause)).toEqual(['first']);
+  });
+
+  it("the group's lag on requests — what KEDA's Kafka scaler reads — counts the calls not finished, then falls to 0", async (ctx) => {
+    const { prefix, names, log } = await provision(ctx, 'lag');
+    const group = `${prefix}workers`;
+    const worker = startWorker(ctx, prefix, group);
+    await until(() => worker.assigned.length === 2, 30_000, 'the worker to own both partitions');
+    const client = new LogClient(log, names, 2);
+    ctx.onTestFinished(() => client.close());
+    await client.initialize();
+    const calls = [1, 2, 3].map((id) => client.call(id, 'count', { to: 30, delayMs: 100 }));
+    await Promise.all(calls.map((call) => call.sent));
+    const lag = () => groupLag(brokers, group, names.requests, 2);
+    const started = () => worker.executions.filter((e) => ['n1', 'n2', 'n3'].includes(e.stream));
+    await until(() => started().length === 3, 30_000, 'the three calls to start');
+    // Read and running, not finished: the worker commits up to its oldest unfinished request.
+    await untilAsync(async () => (await lag()) === 3n, 'the lag to be the three running calls');
+    expect(started().map((e) => e.cause)).toEqual(['first', 'first', 'first']);
+    for (const call of calls) expect(outcome(await call.done).isError).toBe(false);
+    await untilAsync(async () => (await lag()) === 0n, 'the lag to fall to 0');
   });
 
   it('SIGTERM drains a worker: its running calls end where they run, the other worker serves its partitions at once', async (ctx) => {
