@@ -14,6 +14,11 @@ export interface HandoffNotice {
   readonly untilMs: number;
   /** The old owner finished (or gave up): nothing of it is running any more. */
   readonly released: boolean;
+  /**
+   * Counts up while the old owner lives (it writes the notice again every second or so): a next
+   * owner that sees it stand still knows the old owner died mid-handoff, without waiting `untilMs`.
+   */
+  readonly beat: number;
 }
 
 const NOTICE_VERSION = 1;
@@ -44,9 +49,9 @@ export class HandoffNotices {
     });
   }
 
-  /** The worker goes on running its calls of `partition` until `untilMs`. */
-  announce(partition: number, epoch: WorkerEpoch, untilMs: number): Promise<void> {
-    return this.table.put(partition, noticeKey(epoch), { epoch, untilMs, released: false });
+  /** The worker goes on running its calls of `partition` until `untilMs` (`beat`: see the notice). */
+  announce(partition: number, epoch: WorkerEpoch, untilMs: number, beat = 0): Promise<void> {
+    return this.table.put(partition, noticeKey(epoch), { epoch, untilMs, released: false, beat });
   }
 
   /** The worker runs nothing of `partition` any more. */
@@ -55,6 +60,7 @@ export class HandoffNotices {
       epoch,
       untilMs: Date.now(),
       released: true,
+      beat: 0,
     });
   }
 
@@ -84,5 +90,6 @@ function decodeNotice(value: Uint8Array): HandoffNotice | undefined {
     typeof notice.released !== 'boolean'
   )
     return undefined;
-  return { epoch: notice.epoch, untilMs: notice.untilMs, released: notice.released };
+  const beat = typeof notice.beat === 'number' ? notice.beat : 0;
+  return { epoch: notice.epoch, untilMs: notice.untilMs, released: notice.released, beat };
 }

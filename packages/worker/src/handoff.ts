@@ -25,6 +25,13 @@ const HANDOFF_NOTICE_MS = 1_000;
 const CLOCK_SKEW_MS = 5_000;
 /** How often a waiting request looks whether its call ended or the handoff did. */
 const HANDOFF_POLL_MS = 200;
+/** How often a worker handing partitions off writes its notices again (their `beat`). */
+const HANDOFF_BEAT_MS = 1_000;
+/**
+ * How long a notice's beat may stand still before its worker is taken for dead (killed mid-
+ * handoff): five beats missed — a slow write is not a death — and far below a handoff timeout.
+ */
+const HANDOFF_SILENCE_MS = 5_000;
 
 export interface HandoffOptions {
   readonly notices: HandoffNotices;
@@ -37,8 +44,11 @@ export interface HandoffOptions {
 /** A worker's side of handoffs: waiting for an old owner's calls, and handing its own over. */
 export class Handoffs {
   private readonly assignedAtMs = new Map<number, number>();
-  /** Partitions this worker wrote a notice for and has not released yet. */
-  private readonly announced = new Set<number>();
+  /** Partitions this worker wrote a notice for and has not released yet: until when, and its beat. */
+  private readonly announced = new Map<number, { untilMs: number; beat: number }>();
+  private beating: NodeJS.Timeout | undefined;
+  /** The beat being written: a release waits for it, so no beat lands after it. */
+  private beatWritten: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: HandoffOptions) {}
 
@@ -86,6 +96,8 @@ export class Handoffs {
     const partition = heads.partitionOf(session);
     const { epoch } = head.generation;
     let current: StreamHead | undefined = head;
+    // The notice's beat as last seen changing, and when (this clock: the two workers' may differ).
+    let beat = { value: -1, seenAtMs: Date.now() };
     while (
       !stopped() &&
       this.mayBeRunningElsewhere(current) &&
@@ -93,13 +105,19 @@ export class Handoffs {
     ) {
       const notice = await notices.get(partition, epoch);
       const now = Date.now();
+      if (notice !== undefined && notice.beat !== beat.value)
+        beat = { value: notice.beat, seenAtMs: now };
       if (notice === undefined) {
         const noticeDueMs = (this.assignedAtMs.get(partition) ?? 0) + HANDOFF_NOTICE_MS;
         if (now >= noticeDueMs) break;
-      } else if (notice.released || now >= notice.untilMs + HANDOFF_NOTICE_MS) {
+      } else if (
+        notice.released ||
+        now >= notice.untilMs + HANDOFF_NOTICE_MS ||
+        now - beat.seenAtMs >= HANDOFF_SILENCE_MS
+      ) {
         // Released: the old owner stopped what it still ran before saying so. Past the deadline
         // without a release (it died meanwhile, or the release was lost), a margin more first:
-        // one execution at a time.
+        // one execution at a time. Its beat standing still: it died mid-handoff.
         return heads.decided(session, stream);
       }
       await new Promise((resolve) => setTimeout(resolve, HANDOFF_POLL_MS));
@@ -122,16 +140,37 @@ export class Handoffs {
     const announced = readers.filter((reader) => !reader.handingOff);
     for (const reader of readers) reader.handOff(untilMs);
     if (this.options.timeoutMs === 0) return;
-    for (const reader of announced) this.announced.add(reader.partition);
+    for (const reader of announced)
+      this.announced.set(reader.partition, {
+        untilMs: reader.handoffDeadlineMs ?? untilMs,
+        beat: 0,
+      });
+    this.beating ??= setInterval(() => {
+      this.beatWritten = this.beat();
+    }, HANDOFF_BEAT_MS).unref();
+    await Promise.all(announced.map((reader) => this.announce(reader.partition)));
+  }
+
+  /** Writes the notices again, each with its beat counted up, while their deadline is ahead. */
+  private async beat(): Promise<void> {
+    const now = Date.now();
     await Promise.all(
-      announced.map((reader) =>
-        this.options.notices
-          .announce(reader.partition, this.options.epoch, reader.handoffDeadlineMs ?? untilMs)
-          .catch((error: unknown) =>
-            this.options.onProblem(`handoff notice for requests ${reader.partition}`, error),
-          ),
-      ),
+      [...this.announced].map(async ([partition, notice]) => {
+        if (now >= notice.untilMs) return;
+        notice.beat++;
+        await this.announce(partition);
+      }),
     );
+  }
+
+  private async announce(partition: number): Promise<void> {
+    const notice = this.announced.get(partition);
+    if (notice === undefined) return;
+    await this.options.notices
+      .announce(partition, this.options.epoch, notice.untilMs, notice.beat)
+      .catch((error: unknown) =>
+        this.options.onProblem(`handoff notice for requests ${partition}`, error),
+      );
   }
 
   /**
@@ -157,6 +196,11 @@ export class Handoffs {
   /** Tells the next owners of `partitions` that nothing of this worker runs there any more. */
   async released(partitions: readonly number[]): Promise<void> {
     const announced = partitions.filter((partition) => this.announced.delete(partition));
+    if (this.announced.size === 0) {
+      clearInterval(this.beating);
+      this.beating = undefined;
+    }
+    await this.beatWritten;
     await Promise.all(
       announced.map((partition) =>
         this.options.notices

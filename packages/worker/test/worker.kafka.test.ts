@@ -14,12 +14,18 @@ const script = fileURLToPath(new URL('../../../test/support/worker-process.ts', 
 interface WorkerProcess {
   readonly child: ChildProcess;
   assigned: number[];
-  readonly executions: Array<{ stream: string; attempt: number; cause: string }>;
+  readonly executions: Array<{ session?: string; stream: string; attempt: number; cause: string }>;
 }
 
-function startWorker(ctx: TestContext, prefix: string, group: string): WorkerProcess {
+function startWorker(
+  ctx: TestContext,
+  prefix: string,
+  group: string,
+  env: NodeJS.ProcessEnv = {},
+): WorkerProcess {
   const child = spawn(process.execPath, [script, brokers.join(','), prefix, group], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
   });
   const worker: WorkerProcess = { child, assigned: [], executions: [] };
   createInterface({ input: child.stdout }).on('line', (line) => {
@@ -237,6 +243,31 @@ describe('worker processes on the real broker', () => {
     expect(nextMs).toBeLessThan(2_500);
     expect(ofCalls(a)).toEqual([['n1', 'first']]);
     expect(ofCalls(b)).toEqual([['n2', 'first']]);
+  });
+
+  it('a worker killed -9 mid-handoff: its notice stops beating, and the next owner takes its calls over long before the handoff deadline', async (ctx) => {
+    const { prefix, names, log } = await provision(ctx, 'handoff-kill');
+    const group = `${prefix}workers`;
+    // A handoff of 2 minutes: without the beat, the call would wait for all of it.
+    const a = startWorker(ctx, prefix, group, { TIDEMARK_TEST_HANDOFF_MS: '120000' });
+    await until(() => a.assigned.length === 2, 30_000, 'the first worker to own both partitions');
+    const clients = await clientsOnEveryPartition(ctx, log, names);
+    const calls = clients.map((client) => client.call(1, 'count', { to: 400, delayMs: 100 }));
+    await Promise.all(calls.map((call) => call.sent));
+    const calls1 = (w: WorkerProcess) => w.executions.filter((e) => e.stream === 'n1');
+    await until(() => calls1(a).length === 2, 30_000, 'both calls to start');
+    const b = startWorker(ctx, prefix, group);
+    await until(() => b.assigned.length === 1, 30_000, 'the second worker to take a partition');
+    const moved = clients.find((client) => b.assigned.includes(client.partition))!;
+    // The first worker hands its call there off (it would run until its deadline), then dies.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    a.child.kill('SIGKILL');
+    // Well inside the 2-minute deadline: the next owner ran the moved partition's call again.
+    await until(
+      () => calls1(b).some((e) => e.session === moved.session && e.cause === 'takeover'),
+      45_000,
+      'the takeover of the handed-off call',
+    );
   });
 });
 
