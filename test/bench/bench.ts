@@ -5,7 +5,7 @@
 //
 //   npm run bench                    # the full run (about 15 minutes on 2 cores)
 //   npm run bench -- --smoke         # tiny sizes, every benchmark and target (what npm test runs)
-//   npm run bench -- --only live     # one benchmark (live, resume, memory, restart, tenants); the others' results are kept
+//   npm run bench -- --only live     # one benchmark (live, resume, memory, restart, tenants, scale); the others' results are kept
 //   npm run bench -- --only resume --targets tidemark-kafka-2 --storm 10000 --out /tmp/storm
 //
 // The load generator is this process; every server is a separate process on loopback. On a
@@ -18,6 +18,7 @@ import { runMemory } from './memory.ts';
 import { runRestart } from './restart.ts';
 import { runTenants } from './tenants.ts';
 import { runResume } from './resume.ts';
+import { runScale } from './scale-events.ts';
 import { writeSummary } from './summary.ts';
 import { machine, writeResult } from './support.ts';
 import { TARGETS, type TargetName } from './targets.ts';
@@ -32,10 +33,11 @@ const { values } = parseArgs({
   },
 });
 const smoke = values.smoke;
-const only = new Set((values.only ?? 'live,resume,memory,restart,tenants').split(','));
+const BENCHMARKS = ['live', 'resume', 'memory', 'restart', 'tenants', 'scale'];
+const only = new Set((values.only ?? BENCHMARKS.join(',')).split(','));
 for (const name of only)
-  if (!['live', 'resume', 'memory', 'restart', 'tenants'].includes(name)) {
-    console.error(`bench: --only takes live, resume, memory, restart, tenants; got ${name}`);
+  if (!BENCHMARKS.includes(name)) {
+    console.error(`bench: --only takes ${BENCHMARKS.join(', ')}; got ${name}`);
     process.exit(2);
   }
 const targets = (values.targets?.split(',') ?? [...TARGETS]) as TargetName[];
@@ -92,6 +94,8 @@ try {
     });
   // A noisy neighbour: one subject at every cap, another's calls beside it (tidemark dev).
   if (only.has('tenants')) result['tenants'] = await runTenants({ calls: smoke ? 20 : 300 });
+  // Workers 2 → 6 → 2, gateways 2 → 4 → 2 and a rolling restart, under load (Kafka).
+  if (only.has('scale')) result['scale'] = await runScale({ brokers, smoke });
   result['seconds'] = Math.round((Date.now() - started) / 1000);
   writeResult(file, result);
   const summary = writeSummary(result, values.out, smoke ? 'smoke-' : '');

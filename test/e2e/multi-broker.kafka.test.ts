@@ -10,6 +10,7 @@ import { startDedicatedCluster, type DedicatedCluster } from '@tidemark/kafka-fi
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { TrackedClient, type CheckedCall } from './calls.js';
 import { Cluster, sleep, type ClusterOptions } from './cluster.js';
+import { runScale } from '../bench/scale-events.js';
 
 // The faults of a real production cluster: three KRaft nodes (each a broker and a controller
 // voter), topics with replication factor 3 and min.insync.replicas 2, Tidemark's producers
@@ -267,5 +268,15 @@ describe('a three-broker cluster (replication 3, min.insync.replicas 2)', () => 
     // While the ISR was short nothing was written; the client waited, then was told.
     expectTold(call, c);
     await expectNextCallExact(c, 'after-isr');
+  }, 300_000);
+
+  it('scale events and a rolling restart under load (workers 2 → 3 → 2, gateways 2 → 3 → 2, every one replaced): 0 failed, 0 reset', async () => {
+    const { rows, totals } = await runScale({
+      brokers: kafka.brokers,
+      smoke: true,
+      layout: { replicationFactor: 3 },
+    });
+    expect(totals).toMatchObject({ failed: 0, reset: 0, failures: [] });
+    for (const row of rows) expect(row.calls).toBeGreaterThan(0);
   }, 300_000);
 });

@@ -290,6 +290,7 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'describeLogPortContract',
     'ephemeralPortRange',
     'findLocalBrokerScript',
+    'groupLag',
     'groupMembers',
     'parseBrokerList',
     'reservePorts',

@@ -1,14 +1,17 @@
 // A gateway process for tests: `node gateway-process.ts <brokers> <prefix> <secret-hex>`.
-// Prints {"port": N} once listening on 127.0.0.1; drains on SIGTERM.
+// Prints {"port": N} once listening on 127.0.0.1; drains on SIGTERM. With
+// TIDEMARK_TEST_COUNT_FETCHES=1 it also prints {"fetched": {records, bytes}} every 500 ms: what it
+// read of `events` (the fan-out benchmark's measure of broker egress to gateways).
 import { createGateway } from '@tidemark/gateway';
 import { KafkaLog } from '@tidemark/kafka';
 import { createKeyring, topicNames } from '@tidemark/protocol';
 
 const [brokers = '', prefix = '', secret = ''] = process.argv.slice(2);
 const log = new KafkaLog({ brokers: brokers.split(',') });
+const topics = topicNames(prefix);
 const gateway = await createGateway({
-  log,
-  topics: topicNames(prefix),
+  log: process.env['TIDEMARK_TEST_COUNT_FETCHES'] === '1' ? countingFetches(log) : log,
+  topics,
   keyring: createKeyring({ current: { id: 1, secret: Buffer.from(secret, 'hex') } }),
   tailWaitMs: 200,
 });
@@ -23,3 +26,26 @@ process.on('SIGTERM', () => {
     .then(() => log.close())
     .finally(() => process.exit(0));
 });
+
+/** The log, with what its fetches of `events` return counted and printed. */
+function countingFetches(port: KafkaLog): KafkaLog {
+  const fetched = { records: 0, bytes: 0 };
+  setInterval(() => console.log(JSON.stringify({ fetched })), 500).unref();
+  const fetch: KafkaLog['fetch'] = async (topic, partition, offset, options) => {
+    const result = await port.fetch(topic, partition, offset, options);
+    if (topic === topics.events)
+      for (const record of result.records) {
+        fetched.records++;
+        fetched.bytes += (record.value?.length ?? 0) + (record.key?.length ?? 0);
+        for (const [name, value] of record.headers) fetched.bytes += name.length + value.length;
+      }
+    return result;
+  };
+  return new Proxy(port, {
+    get: (target, key, receiver) => {
+      if (key === 'fetch') return fetch;
+      const value = Reflect.get(target, key, receiver) as unknown;
+      return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+    },
+  });
+}

@@ -78,21 +78,22 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     drain: async () => {
       draining = true;
       clearInterval(touchTimer);
-      const closed = Promise.all(
-        [...servers].map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
-      );
       ctx.streams.drain(compiled.retryMs);
-      // Every request in flight (an open answer, a JSON one) holds its connection: closed means
-      // all were answered. A connection that goes idle meanwhile (keep-alive) is closed at once.
-      const idle = setInterval(() => servers.forEach((s) => s.closeIdleConnections()), 100);
+      // No connection is closed under its client (a request written as it closes fails at the
+      // client, with nothing to resume): every answer from now on closes its connection, and an
+      // idle kept-alive one expires on the server's keep-alive timeout, which clients know from the
+      // Keep-Alive header and stop reusing before. A request in flight (an open 2026-07-28 answer)
+      // holds its connection: none left means all were answered.
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
-        closed,
+        Promise.all([...servers].map(noConnections)),
         new Promise((resolve) => (timer = setTimeout(resolve, compiled.drainTimeoutMs))),
       ]);
       clearTimeout(timer);
-      clearInterval(idle);
       ctx.streams.endAll(compiled.retryMs);
+      const closed = Promise.all(
+        [...servers].map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
+      );
       for (const server of servers) server.closeAllConnections();
       ctx.tails.close();
       await closed;
@@ -208,6 +209,17 @@ async function handleDeleteRequest(
   const access = await ctx.access.check(req);
   if (!access.ok) return sendRefusal(res, access.refusal);
   return handleDelete(ctx, req, res, access.value);
+}
+
+/** Resolves once `server` holds no connection (looked at every 100 ms). */
+async function noConnections(server: Server): Promise<void> {
+  for (;;) {
+    const count = await new Promise<number>((resolve) =>
+      server.getConnections((error, n) => resolve(error === null ? n : 0)),
+    );
+    if (count === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /**
