@@ -122,19 +122,24 @@ describe('benchmarks (smoke sizes)', () => {
     expect(rows[0]!.takeoverMedianS).toBeGreaterThan(3);
   }, 300_000);
 
-  it('npm run bench:fanout: what the gateways fetch per event delivered, with one and two gateways', async () => {
+  it('npm run bench:fanout: what the gateways fetch per event delivered, with one and two gateways, on both lanes', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'tidemark-fanout-')), 'fanout.json');
     const { stdout } = await run(process.execPath, [script('fanout.ts'), '--smoke', '--out', out], {
       env,
       maxBuffer: 16 * 1024 * 1024,
     });
     expect(stdout).toMatch(
-      /2 gateway\(s\): \d+ events delivered; gateways fetched [\d.]+ records per event/,
+      /stateless lane, 2 gateway\(s\): \d+ events delivered; gateways fetched [\d.]+ records per event/,
     );
     const { rows } = JSON.parse(readFileSync(out, 'utf8')) as {
-      rows: Array<{ gateways: number; deliveredEvents: number; recordsPerEvent: number }>;
+      rows: Array<{ lane: string; gateways: number; recordsPerEvent: number }>;
     };
-    expect(rows.map((row) => row.gateways)).toEqual([1, 2]);
+    expect(rows.map((row) => `${row.lane} ${row.gateways}`)).toEqual([
+      'session 1',
+      'session 2',
+      'stateless 1',
+      'stateless 2',
+    ]);
     // Every event delivered was fetched at least once by some gateway.
     for (const row of rows) expect(row.recordsPerEvent).toBeGreaterThanOrEqual(1);
   }, 300_000);

@@ -1,5 +1,6 @@
-// `npm run bench:fanout`: what each added gateway costs the brokers. The same total load — sessions
-// spread evenly over the gateways, each running calls that stream progress — with 1, 2, 4 and 8
+// `npm run bench:fanout`: what each added gateway costs the brokers. The same total load — clients
+// spread evenly over the gateways, each running calls that stream progress, on the session lane and
+// on the stateless one (2026-07-28) — with 1, 2, 4 and 8
 // gateway processes on one broker; per run, the records and bytes of `events` the gateways fetched
 // against the events and bytes delivered to clients, and gateway CPU per delivered event. Session
 // ids are random, so a gateway's streams land on most partitions and every gateway reads most of
@@ -12,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { resolveKafka } from '@tidemark/kafka-fixtures';
 import { Cluster, type Member } from '../e2e/cluster.ts';
 import { RawMcpClient } from '../support/sse.ts';
+import { rpcResponse, sseMessages } from '../support/task-client.ts';
 import { machine, round } from './support.ts';
 
 const { values } = parseArgs({
@@ -29,7 +31,11 @@ const EVENTS_PER_CALL = smoke ? 20 : 50;
 const PACE_MS = 20;
 const CALLS_PER_SESSION = smoke ? 2 : 4;
 
+/** The session lane (a session per client), or the stateless one (2026-07-28: none). */
+type Lane = 'session' | 'stateless';
+
 interface Row {
+  lane: Lane;
   gateways: number;
   deliveredEvents: number;
   deliveredBytes: number;
@@ -60,7 +66,19 @@ function fetchedBy(member: Member): { records: number; bytes: number } {
   );
 }
 
-async function run(brokers: readonly string[], gateways: number): Promise<Row> {
+/** One call of `count` on a lane; the messages it delivered. */
+async function call(lane: Lane, client: RawMcpClient, url: string, id: number) {
+  if (lane === 'session') return (await client.callCount(id, EVENTS_PER_CALL, PACE_MS)).messages;
+  const response = await rpcResponse(
+    url,
+    'tools/call',
+    { name: 'count', arguments: { to: EVENTS_PER_CALL, delayMs: PACE_MS } },
+    { tasks: false, meta: { progressToken: `p${id}` } },
+  );
+  return sseMessages(await response.text());
+}
+
+async function run(brokers: readonly string[], lane: Lane, gateways: number): Promise<Row> {
   const cluster = await Cluster.start({
     brokers,
     label: 'fanout',
@@ -69,13 +87,12 @@ async function run(brokers: readonly string[], gateways: number): Promise<Row> {
     workers: 2,
   });
   try {
-    const clients: RawMcpClient[] = [];
+    const clients: Array<{ client: RawMcpClient; url: string }> = [];
     for (let i = 0; i < SESSIONS; i++) {
-      const client = new RawMcpClient(
-        `http://127.0.0.1:${cluster.gateways[i % gateways]!.port}/mcp`,
-      );
-      await client.initialize();
-      clients.push(client);
+      const url = `http://127.0.0.1:${cluster.gateways[i % gateways]!.port}/mcp`;
+      const client = new RawMcpClient(url);
+      if (lane === 'session') await client.initialize();
+      clients.push({ client, url });
     }
     await sleep(1_000);
     const fetchedBefore = cluster.gateways.map(fetchedBy);
@@ -83,9 +100,9 @@ async function run(brokers: readonly string[], gateways: number): Promise<Row> {
     let deliveredEvents = 0;
     let deliveredBytes = 0;
     await Promise.all(
-      clients.map(async (client) => {
-        for (let call = 1; call <= CALLS_PER_SESSION; call++) {
-          const { messages } = await client.callCount(call, EVENTS_PER_CALL, PACE_MS);
+      clients.map(async ({ client, url }) => {
+        for (let id = 1; id <= CALLS_PER_SESSION; id++) {
+          const messages = await call(lane, client, url, id);
           deliveredEvents += messages.length;
           for (const message of messages) deliveredBytes += JSON.stringify(message).length;
         }
@@ -101,6 +118,7 @@ async function run(brokers: readonly string[], gateways: number): Promise<Row> {
       { records: 0, bytes: 0 },
     );
     const row: Row = {
+      lane,
       gateways,
       deliveredEvents,
       deliveredBytes,
@@ -111,7 +129,7 @@ async function run(brokers: readonly string[], gateways: number): Promise<Row> {
       gatewayCpuMsPerEvent: round(cpu / deliveredEvents, 3),
     };
     console.log(
-      `${gateways} gateway(s): ${deliveredEvents} events delivered; gateways fetched ` +
+      `${lane} lane, ${gateways} gateway(s): ${deliveredEvents} events delivered; gateways fetched ` +
         `${row.recordsPerEvent} records per event, ${row.bytesPerByte} bytes per byte delivered; ` +
         `${row.gatewayCpuMsPerEvent} gateway CPU ms per event`,
     );
@@ -125,7 +143,8 @@ process.env['TIDEMARK_TEST_COUNT_FETCHES'] = '1';
 const kafka = await resolveKafka({ log: (line) => console.error(line) });
 try {
   const rows: Row[] = [];
-  for (const gateways of GATEWAYS) rows.push(await run(kafka.brokers, gateways));
+  for (const lane of ['session', 'stateless'] as const)
+    for (const gateways of GATEWAYS) rows.push(await run(kafka.brokers, lane, gateways));
   writeFileSync(
     values.out,
     `${JSON.stringify(

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { Server as NetServer } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { HttpRefusals, type HttpRefusal } from './http-refusals.js';
 import type { Asker } from './access.js';
@@ -78,22 +79,26 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     drain: async () => {
       draining = true;
       clearInterval(touchTimer);
+      // No new connection; and none is closed under its client (a request written as it closes
+      // fails at the client, with nothing to resume) — `http.Server#close` would close the idle
+      // kept-alive ones at once, so the listener is closed as a `net.Server`. Every answer from now
+      // on closes its connection, and an idle one expires on the keep-alive timeout, which clients
+      // know from the Keep-Alive header and stop reusing before. A request in flight (an open
+      // 2026-07-28 answer) holds its connection: none left means all were answered.
+      const closed = Promise.all(
+        [...servers].map(
+          (server) =>
+            new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve())),
+        ),
+      );
       ctx.streams.drain(compiled.retryMs);
-      // No connection is closed under its client (a request written as it closes fails at the
-      // client, with nothing to resume): every answer from now on closes its connection, and an
-      // idle kept-alive one expires on the server's keep-alive timeout, which clients know from the
-      // Keep-Alive header and stop reusing before. A request in flight (an open 2026-07-28 answer)
-      // holds its connection: none left means all were answered.
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
-        Promise.all([...servers].map(noConnections)),
+        closed,
         new Promise((resolve) => (timer = setTimeout(resolve, compiled.drainTimeoutMs))),
       ]);
       clearTimeout(timer);
       ctx.streams.endAll(compiled.retryMs);
-      const closed = Promise.all(
-        [...servers].map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
-      );
       for (const server of servers) server.closeAllConnections();
       ctx.tails.close();
       await closed;
@@ -209,17 +214,6 @@ async function handleDeleteRequest(
   const access = await ctx.access.check(req);
   if (!access.ok) return sendRefusal(res, access.refusal);
   return handleDelete(ctx, req, res, access.value);
-}
-
-/** Resolves once `server` holds no connection (looked at every 100 ms). */
-async function noConnections(server: Server): Promise<void> {
-  for (;;) {
-    const count = await new Promise<number>((resolve) =>
-      server.getConnections((error, n) => resolve(error === null ? n : 0)),
-    );
-    if (count === 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 /**
