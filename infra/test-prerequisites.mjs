@@ -16,9 +16,10 @@
 //                       from test/interop/rmcp-tasks (TIDEMARK_RMCP_CLIENT overrides)
 //   Go client           the official Go SDK (go-sdk 1.8.0), built with Go from
 //                       test/interop/go-client (TIDEMARK_GO_CLIENT overrides)
-//   previous release    the newest release tag (v*) before HEAD, built from git history into
-//                       releases/<tag>, for the rolling-upgrade test (TIDEMARK_PREVIOUS_RELEASE
-//                       overrides: a built checkout of it)
+//   previous release    releases/previous.json's release, built from git history (or from the
+//                       archive beside it in a clone without that history) into releases/<tag>,
+//                       for the rolling-upgrade test (TIDEMARK_PREVIOUS_RELEASE overrides: a
+//                       built checkout of it)
 //
 // Caches live in $XDG_CACHE_HOME/tidemark (default ~/.cache/tidemark); test/support/prerequisites.ts
 // reads the same places. A prerequisite that cannot be installed stops the run with a message that
@@ -27,7 +28,7 @@
 // Plain JavaScript that runs on any Node, so an old one is told what to do instead of failing
 // on syntax.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -236,19 +237,31 @@ async function rmcp() {
 }
 
 /**
- * The release before this one, built from its tag, so the rolling-upgrade test runs its gateways
- * and workers beside this tree's on the same topics (docs/upgrades.md).
+ * The release before this one (releases/previous.json), built once, so the rolling-upgrade test
+ * runs its gateways and workers beside this tree's on the same topics (docs/upgrades.md). Its
+ * sources come from git history when this clone has the commit, else from the archive committed
+ * beside it: a CI clone of one branch, without tags or shallow, has no history to build from.
  */
 async function previousRelease() {
   if (process.env.TIDEMARK_PREVIOUS_RELEASE) return process.env.TIDEMARK_PREVIOUS_RELEASE;
-  const tag = await previousTag();
+  const releases = join(root, 'releases');
+  const { tag, commit, archive } = JSON.parse(
+    readFileSync(join(releases, 'previous.json'), 'utf8'),
+  );
   const dir = join(cache, 'releases', tag);
-  if (existsSync(join(dir, '.built'))) return dir;
-  log(`building the previous release ${tag} from git history into ${dir} (once)`);
+  if (existsSync(join(dir, '.built')) && readFileSync(join(dir, '.built'), 'utf8').includes(commit))
+    return dir;
+  const inHistory = await succeeds('git', ['-C', root, 'cat-file', '-e', `${commit}^{commit}`]);
+  const source = inHistory
+    ? `git -C "${root}" archive --format=tar "${commit}"`
+    : `gzip -dc "${join(releases, archive)}"`;
+  log(
+    `building the previous release ${tag} from ${inHistory ? 'git history' : archive} into ${dir} (once)`,
+  );
   const staging = `${dir}.staging`;
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
-  await sh('sh', ['-c', `git -C "${root}" archive --format=tar "${tag}" | tar -x -C "${staging}"`]);
+  await sh('sh', ['-c', `${source} | tar -x -C "${staging}"`]);
   await sh('npm', ['ci', '--no-audit', '--no-fund'], { cwd: staging });
   await sh(
     join(staging, 'node_modules', '.bin', 'turbo'),
@@ -258,34 +271,10 @@ async function previousRelease() {
       env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1' },
     },
   );
-  writeFileSync(join(staging, '.built'), `${tag}\n`);
+  writeFileSync(join(staging, '.built'), `${tag} ${commit}\n`);
   rmSync(dir, { recursive: true, force: true });
   renameSync(staging, dir);
   return dir;
-}
-
-/** The newest `v*` tag on a commit before HEAD: the release this tree must run beside. */
-async function previousTag() {
-  const help =
-    'the rolling-upgrade test runs the previous release (a v* tag) beside this tree. Clone with ' +
-    'tags and history (git fetch --tags --unshallow), or set TIDEMARK_PREVIOUS_RELEASE to a built ' +
-    'checkout of it.';
-  const tags = await sh('git', [
-    '-C',
-    root,
-    'tag',
-    '--list',
-    'v*',
-    '--sort=-v:refname',
-    '--merged',
-    'HEAD',
-  ]).catch(() => '');
-  const head = (await sh('git', ['-C', root, 'rev-parse', 'HEAD']).catch(() => '')).trim();
-  for (const tag of tags.split('\n').filter(Boolean)) {
-    const commit = (await sh('git', ['-C', root, 'rev-list', '-n', '1', tag])).trim();
-    if (commit !== head) return tag;
-  }
-  throw new Error(`no release tag before HEAD: ${help}`);
 }
 
 function log(line) {

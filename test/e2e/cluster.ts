@@ -272,12 +272,12 @@ export class Cluster {
   }
 }
 
-/** The planned topics, created as planned except for the events configs given, and not checked. */
 /** A support script of this tree, or of the release checked out at `from`. */
 function script(name: string, from: string | undefined): string {
   return from === undefined ? supportScript(name) : join(from, 'test', 'support', name);
 }
 
+/** The planned topics, created as planned except for the events configs given, and not checked. */
 async function createUnchecked(
   brokers: readonly string[],
   layout: TopicLayoutOptions,

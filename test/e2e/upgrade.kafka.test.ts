@@ -3,8 +3,8 @@ import { CallLoad } from '../support/call-load.js';
 import { previousRelease } from '../support/prerequisites.js';
 import { Cluster, sleep, type Member } from './cluster.js';
 
-// A rolling upgrade from the previous release (its newest `v*` tag before HEAD, built from git
-// history): its gateways and workers run on the same topics beside this tree's, then are replaced
+// A rolling upgrade from the previous release (releases/previous.json, built from git history or
+// the archive beside it): its gateways and workers run on the same topics beside this tree's, then are replaced
 // one at a time as Kubernetes rolls a Deployment — the new one starts, the old one gets SIGTERM —
 // while clients of the official SDK call a tool throughout. Nothing fails and nothing is silently
 // wrong: every call ends with its exact result (a call its old worker gave up is reset, then runs

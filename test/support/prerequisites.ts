@@ -2,6 +2,7 @@
 // same environment overrides and the same cache, so a suite run alone (`npx vitest run …`) after
 // one `npm test` finds them too.
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,18 +41,14 @@ export const chromiumBinary = (): string =>
   }).trim();
 
 /**
- * A built checkout of the release before this tree (its newest `v*` tag before HEAD), as
+ * A built checkout of the release before this tree (releases/previous.json), as
  * infra/test-prerequisites.mjs builds it: the rolling-upgrade test runs it beside this tree.
  */
 export function previousRelease(): { tag: string; dir: string } {
   const override = process.env['TIDEMARK_PREVIOUS_RELEASE'];
   if (override !== undefined) return { tag: 'TIDEMARK_PREVIOUS_RELEASE', dir: override };
-  const git = (...args: string[]) =>
-    execFileSync('git', ['-C', root, ...args], { encoding: 'utf8' }).trim();
-  const head = git('rev-parse', 'HEAD');
-  const tags = git('tag', '--list', 'v*', '--sort=-v:refname', '--merged', 'HEAD').split('\n');
-  const tag = tags.find((t) => t !== '' && git('rev-list', '-n', '1', t) !== head);
-  if (tag === undefined)
-    throw new Error('no release tag before HEAD (see infra/test-prerequisites.mjs)');
+  const { tag } = JSON.parse(readFileSync(join(root, 'releases', 'previous.json'), 'utf8')) as {
+    tag: string;
+  };
   return { tag, dir: join(cache, 'releases', tag) };
 }
