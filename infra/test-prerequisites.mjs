@@ -16,6 +16,8 @@
 //                       from test/interop/rmcp-tasks (TIDEMARK_RMCP_CLIENT overrides)
 //   Go client           the official Go SDK (go-sdk 1.8.0), built with Go from
 //                       test/interop/go-client (TIDEMARK_GO_CLIENT overrides)
+//   nginx               Debian's package unpacked (not installed) into nginx/, for the ingress
+//                       test (TIDEMARK_NGINX overrides; one on PATH is used)
 //   previous release    releases/previous.json's release, built from git history (or from the
 //                       archive beside it in a clone without that history) into releases/<tag>,
 //                       for the rolling-upgrade test (TIDEMARK_PREVIOUS_RELEASE overrides: a
@@ -164,6 +166,33 @@ const DEBIAN = {
   },
 };
 
+/**
+ * nginx, for the ingress test (docs/scaling.md's configuration in front of two gateways): the one
+ * on PATH, or Debian's package unpacked into the cache — not installed, so no service starts.
+ */
+async function nginx() {
+  if (process.env.TIDEMARK_NGINX) return process.env.TIDEMARK_NGINX;
+  if (await onPath('nginx')) return 'nginx';
+  const dir = join(cache, 'nginx');
+  const bin = join(dir, 'root', 'usr', 'sbin', 'nginx');
+  if (existsSync(bin)) return bin;
+  if (!(await onPath('apt-get')) || !(await onPath('dpkg')))
+    throw new Error(
+      'nginx: the ingress test runs nginx in front of two gateways. Install it (Debian/Ubuntu: ' +
+        'sudo apt-get install nginx; macOS: brew install nginx), or set TIDEMARK_NGINX to its binary.',
+    );
+  log(`unpacking Debian's nginx into ${dir} (once)`);
+  const staging = `${dir}.staging`;
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging, { recursive: true });
+  await sh('sh', ['-c', 'apt-get download nginx 2>/dev/null && dpkg -x nginx_*.deb root'], {
+    cwd: staging,
+  });
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(staging, dir);
+  return bin;
+}
+
 async function debianPackages() {
   const missing = [];
   for (const tool of Object.values(DEBIAN))
@@ -293,6 +322,7 @@ async function main() {
     python,
     helm,
     debianPackages,
+    nginx,
     rmcp,
     k8sValidate,
     goClient,

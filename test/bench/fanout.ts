@@ -1,19 +1,22 @@
 // `npm run bench:fanout`: what each added gateway costs the brokers. The same total load — clients
-// spread evenly over the gateways, each running calls that stream progress, on the session lane and
-// on the stateless one (2026-07-28) — with 1, 2, 4 and 8
-// gateway processes on one broker; per run, the records and bytes of `events` the gateways fetched
-// against the events and bytes delivered to clients, and gateway CPU per delivered event. Session
-// ids are random, so a gateway's streams land on most partitions and every gateway reads most of
-// the topic: fetched ÷ delivered grows with the gateways. Writes docs/benchmarks/fanout.json.
+// spread evenly over the gateways, each running calls that stream progress — with 1, 2, 4 and 8
+// gateway processes on one broker, on three lanes: sessions (initialize on one gateway, every
+// follow-up where an ingress hashing the session id's partition tag sends it), stateless
+// 2026-07-28 calls (round robin, no affinity), and tasks (created round robin, their events read
+// with `tasks/stream` where the ingress hashes the task id in `Mcp-Name`). Per run: the records and
+// bytes of `events` the gateways fetched against the events and bytes delivered to clients, and
+// gateway CPU per delivered event. The gateways share out the partitions in their group and mint
+// keys onto their own share, so each reads about its share. Writes docs/benchmarks/fanout.json.
 //
-//   npm run bench:fanout                # 1, 2, 4, 8 gateways; 48 sessions, 12 partitions
-//   npm run bench:fanout -- --smoke     # 1 and 2 gateways; 8 sessions
+//   npm run bench:fanout                # 1, 2, 4, 8 gateways; 48 clients, 12 partitions
+//   npm run bench:fanout -- --smoke     # 2 gateways; 8 clients
 import { readFileSync, writeFileSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
 import { parseArgs } from 'node:util';
 import { resolveKafka } from '@tidemark/kafka-fixtures';
 import { Cluster, type Member } from '../e2e/cluster.ts';
 import { RawMcpClient } from '../support/sse.ts';
-import { rpcResponse, sseMessages } from '../support/task-client.ts';
+import { rpc, rpcResponse, sseMessages } from '../support/task-client.ts';
 import { machine, round } from './support.ts';
 
 const { values } = parseArgs({
@@ -23,7 +26,8 @@ const { values } = parseArgs({
   },
 });
 const smoke = values.smoke;
-const GATEWAYS = smoke ? [1, 2] : [1, 2, 4, 8];
+const GATEWAYS = smoke ? [2] : [1, 2, 4, 8];
+/** Clients: each a session (session lane), or a caller of one call at a time. */
 const SESSIONS = smoke ? 8 : 48;
 const PARTITIONS = 12;
 /** Each call: `count` to this, every PACE_MS — one progress event each, then the result. */
@@ -31,8 +35,9 @@ const EVENTS_PER_CALL = smoke ? 20 : 50;
 const PACE_MS = 20;
 const CALLS_PER_SESSION = smoke ? 2 : 4;
 
-/** The session lane (a session per client), or the stateless one (2026-07-28: none). */
-type Lane = 'session' | 'stateless';
+/** The session lane (a session per client), the stateless one (2026-07-28), or its tasks. */
+type Lane = 'session' | 'stateless' | 'tasks';
+const LANES: readonly Lane[] = ['session', 'stateless', 'tasks'];
 
 interface Row {
   lane: Lane;
@@ -66,16 +71,60 @@ function fetchedBy(member: Member): { records: number; bytes: number } {
   );
 }
 
-/** One call of `count` on a lane; the messages it delivered. */
-async function call(lane: Lane, client: RawMcpClient, url: string, id: number) {
-  if (lane === 'session') return (await client.callCount(id, EVENTS_PER_CALL, PACE_MS)).messages;
-  const response = await rpcResponse(
-    url,
-    'tools/call',
-    { name: 'count', arguments: { to: EVENTS_PER_CALL, delayMs: PACE_MS } },
-    { tasks: false, meta: { progressToken: `p${id}` } },
-  );
-  return sseMessages(await response.text());
+/**
+ * Where an ingress that hashes a key's first four characters (its partition tag, docs/scaling.md)
+ * sends a follow-up: nginx's `hash` is CRC32 too; a consistent ring maps differently, but as
+ * stably.
+ */
+function ingress(urls: readonly string[], key: string): string {
+  return urls[crc32(key.slice(0, 4)) % urls.length]!;
+}
+
+const countArgs = { name: 'count', arguments: { to: EVENTS_PER_CALL, delayMs: PACE_MS } };
+
+/** One call of `count` on a lane, the first request sent to `url`; the messages it delivered. */
+async function call(
+  lane: Lane,
+  client: RawMcpClient,
+  url: string,
+  urls: readonly string[],
+  id: number,
+) {
+  if (lane === 'session') {
+    const follow = new RawMcpClient(ingress(urls, client.session), client.session);
+    return (await follow.callCount(id, EVENTS_PER_CALL, PACE_MS)).messages;
+  }
+  const meta = { meta: { progressToken: `p${id}` } };
+  if (lane === 'stateless') {
+    const response = await rpcResponse(url, 'tools/call', countArgs, { tasks: false, ...meta });
+    return sseMessages(await response.text());
+  }
+  const created = await rpc(url, 'tools/call', countArgs, meta);
+  const taskId = String(created.body.result?.['taskId']);
+  const streamed = await rpc(ingress(urls, taskId), 'tasks/stream', { taskId });
+  return sseMessages(streamed.text);
+}
+
+/** Waits until the gateways' shares of the partitions are disjoint and cover them all. */
+async function sharedOut(gateways: readonly Member[]): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const shares = gateways.map(
+      (g) =>
+        (g.process.events.findLast((e) => e['keyPartitions'] !== undefined)?.['keyPartitions'] ??
+          []) as number[],
+    );
+    const all = shares.flat();
+    if (
+      shares.every((s) => s.length > 0) &&
+      new Set(all).size === all.length &&
+      all.length === PARTITIONS
+    )
+      return;
+    if (Date.now() > deadline)
+      throw new Error(`partitions not shared out: ${JSON.stringify(shares)}`);
+    await sleep(200);
+  }
 }
 
 async function run(brokers: readonly string[], lane: Lane, gateways: number): Promise<Row> {
@@ -87,12 +136,13 @@ async function run(brokers: readonly string[], lane: Lane, gateways: number): Pr
     workers: 2,
   });
   try {
-    const clients: Array<{ client: RawMcpClient; url: string }> = [];
+    await sharedOut(cluster.gateways);
+    const urls = cluster.gateways.map((g) => `http://127.0.0.1:${g.port}/mcp`);
+    const clients: RawMcpClient[] = [];
     for (let i = 0; i < SESSIONS; i++) {
-      const url = `http://127.0.0.1:${cluster.gateways[i % gateways]!.port}/mcp`;
-      const client = new RawMcpClient(url);
+      const client = new RawMcpClient(urls[i % gateways]!);
       if (lane === 'session') await client.initialize();
-      clients.push({ client, url });
+      clients.push(client);
     }
     await sleep(1_000);
     const fetchedBefore = cluster.gateways.map(fetchedBy);
@@ -100,9 +150,11 @@ async function run(brokers: readonly string[], lane: Lane, gateways: number): Pr
     let deliveredEvents = 0;
     let deliveredBytes = 0;
     await Promise.all(
-      clients.map(async ({ client, url }) => {
+      clients.map(async (client, i) => {
         for (let id = 1; id <= CALLS_PER_SESSION; id++) {
-          const messages = await call(lane, client, url, id);
+          // Stateless calls and task creations go round robin; a session's initialize stays put.
+          const url = lane === 'session' ? client.url : urls[(i + id) % gateways]!;
+          const messages = await call(lane, client, url, urls, id);
           deliveredEvents += messages.length;
           for (const message of messages) deliveredBytes += JSON.stringify(message).length;
         }
@@ -143,7 +195,7 @@ process.env['TIDEMARK_TEST_COUNT_FETCHES'] = '1';
 const kafka = await resolveKafka({ log: (line) => console.error(line) });
 try {
   const rows: Row[] = [];
-  for (const lane of ['session', 'stateless'] as const)
+  for (const lane of LANES)
     for (const gateways of GATEWAYS) rows.push(await run(kafka.brokers, lane, gateways));
   writeFileSync(
     values.out,

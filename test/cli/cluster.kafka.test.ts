@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Admin } from '@platformatic/kafka';
 import { connectResumingClient } from '../support/clients.js';
-import { reservePorts, uniqueTopicName } from '@tidemark/kafka-fixtures';
+import { groupMembers, reservePorts, uniqueTopicName } from '@tidemark/kafka-fixtures';
 import { expect, inject, it, onTestFinished } from 'vitest';
 import { TcpProxy } from '../support/tcp-proxy.js';
 
@@ -101,6 +101,8 @@ it('tidemark topics create, two gateways and two workers on the real broker, dri
           secretFile,
           '--console',
           'on',
+          '--group',
+          `${prefix}gateways`,
           ...common,
         ],
         /Console: /,
@@ -124,6 +126,10 @@ it('tidemark topics create, two gateways and two workers on the real broker, dri
     const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
     expect(ready.status).toBe(200);
   }
+  // The gateways share out the partitions they mint keys onto in a group of their own.
+  await expect
+    .poll(() => groupMembers(brokers.split(','), `${prefix}gateways`), { timeout: 30_000 })
+    .toHaveLength(2);
 
   const proxy = await TcpProxy.start(ports[0]);
   onTestFinished(() => proxy.close());

@@ -120,6 +120,12 @@ describe('the Helm chart', () => {
     // The gateway's drain likewise: preStop sleep + drain within its grace period.
     const gatewayArgs = podSpec(deployment(await template(), 'gateway')).spec.containers[0]!.args.join(' ');
     expect(gatewayArgs).toContain('--drain-timeout 20s');
+    // The gateways share out the partitions they mint keys onto in a group of their own.
+    expect(gatewayArgs).toContain('--group tidemark-gateways');
+    const gatewayGroup = async (...sets: string[]) =>
+      podSpec(deployment(await template(...sets), 'gateway')).spec.containers[0]!.args.join(' ');
+    expect(await gatewayGroup('--set', 'gateway.group=none')).toContain('--group none');
+    expect(await refused('--set', 'gateway.group=a group')).toMatch(/group/);
     expect(await refused('--set', 'gateway.drainTimeout=25s')).toMatch(
       /gateway.drainTimeout \(25s\) plus gateway.preStopSleepSeconds \(5\) must be at least 2s shorter than gateway.terminationGracePeriodSeconds \(30\)/,
     );

@@ -1,20 +1,31 @@
 // A gateway process for tests: `node gateway-process.ts <brokers> <prefix> <secret-hex>`.
 // Prints {"port": N} once listening on 127.0.0.1; drains on SIGTERM. With
 // TIDEMARK_TEST_COUNT_FETCHES=1 it also prints {"fetched": {records, bytes}} every 500 ms: what it
-// read of `events` (the fan-out benchmark's measure of broker egress to gateways).
+// read of `events` (the fan-out benchmark's measure of broker egress to gateways), and
+// {"keyPartitions": [...]} when the partitions it mints keys onto change.
 import { createGateway } from '@tidemark/gateway';
 import { KafkaLog } from '@tidemark/kafka';
 import { createKeyring, topicNames } from '@tidemark/protocol';
 
 const [brokers = '', prefix = '', secret = ''] = process.argv.slice(2);
-const log = new KafkaLog({ brokers: brokers.split(',') });
+const log = new KafkaLog({ brokers: brokers.split(','), groupSessionTimeoutMs: 6_000 });
 const topics = topicNames(prefix);
 const gateway = await createGateway({
   log: process.env['TIDEMARK_TEST_COUNT_FETCHES'] === '1' ? countingFetches(log) : log,
   topics,
+  // The gateways of one prefix share out its partitions (TIDEMARK_TEST_NO_GROUP=1: they do not).
+  ...(process.env['TIDEMARK_TEST_NO_GROUP'] === '1'
+    ? {}
+    : { group: { groups: log, name: `${prefix}gateways` } }),
   keyring: createKeyring({ current: { id: 1, secret: Buffer.from(secret, 'hex') } }),
   tailWaitMs: 200,
 });
+let shown = '';
+setInterval(() => {
+  const now = JSON.stringify(gateway.keyPartitions);
+  if (now !== shown) console.log(JSON.stringify({ keyPartitions: gateway.keyPartitions }));
+  shown = now;
+}, 200).unref();
 const server = await gateway.listen(0, '127.0.0.1');
 const address = server.address();
 console.log(

@@ -2,7 +2,7 @@
 // same environment overrides and the same cache, so a suite run alone (`npx vitest run …`) after
 // one `npm test` finds them too.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +19,13 @@ export const helmBinary = (): string =>
   process.env['TIDEMARK_HELM'] ?? join(cache, 'go', 'bin', 'helm');
 
 /** redis-server, for the benchmarks' SDK + Redis baseline. */
+/** nginx: TIDEMARK_NGINX, the one on PATH, or Debian's unpacked into the cache. */
+export const nginxBinary = (): string => {
+  if (process.env['TIDEMARK_NGINX'] !== undefined) return process.env['TIDEMARK_NGINX'];
+  const cached = join(cache, 'nginx', 'root', 'usr', 'sbin', 'nginx');
+  return existsSync(cached) ? cached : 'nginx';
+};
+
 export const redisServer = (): string => process.env['TIDEMARK_REDIS_SERVER'] ?? 'redis-server';
 
 /** The official Rust SDK's Tasks client (rmcp), built from test/interop/rmcp-tasks. */

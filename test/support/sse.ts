@@ -58,7 +58,7 @@ export const initializeRequest = (version = '2025-11-25', id = 0) => ({
 });
 
 export class RawMcpClient {
-  private readonly url: string;
+  readonly url: string;
   /** A session to join (another replica's client), or one `initialize` will set. */
   session: string;
 

@@ -47,7 +47,8 @@ describe('Tasks extension (io.modelcontextprotocol/tasks) on the stateless lane'
     expect(created.status).toBe(200);
     const task = created.body.result!;
     expect(task).toMatchObject({ resultType: 'task', status: 'working', ttlMs: 3_600_000 });
-    expect(task['taskId']).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    // Minted onto a partition of this gateway's, and named by it: `p`, the partition in base 36.
+    expect(task['taskId']).toMatch(/^p[0-9a-z]{3}[A-Za-z0-9_-]{22}$/);
     expect(Date.parse(String(task['createdAt']))).not.toBeNaN();
     expect(task['pollIntervalMs']).toBe(1000);
     // Durable before it was answered: the other replica resolves it at once.

@@ -2,18 +2,14 @@ import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createGateway, type Gateway } from '@tidemark/gateway';
-import {
-  createTopicsProbe,
-  KafkaLog,
-  type KafkaLogOptions,
-  type TopicsProbe,
-} from '@tidemark/kafka';
+import { createGateway } from '@tidemark/gateway';
+import { KafkaLog } from '@tidemark/kafka';
 import { topicNames } from '@tidemark/protocol';
 import { loadToolModules, Worker, WORKER_DEFAULTS } from '@tidemark/worker';
 import { CONSOLE_FLAGS, mountedConsoleOf } from './console.js';
 import { SERVER_IDENTITY_FLAGS, serverIdentityOf } from './flags/server-identity.js';
 import { sayTools } from './banner.js';
+import { addHealth, topicsProbe } from './health.js';
 import { devSecret, openDevLog } from './dev-data.js';
 import {
   keyringOf,
@@ -41,7 +37,14 @@ import { applyTelemetryFlags, TELEMETRY_FLAGS } from './flags/telemetry.js';
 import { TASKS_FLAG, tasksOf } from './flags/tasks.js';
 import { duration, TTL_FLAGS, ttlsOf } from './flags/ttl.js';
 import { EVENT_FLAGS, eventOptionsOf } from './flags/events.js';
-import { GROUP_FLAGS, groupLogOptionsOf, HANDOFF_FLAGS, handoffOf } from './flags/group.js';
+import {
+  GATEWAY_GROUP_FLAGS,
+  gatewayGroupOf,
+  GROUP_FLAGS,
+  groupLogOptionsOf,
+  HANDOFF_FLAGS,
+  handoffOf,
+} from './flags/group.js';
 
 const DEFAULT_EXAMPLES = ['@tidemark/examples/counting', '@tidemark/examples/interactive'];
 
@@ -157,9 +160,10 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     ...DRAIN_FLAGS,
     ...TASKS_FLAG,
     ...CONSOLE_FLAGS,
+    ...GATEWAY_GROUP_FLAGS,
   });
   // What a gateway cannot start without, each checked, all named at once.
-  const [listenPort, auth, kafka, secret] = allOf(
+  const [listenPort, auth, kafka, secret, groupLog] = allOf(
     () => {
       if (values['port'] === undefined)
         throw new UsageError('--port: required (the port to listen on)');
@@ -168,6 +172,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     () => authOf(values, io, true),
     () => kafkaOptions(values, io),
     () => secretOf(str(values['secret-file']), io),
+    () => groupLogOptionsOf(values),
   );
   const limits = limitsOf(values);
   const { sessionTtlMs } = ttlsOf(values);
@@ -175,7 +180,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
   const mounted = mountedConsoleOf(values, { byDefault: 'off', source, sessionTtlMs });
   const metrics = applyTelemetryFlags(values);
   const topics = topicNames(prefixOf(values));
-  const log = new KafkaLog(kafka);
+  const log = new KafkaLog({ ...kafka, ...groupLog, onProblem: problemLogger(io.logger) });
   const origins = list(values['allowed-origin']);
   const hosts = list(values['allowed-host']);
   const gw = await createGateway({
@@ -185,6 +190,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     onError: (error) => io.logger.error({ err: error }, 'gateway error'),
     onWarning: (message, fields) => io.logger.warn(fields, message),
     ...drainOf(values, undefined),
+    ...gatewayGroupOf(values, log),
     ...(origins.length > 0 ? { allowedOrigins: origins } : {}),
     ...(hosts.length > 0 ? { allowedHosts: hosts } : {}),
     ...(sessionTtlMs === undefined ? {} : { sessionTtlMs }),
@@ -298,27 +304,6 @@ function toolSpecifiers(
   );
 }
 
-function addHealth(gw: Gateway, isReady: () => Promise<boolean>): void {
-  gw.app.get('/healthz', (_req, res) => void res.status(200).json({ status: 'ok' }));
-  gw.app.get('/readyz', (_req, res) => {
-    void isReady().then((ok) =>
-      res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not ready' }),
-    );
-  });
-}
-
-/** `/readyz`: the topics are there and right; one admin connection, one check a second. */
-function topicsProbe(kafka: KafkaLogOptions, names: ReturnType<typeof topicNames>): TopicsProbe {
-  const prefix = names.requests.slice(0, -'requests'.length);
-  return createTopicsProbe(
-    {
-      brokers: kafka.brokers,
-      ...(kafka.connection === undefined ? {} : { connection: kafka.connection }),
-    },
-    { prefix },
-  );
-}
-
 /** The URLs dev serves; test helpers and users read `MCP endpoint:` and `Console:`. */
 function announceEndpoints(io: Io, host: string, port: number, consolePath?: string): void {
   const origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -335,10 +320,6 @@ function portOf(server: Server): number {
   return typeof address === 'object' && address !== null ? address.port : 0;
 }
 
-/**
- * The worker's problems and executions, as log lines: an execution's line is written inside its
- * call's trace, so it carries the trace id an operator finds in the tracing backend.
- */
 /** Starts the worker; when it cannot start (a tool module failed its probe), the log is closed. */
 async function startOrClose(worker: Worker, log: { close(): Promise<void> }): Promise<void> {
   try {

@@ -150,6 +150,11 @@ Kafka and the rest:
   --previous-secret-file <path>  a secret from before a rotation: ids it signed still verify
                          (repeatable; or TIDEMARK_PREVIOUS_SECRET). See "Rotating the secret"
   --prefix <p>           topic prefix. Default tidemark.
+  --group <g>            the gateways' consumer group: they share out the partitions of events,
+                         and each mints the session and task ids it creates onto its share, so each
+                         reads about its share of events (README "Scaling"). none: keys land on
+                         any partition. Default tidemark-gateways (needs group Read in the ACLs)
+  --group-session-timeout <d>, --group-protocol <p>  as the worker's
   --allowed-origin <o>   Origin allowed (repeatable); default loopback origins only
   --allowed-host <h>     Host header allowed (repeatable; DNS-rebinding protection); default on a
                          loopback address: loopback names only; elsewhere any

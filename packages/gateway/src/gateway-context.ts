@@ -11,6 +11,7 @@ import {
 import { Access, isExemptShare } from './access.js';
 import { EventTails } from './delivery.js';
 import type { CompiledGatewayOptions, GatewayOptions } from './gateway-options.js';
+import { KeyMint } from './key-mint.js';
 import { OffsetsReader } from './offsets-reader.js';
 import { OpenStreams } from './open-streams.js';
 import { RequestProducer } from './request-producer.js';
@@ -39,6 +40,8 @@ export interface GatewayContext {
   readonly shareSessions: ShareSessions;
   readonly producer: RequestProducer;
   readonly access: Access;
+  /** Mints the keys this gateway creates onto its partitions. */
+  readonly keys: KeyMint;
 }
 
 export async function createGatewayContext(
@@ -83,6 +86,7 @@ export async function createGatewayContext(
       now: options.now ?? Date.now,
     }),
     producer: new RequestProducer(port, topics.requests, partitionCount, keyring),
+    keys: new KeyMint(partitionCount),
     access: new Access({
       authenticate: options.authenticate,
       metadataUrl,

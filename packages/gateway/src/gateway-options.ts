@@ -1,4 +1,5 @@
 import type {
+  GroupPort,
   Keyring,
   LogPort,
   SessionId,
@@ -14,6 +15,13 @@ export interface GatewayOptions {
   topics: TopicNames;
   /** Signs and verifies event ids. Every replica must share it. */
   keyring: Keyring;
+  /**
+   * The gateways' group on `events` (Kafka: a consumer group; `groups` is usually the `log`): the
+   * gateways share out its partitions, and each mints the keys it creates — session ids, task ids,
+   * the routing keys of 2026-07-28 requests — onto its own share, so each reads about its share of
+   * `events` instead of all of it (docs/scaling.md). Without it, keys land on any partition.
+   */
+  group?: { readonly groups: GroupPort; readonly name: string };
   /**
    * Path of the MCP endpoint.
    * @default `/mcp`
@@ -255,6 +263,8 @@ export function compileGatewayOptions(options: GatewayOptions): CompiledGatewayO
       'addresses, CIDR ranges or named ranges',
       o.trustedProxies,
     );
+  if (o.group !== undefined && (typeof o.group.name !== 'string' || o.group.name === ''))
+    throw invalidOption('group.name', "a consumer group's name", o.group.name);
   if (!TASK_MODES.includes(o.tasks)) throw invalidOption('tasks', TASK_MODES.join(' | '), o.tasks);
   return o;
 }

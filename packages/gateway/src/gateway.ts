@@ -29,6 +29,8 @@ export interface Gateway {
   drain(): Promise<void>;
   /** Live SSE streams now. */
   readonly openStreams: number;
+  /** The partitions of `events` this gateway mints keys onto now (none: any; see `group`). */
+  readonly keyPartitions: readonly number[];
 }
 
 /**
@@ -49,6 +51,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   app.set('trust proxy', compiled.trustedProxies ?? false);
   const metadataUrl = serveResourceMetadata(app, options.resourceMetadata);
   const ctx = await createGatewayContext(compiled, metadataUrl);
+  if (compiled.group !== undefined)
+    ctx.keys.join(compiled.group.groups, compiled.group.name, ctx.topics.events, ctx.onWarning);
   let draining = false;
   const door = frontDoor({
     path: compiled.path,
@@ -70,6 +74,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     get openStreams() {
       return ctx.streams.size;
     },
+    get keyPartitions() {
+      return ctx.keys.partitions;
+    },
     listen: async (port, host) => {
       door.listeningOn(host);
       const server = await listen(app, compiled, port, host);
@@ -79,6 +86,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     drain: async () => {
       draining = true;
       clearInterval(touchTimer);
+      const left = ctx.keys.leave().catch(ctx.onError);
       // No new connection; and none is closed under its client (a request written as it closes
       // fails at the client, with nothing to resume) — `http.Server#close` would close the idle
       // kept-alive ones at once, so the listener is closed as a `net.Server`. Every answer from now
@@ -101,7 +109,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       ctx.streams.endAll(compiled.retryMs);
       for (const server of servers) server.closeAllConnections();
       ctx.tails.close();
-      await closed;
+      await Promise.all([closed, left]);
     },
   };
 }

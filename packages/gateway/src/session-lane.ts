@@ -5,7 +5,6 @@ import {
   agreedSessionVersion,
   DEFAULT_SESSION_PROTOCOL_VERSION,
   idempotentRoutingKey,
-  newSessionId,
   parseSessionId,
   PRIMING_PROTOCOL_VERSION,
   readIdempotencyKey,
@@ -64,7 +63,7 @@ async function startSession(
       res,
       HttpRefusals.initializeTooLarge(paramsBytes, ctx.options.maxInitializeBytes),
     );
-  const session = newSessionId();
+  const session = ctx.keys.returned();
   if (!ctx.shareSessions.start(asker.share, session))
     return sendRefusal(res, HttpRefusals.tooManySessions(ctx.options.maxSessionsPerSubject));
   // The revision the worker's server will answer, not the one asked for: later requests are

@@ -9,7 +9,6 @@ import {
   idempotentRoutingKey,
   isStatelessRevision,
   MetaKeys,
-  newSessionId,
   TASK_STREAM_METHOD,
   readIdempotencyKey,
   type RequestId,
@@ -102,7 +101,11 @@ export async function handleStatelessPost(
   // keyed request gets a stream of its own (an id of the gateway's; its answer goes out with the
   // client's), so a retry that reuses the JSON-RPC id is a request like any other.
   const key =
-    keyed.key === undefined ? newSessionId() : idempotentRoutingKey(asker.auth?.subject, keyed.key);
+    keyed.key !== undefined
+      ? idempotentRoutingKey(asker.auth?.subject, keyed.key)
+      : request.method === 'tools/call'
+        ? ctx.keys.returned() // it may become a task: its id comes back in `Mcp-Name`
+        : ctx.keys.internal();
   const logged = keyed.key === undefined ? request : { ...request, id: `tm-${randomUUID()}` };
   const answerAs = keyed.key === undefined ? undefined : request.id;
   const started = await newStream(ctx, key, logged.id);

@@ -21,9 +21,6 @@ import { readTask } from './task-state.js';
 // gives it. Events no longer retained are said (`events_gone`, with the earliest still held),
 // never skipped.
 
-/** The longest a follower waits on the log for the task's next record before looking again. */
-const FOLLOW_WAIT_MS = 1_000;
-
 /** A terminal record went by before the head holding it: the worker writes that head just after. */
 const HEAD_LAG_RETRY_MS = 25;
 
@@ -55,19 +52,16 @@ export async function handleTaskStream(
       data: { earliestSeq: reader.earliestSeq },
     });
   const sse = ctx.streams.open(res, undefined, asker.share);
-  let events = replayed;
   let last = after;
-  for (;;) {
+  const send = (events: readonly TaskStreamEvent[]) => {
     for (const event of events.filter((e) => e.seq > last)) {
       last = event.seq;
       const params = { taskId, ...event };
       sse.event(undefined, { jsonrpc: '2.0', method: TASK_EVENT_NOTIFICATION, params });
     }
-    if (reader.finished || !sse.isOpen) break;
-    await Promise.race([reader.waitForMore(), sse.closed]);
-    if (!sse.isOpen) return;
-    events = await reader.next();
-  }
+  };
+  send(replayed);
+  if (!reader.finished && sse.isOpen) await reader.follow(send, sse.closed);
   if (!sse.isOpen) return;
   const final = await outcomeOf(ctx, taskId, asker);
   const result = final.found ? detailedTask(final.state) : { resultType: 'complete' };
@@ -162,14 +156,37 @@ class TaskEventReader {
     return events;
   }
 
-  /** Resolves when the partition has a record past what was read (or after a while). */
-  async waitForMore(): Promise<void> {
-    const { port, topics } = this.ctx;
-    await port
-      .fetch(topics.events, this.partition, this.position, {
-        maxWaitMs: FOLLOW_WAIT_MS,
-        maxBytes: 1,
-      })
-      .catch(() => undefined);
+  /**
+   * Follows the task live from where `next` left off, on this gateway's shared tail of the
+   * partition (one reader for every stream on it, rather than one per follower), until its
+   * terminal record, the client leaving, or the tail failing (records gone, the gateway
+   * draining): the answer then says where the task is, and `after` resumes it.
+   */
+  follow(
+    send: (events: readonly TaskStreamEvent[]) => void,
+    closed: Promise<unknown>,
+  ): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        subscription?.close();
+        resolve();
+      };
+      let subscription: { close(): void } | undefined;
+      try {
+        subscription = this.ctx.tails.tail(this.partition).subscribe(this.position, {
+          onRecords: (records) => {
+            for (const record of records) {
+              this.position = record.offset + 1n;
+              if (record.key === this.taskId) send(this.numbering.read(record));
+            }
+            if (this.finished) done();
+          },
+          onError: done,
+        });
+      } catch {
+        return resolve(); // the gateway is draining: its tails are closed
+      }
+      void closed.then(done);
+    });
   }
 }

@@ -40,6 +40,7 @@ export { MetaKeys } from './wire/meta-keys.js';
 export type { BackoffOptions } from './backoff.js';
 export { eventIdMinter } from './ids/event-id-minter.js';
 export { keyringFromSecrets } from './ids/secret-keyring.js';
+export { keyInPartitions, keyOnPartition, partitionTag } from './ids/partition-keys.js';
 export { SEAL_HEADER, checkRequestSeal, sealRequestRecord } from './records/request-seal.js';
 export type { SealedParts } from './records/request-seal.js';
 export type {

@@ -1,4 +1,5 @@
 import type { KafkaLogOptions } from '@tidemark/kafka';
+import type { GroupPort } from '@tidemark/protocol';
 import { str, UsageError, type FlagValues } from '../options.js';
 import { duration } from './ttl.js';
 
@@ -9,6 +10,24 @@ export const GROUP_FLAGS = {
   'group-protocol': { type: 'string' },
   'handoff-timeout': { type: 'string' },
 } as const;
+
+/** The gateways' group and its timing (`gateway`): they share out the partitions they mint keys onto. */
+export const GATEWAY_GROUP_FLAGS = {
+  group: GROUP_FLAGS.group,
+  'group-session-timeout': GROUP_FLAGS['group-session-timeout'],
+  'group-protocol': GROUP_FLAGS['group-protocol'],
+} as const;
+
+const GATEWAY_GROUP = 'tidemark-gateways';
+
+/** `--group` of a gateway: its group on `groups` (the Kafka log), or none (`--group none`). */
+export function gatewayGroupOf(
+  values: FlagValues,
+  groups: GroupPort,
+): { group?: { groups: GroupPort; name: string } } {
+  const name = str(values['group']) ?? GATEWAY_GROUP;
+  return name === 'none' ? {} : { group: { groups, name } };
+}
 
 /** How a worker hands its calls over (`dev` too: a stop waits for the calls running). */
 export const HANDOFF_FLAGS = { 'handoff-timeout': GROUP_FLAGS['handoff-timeout'] } as const;
