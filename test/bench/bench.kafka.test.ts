@@ -149,6 +149,33 @@ describe('benchmarks (smoke sizes)', () => {
       expect(row.recordsPerEvent, row.lane).toBeLessThanOrEqual(limit[row.lane]!);
   }, 300_000);
 
+  it('npm run bench:assignment: the broker moves only the partitions a joining or leaving member must, at 20 members and 200 partitions', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'tidemark-assignment-')), 'assignment.json');
+    const { stdout } = await run(
+      process.execPath,
+      [script('assignment.ts'), '--smoke', '--out', out],
+      { env, maxBuffer: 16 * 1024 * 1024 },
+    );
+    expect(stdout).toMatch(
+      /a member joins: 21 members, \d+ partitions moved \(fewest possible \d+\)/,
+    );
+    const { rows } = JSON.parse(readFileSync(out, 'utf8')) as {
+      rows: Array<{ event: string; moved: number; minimum: number; members: number }>;
+    };
+    expect(rows.map((row) => `${row.event} ${row.members}`)).toEqual([
+      'start 20',
+      'a member joins 21',
+      'a member joins 22',
+      'a member leaves 21',
+      'a member leaves 20',
+    ]);
+    // Local: a scale event moves the joiner's new share or the leaver's old one — nothing else.
+    for (const row of rows.slice(1)) {
+      expect(row.minimum).toBeGreaterThan(0);
+      expect([row.event, row.moved]).toEqual([row.event, row.minimum]);
+    }
+  }, 300_000);
+
   it('npm run profile: a CPU profile, a flame graph and a table per server process', async () => {
     const out = mkdtempSync(join(tmpdir(), 'tidemark-profile-'));
     const { stdout } = await run(
