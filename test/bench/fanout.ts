@@ -50,6 +50,8 @@ interface Row {
   recordsPerEvent: number;
   bytesPerByte: number;
   gatewayCpuMsPerEvent: number;
+  /** How long the calls took, from the first sent to the last answered. */
+  seconds: number;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -149,6 +151,7 @@ async function run(brokers: readonly string[], lane: Lane, gateways: number): Pr
     const cpuBefore = cluster.gateways.map(cpuMs);
     let deliveredEvents = 0;
     let deliveredBytes = 0;
+    const started = performance.now();
     await Promise.all(
       clients.map(async (client, i) => {
         for (let id = 1; id <= CALLS_PER_SESSION; id++) {
@@ -160,8 +163,9 @@ async function run(brokers: readonly string[], lane: Lane, gateways: number): Pr
         }
       }),
     );
-    await sleep(1_200); // the counters print every 500 ms
+    const seconds = round((performance.now() - started) / 1000, 2);
     const cpu = cluster.gateways.reduce((sum, g, i) => sum + cpuMs(g) - cpuBefore[i]!, 0);
+    await sleep(1_200); // the fetch counters print every 500 ms
     const fetched = cluster.gateways.map(fetchedBy).reduce(
       (sum, f, i) => ({
         records: sum.records + f.records - fetchedBefore[i]!.records,
@@ -179,6 +183,7 @@ async function run(brokers: readonly string[], lane: Lane, gateways: number): Pr
       recordsPerEvent: round(fetched.records / deliveredEvents, 2),
       bytesPerByte: round(fetched.bytes / deliveredBytes, 2),
       gatewayCpuMsPerEvent: round(cpu / deliveredEvents, 3),
+      seconds,
     };
     console.log(
       `${lane} lane, ${gateways} gateway(s): ${deliveredEvents} events delivered; gateways fetched ` +
@@ -206,6 +211,8 @@ try {
         sessions: SESSIONS,
         partitions: PARTITIONS,
         eventsPerCall: EVENTS_PER_CALL,
+        callsPerClient: CALLS_PER_SESSION,
+        paceMs: PACE_MS,
         rows,
       },
       null,
