@@ -178,6 +178,33 @@ describe('gateway auth and drain', () => {
     });
   });
 
+  it('a kept-alive connection idle when the drain begins is not closed under its client: a request written on it next is answered, with Connection: close', async () => {
+    const { gateway, port } = await setup({ drainTimeoutMs: 5_000 });
+    const socket = connect(port, '127.0.0.1');
+    onTestFinished(() => void socket.destroy());
+    let raw = '';
+    socket.on('data', (chunk: Buffer) => (raw += chunk.toString()));
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    const list = (id: number) =>
+      rawPost(
+        port,
+        { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/list' },
+        { jsonrpc: '2.0', id, method: 'tools/list', params: { _meta: statelessCall.params._meta } },
+      );
+    socket.write(list(1));
+    while (!raw.includes('"id":1')) await sleep(10);
+    // Idle now (kept alive); the drain begins, and the client — not knowing — sends its next request.
+    const drained = gateway.drain();
+    await sleep(100);
+    socket.write(list(2));
+    await closed;
+    await drained;
+    const answers = raw.split(/(?=HTTP\/1\.1 )/);
+    expect(answers.map((a) => a.slice(0, 15))).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 200 OK']);
+    expect(answers[1]).toContain('"id":2');
+    expect(answers[1]).toMatch(/^connection: close\r$/im);
+  });
+
   it('drain lets a 2026-07-28 call in flight end (its client cannot resume it elsewhere: closing would cancel it), up to drainTimeoutMs', async () => {
     const { gateway, url } = await setup({ drainTimeoutMs: 5_000 });
     const session = new RawMcpClient(url);
