@@ -167,16 +167,18 @@ describe('durable tasks on Kafka: two gateways, two workers', () => {
     // and takes one of them over while the worker that ran its task lives on.
     await c.kill(c.workers[1]!, 'SIGTERM');
     await c.assigned();
+    // Through both gateways in turn: each mints task ids onto its own share of the partitions.
     const tasks = new Map<number, string>();
-    while (tasks.size < c.partitions) {
-      const created = await rpc(urls[0]!, 'tools/call', {
+    for (let i = 0; tasks.size < c.partitions; i++) {
+      const url = urls[i % urls.length]!;
+      const created = await rpc(url, 'tools/call', {
         name: 'count',
         arguments: { to: 80, delayMs: 100 },
       });
       const taskId = String(created.body.result?.['taskId']);
       const partition = partitionForSession(taskId as SessionId, c.partitions);
       if (!tasks.has(partition)) tasks.set(partition, taskId);
-      else await rpc(urls[0]!, 'tasks/cancel', { taskId });
+      else await rpc(url, 'tasks/cancel', { taskId });
     }
     const first = c.workers[0]!;
     await c.startWorker();
