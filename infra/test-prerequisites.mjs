@@ -4,7 +4,8 @@
 //
 //   Kafka broker jars   Maven Central → ~/.m2, for infra/kafka/kafka.sh (not needed with
 //                       KAFKA_BROKERS or a Docker engine)
-//   Python MCP client   mcp==2.3.0 in a venv of the project's own (TIDEMARK_PYTHON overrides)
+//   Python MCP clients  test/interop/python/requirements.txt (the official SDK `mcp`, FastMCP's
+//                       Tasks client) in a venv of the project's own (TIDEMARK_PYTHON overrides)
 //   helm                built from the Go module proxy (TIDEMARK_HELM overrides)
 //   redis-server        Debian's package, for the benchmarks' SDK + Redis baseline
 //                       (TIDEMARK_REDIS_SERVER overrides)
@@ -38,7 +39,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const cache = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'tidemark');
-const PYTHON_MCP = '2.3.0';
+const PYTHON_REQUIREMENTS = join(root, 'test/interop/python/requirements.txt');
 const HELM = 'v3.22.0';
 
 /** Runs a command; resolves with its output, rejects with its stderr's last lines. */
@@ -94,32 +95,53 @@ async function kafka() {
   return 'local broker jars';
 }
 
+/** `name==version` pins of the Python requirements file (extras dropped), to check a venv by. */
+function pythonPins() {
+  return readFileSync(PYTHON_REQUIREMENTS, 'utf8')
+    .split('\n')
+    .map((line) => /^([\w.-]+)(?:\[[^\]]*\])?==(\S+)$/.exec(line.trim()))
+    .filter((match) => match !== null)
+    .map(([, name, version]) => ({ name, version }));
+}
+
 async function python() {
   if (process.env.TIDEMARK_PYTHON) return process.env.TIDEMARK_PYTHON;
   const venv = join(cache, 'pyenv');
   const bin = join(venv, 'bin', 'python');
-  const check = `import importlib.metadata as m; assert m.version("mcp") == "${PYTHON_MCP}"`;
+  const pins = pythonPins();
+  const check = `import importlib.metadata as m\n${pins
+    .map(
+      ({ name, version }) =>
+        `assert m.version(${JSON.stringify(name)}) == ${JSON.stringify(version)}`,
+    )
+    .join('\n')}`;
   if (await succeeds(bin, ['-c', check])) return bin;
   if (!(await onPath('python3'))) {
     throw new Error(
       'Python: the interop suite runs the official Python MCP client and python3 is not on ' +
-        `PATH. Install Python 3.10+ (with venv), or set TIDEMARK_PYTHON to an interpreter that has mcp==${PYTHON_MCP}.`,
+        'PATH. Install Python 3.10+ (with venv), or set TIDEMARK_PYTHON to an interpreter that has ' +
+        'test/interop/python/requirements.txt installed.',
     );
   }
-  log(`installing the Python MCP SDK (mcp==${PYTHON_MCP}) into ${venv}`);
-  try {
-    await sh('python3', ['-m', 'venv', '--clear', venv]);
-  } catch (error) {
-    throw new Error(
-      `Python: python3 -m venv failed (on Debian, install python3-venv), or set TIDEMARK_PYTHON.\n${error.message}`,
-      { cause: error },
-    );
+  log(
+    `installing the Python MCP clients (${pins.map((p) => `${p.name}==${p.version}`).join(', ')}) into ${venv}`,
+  );
+  if (!existsSync(bin)) {
+    try {
+      await sh('python3', ['-m', 'venv', '--clear', venv]);
+    } catch (error) {
+      throw new Error(
+        `Python: python3 -m venv failed (on Debian, install python3-venv), or set TIDEMARK_PYTHON.\n${error.message}`,
+        { cause: error },
+      );
+    }
   }
   await sh(join(venv, 'bin', 'pip'), [
     'install',
     '--quiet',
     '--disable-pip-version-check',
-    `mcp==${PYTHON_MCP}`,
+    '-r',
+    PYTHON_REQUIREMENTS,
   ]);
   return bin;
 }
@@ -317,6 +339,8 @@ async function main() {
     log(error.message);
     process.exit(1);
   }
+  // The interop suite's records of this run (test/interop/render.ts reads them after the run).
+  rmSync(join(root, 'test-results', 'interop'), { recursive: true, force: true });
   const steps = {
     kafka,
     python,

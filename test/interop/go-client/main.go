@@ -1,9 +1,12 @@
-// The official Go MCP SDK client against a Tidemark endpoint, for the interop tests: it connects
-// pinned to one protocol revision, lists the tools and calls count, printing JSON lines:
-// {"negotiated": "…"}, {"tools": [...]}, one {"progress": n} per notification, then
-// {"result": "…"} or {"error": "…"}.
+// The official Go MCP SDK client against a Tidemark endpoint, for the interop suite. Printing JSON
+// lines: {"negotiated": "…"} and {"tools": [...]}; one {"progress": n} per notification;
+// {"asked": message} per elicitation; then {"result": text, "isError": bool} or {"error": "…"}.
 //
-// Usage: go-client <url> <revision> <to> <delay-ms>
+// Usage:
+//
+//	go-client handshake <url> <revision>
+//	go-client call <url> <tool> <json-args> <revision|default>
+//	go-client input <url>
 package main
 
 import (
@@ -11,7 +14,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -28,63 +30,97 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-func main() {
-	if len(os.Args) != 5 {
-		fmt.Fprintln(os.Stderr, "usage: go-client <url> <revision> <to> <delay-ms>")
-		os.Exit(2)
-	}
-	url, revision := os.Args[1], os.Args[2]
-	to, _ := strconv.Atoi(os.Args[3])
-	delay, _ := strconv.Atoi(os.Args[4])
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+// The SDK retires a response in its read loop but runs notification handlers on a goroutine of
+// their own (internal/jsonrpc2 handleAsync), so the last progress may be handled after CallTool
+// returned: a result is printed once the handler saw as many as the call's `to`, or after 2 s.
+var progressed atomic.Int64
 
-	// The SDK retires a response in its read loop but runs notification handlers on a goroutine of
-	// their own (internal/jsonrpc2 handleAsync), so the last progress may be handled after CallTool
-	// returned: the result is printed once the handler saw `to` of them, or after two seconds.
-	var progressed atomic.Int64
+func connect(ctx context.Context, url, revision string) *mcp.ClientSession {
 	client := mcp.NewClient(&mcp.Implementation{Name: "tidemark-go-interop", Version: "1.0.0"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			emit(map[string]any{"progress": req.Params.Progress})
 			progressed.Add(1)
 		},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			emit(map[string]any{"asked": req.Params.Message})
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+		},
 	})
-	session, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: revision})
+	options := &mcp.ClientSessionOptions{}
+	if revision != "default" {
+		options.ProtocolVersion = revision
+	}
+	session, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, options)
 	if err != nil {
 		fail(err)
 	}
-	defer session.Close()
+	return session
+}
+
+func negotiated(session *mcp.ClientSession, revision string) string {
 	if init := session.InitializeResult(); init != nil {
-		emit(map[string]any{"negotiated": init.ProtocolVersion})
-	} else {
-		emit(map[string]any{"negotiated": revision})
+		return init.ProtocolVersion
 	}
+	return revision
+}
 
-	tools, err := session.ListTools(ctx, nil)
-	if err != nil {
-		fail(err)
-	}
-	names := []string{}
-	for _, tool := range tools.Tools {
-		names = append(names, tool.Name)
-	}
-	emit(map[string]any{"tools": names})
-
-	params := &mcp.CallToolParams{Name: "count", Arguments: map[string]any{"to": to, "delayMs": delay}}
+func call(ctx context.Context, session *mcp.ClientSession, tool string, args map[string]any) {
+	params := &mcp.CallToolParams{Name: tool, Arguments: args}
 	params.SetProgressToken("go")
 	result, err := session.CallTool(ctx, params)
 	if err != nil {
 		fail(err)
 	}
-	if len(result.Content) == 0 {
-		fail(fmt.Errorf("empty result"))
+	text := ""
+	if len(result.Content) > 0 {
+		if t, ok := result.Content[0].(*mcp.TextContent); ok {
+			text = t.Text
+		}
 	}
-	text, ok := result.Content[0].(*mcp.TextContent)
-	if !ok {
-		fail(fmt.Errorf("not text: %T", result.Content[0]))
+	if to, ok := args["to"].(float64); ok {
+		for deadline := time.Now().Add(2 * time.Second); progressed.Load() < int64(to) && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
-	for deadline := time.Now().Add(2 * time.Second); progressed.Load() < int64(to) && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
+	emit(map[string]any{"result": text, "isError": result.IsError})
+}
+
+func main() {
+	if len(os.Args) < 3 {
+		fmt.Fprintln(os.Stderr, "usage: go-client handshake|call|input <url> …")
+		os.Exit(2)
 	}
-	emit(map[string]any{"result": text.Text})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	mode, url := os.Args[1], os.Args[2]
+	switch {
+	case mode == "handshake" && len(os.Args) == 4:
+		session := connect(ctx, url, os.Args[3])
+		defer session.Close()
+		emit(map[string]any{"negotiated": negotiated(session, os.Args[3])})
+		tools, err := session.ListTools(ctx, nil)
+		if err != nil {
+			fail(err)
+		}
+		names := []string{}
+		for _, tool := range tools.Tools {
+			names = append(names, tool.Name)
+		}
+		emit(map[string]any{"tools": names})
+	case mode == "call" && len(os.Args) == 6:
+		var args map[string]any
+		if err := json.Unmarshal([]byte(os.Args[4]), &args); err != nil {
+			fail(err)
+		}
+		session := connect(ctx, url, os.Args[5])
+		defer session.Close()
+		call(ctx, session, os.Args[3], args)
+	case mode == "input" && len(os.Args) == 3:
+		session := connect(ctx, url, "default")
+		defer session.Close()
+		call(ctx, session, "confirm_deploy", map[string]any{"env": "staging"})
+	default:
+		fmt.Fprintln(os.Stderr, "usage: go-client handshake <url> <revision> | call <url> <tool> <json> <revision|default> | input <url>")
+		os.Exit(2)
+	}
 }

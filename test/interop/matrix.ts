@@ -1,0 +1,175 @@
+// The interop matrix: which clients the suite runs, what each is asked to do, and how a result is
+// written down. Every test in test/interop records what it saw with `record`; `render.ts` turns
+// the records into the README's matrix (and `npm test` fails when the README disagrees with them).
+// A client's version is read from the one place that pins it, so an upgrade is one bump and a run.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Where the tests write what they saw; cleared by `npm test`'s prerequisites before a run. */
+export const RESULTS_DIR = join(root, 'test-results', 'interop');
+
+export const DEPLOYMENTS = {
+  dev: '`tidemark dev` (one process, embedded log)',
+  kafka: 'two gateway processes and worker processes on the real broker',
+} as const;
+export type Deployment = keyof typeof DEPLOYMENTS;
+
+export const SCENARIOS = {
+  handshake: 'handshake & discovery',
+  progress: 'call with progress',
+  cut: 'cut connection',
+  retry: 'retried tool (reset)',
+  input: 'elicitation / input',
+  errors: 'errors',
+  task: 'task: create → result',
+  'task-input': 'task: input',
+  'task-cancel': 'task: cancel',
+  'task-kill': 'task: worker kill -9',
+  events: 'events (webhook)',
+} as const;
+export type Scenario = keyof typeof SCENARIOS;
+
+/** What a test saw. `works`: as a user expects. `limit`: works with a limit users will hit. */
+export interface Observation {
+  readonly client: ClientId;
+  readonly scenario: Scenario;
+  readonly deployment: Deployment;
+  readonly outcome: 'works' | 'limit' | 'fails';
+  /** What was seen, in words that do not change from run to run (no timings, no ids). */
+  readonly seen: string;
+  /** For handshake: the revisions it negotiated. */
+  readonly revisions?: readonly string[];
+  /** For `limit` and `fails`: whose it is, the upstream issue, what to do instead. */
+  readonly owner?: 'client' | 'tidemark';
+  readonly upstream?: string;
+  readonly instead?: string;
+}
+
+const npmVersion = (name: string) =>
+  (
+    JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as {
+      version: string;
+    }
+  ).version;
+
+const pinned = (file: string, pattern: RegExp) => {
+  const match = pattern.exec(readFileSync(join(root, file), 'utf8'));
+  if (match?.[1] === undefined) throw new Error(`interop: no version pin ${pattern} in ${file}`);
+  return match[1];
+};
+
+/** The pins the Python clients install from (infra/test-prerequisites.mjs reads the same file). */
+const PYTHON_REQUIREMENTS = 'test/interop/python/requirements.txt';
+
+interface ClientEntry {
+  readonly name: string;
+  readonly package: string;
+  readonly version: () => string;
+  readonly language: string;
+  /** The scenarios the suite runs it through, on every deployment unless `kafkaOnly`. */
+  readonly scenarios: readonly Scenario[];
+  readonly kafkaOnly?: readonly Scenario[];
+  /** Scenarios it has no API for, and what to use instead (rendered as "—" with the reason). */
+  readonly without?: Readonly<Partial<Record<Scenario, string>>>;
+  /** Scenarios the client could do that the suite does not run yet, and why. */
+  readonly notRun?: Readonly<Partial<Record<Scenario, string>>>;
+}
+
+const SESSION_SCENARIOS = ['handshake', 'progress', 'cut', 'retry', 'input', 'errors'] as const;
+const NO_TASKS = 'no Tasks API: use a task client (below) or `@tidemark/client`';
+const TASKS_ONLY = {
+  progress: 'a task client: a call is a task here',
+  cut: 'polls: nothing streamed to cut',
+  retry: 'a task client: see task rows',
+} as const;
+
+export const CLIENTS = {
+  'ts-v2': {
+    name: 'TypeScript SDK v2',
+    package: '@modelcontextprotocol/client',
+    version: () => npmVersion('@modelcontextprotocol/client'),
+    language: 'TypeScript',
+    scenarios: SESSION_SCENARIOS,
+    without: { task: NO_TASKS },
+  },
+  'ts-v1': {
+    name: 'TypeScript SDK v1',
+    package: '@modelcontextprotocol/sdk',
+    version: () => npmVersion('@modelcontextprotocol/sdk'),
+    language: 'TypeScript',
+    scenarios: SESSION_SCENARIOS,
+    without: { task: NO_TASKS },
+  },
+  python: {
+    name: 'Python SDK',
+    package: 'mcp (PyPI)',
+    version: () => pinned(PYTHON_REQUIREMENTS, /^mcp==(\S+)$/m),
+    language: 'Python',
+    scenarios: SESSION_SCENARIOS,
+    without: { task: NO_TASKS },
+  },
+  go: {
+    name: 'Go SDK',
+    package: 'github.com/modelcontextprotocol/go-sdk',
+    version: () => pinned('test/interop/go-client/go.mod', /go-sdk v(\S+)/),
+    language: 'Go',
+    scenarios: SESSION_SCENARIOS,
+    without: { task: NO_TASKS },
+  },
+  rmcp: {
+    name: 'Rust SDK (Tasks)',
+    package: 'rmcp (crates.io)',
+    version: () => pinned('test/interop/rmcp-tasks/Cargo.toml', /rmcp = \{ version = "=?([^"]+)"/),
+    language: 'Rust',
+    scenarios: ['handshake', 'task', 'task-input', 'task-cancel'],
+    without: TASKS_ONLY,
+    notRun: {
+      'task-kill':
+        'its driver (test/interop/rmcp-tasks) runs its scenarios in one process and has no pause for a kill yet',
+    },
+  },
+  fastmcp: {
+    name: 'FastMCP 4 client (Tasks)',
+    package: 'fastmcp-tasks (PyPI)',
+    version: () => pinned(PYTHON_REQUIREMENTS, /^fastmcp-tasks==(\S+)$/m),
+    language: 'Python',
+    scenarios: ['handshake', 'task', 'task-input', 'task-cancel'],
+    kafkaOnly: ['task-kill'],
+    without: TASKS_ONLY,
+  },
+} as const satisfies Record<string, ClientEntry>;
+export type ClientId = keyof typeof CLIENTS;
+
+/** The cells a full run must have recorded: every client × its scenarios × deployments. */
+export function expectedCells(): Array<{
+  client: ClientId;
+  scenario: Scenario;
+  deployment: Deployment;
+}> {
+  return Object.entries(CLIENTS).flatMap(([client, entry]) => {
+    const e = entry as ClientEntry;
+    const both = e.scenarios.flatMap((scenario) =>
+      (['dev', 'kafka'] as const).map((deployment) => ({ scenario, deployment })),
+    );
+    const kafka = (e.kafkaOnly ?? []).map((scenario) => ({
+      scenario,
+      deployment: 'kafka' as const,
+    }));
+    return [...both, ...kafka].map((cell) => ({ client: client as ClientId, ...cell }));
+  });
+}
+
+export const clientEntry = (id: ClientId): ClientEntry => CLIENTS[id];
+
+/** Writes what a test saw, for the matrix. Call it after the test's assertions passed. */
+export function record(observation: Observation): void {
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const { client, scenario, deployment } = observation;
+  writeFileSync(
+    join(RESULTS_DIR, `${client}.${scenario}.${deployment}.json`),
+    `${JSON.stringify(observation, null, 2)}\n`,
+  );
+}

@@ -1,0 +1,41 @@
+// The official Rust SDK (rmcp, pinned in test/interop/rmcp-tasks/Cargo.toml), unmodified, as a
+// Tasks client (test/interop/rmcp-tasks; `npm test` builds it): it discovers the extension,
+// creates tasks through one endpoint and follows them through the other, polling.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { rmcpTasksClient } from '../support/prerequisites.js';
+import { useDeployment } from './deployments.js';
+import { record, type Deployment, type Observation } from './matrix.js';
+
+const run = promisify(execFile);
+
+describe.each<Deployment>(['dev', 'kafka'])('rmcp as a Tasks client on %s', (deployment) => {
+  const current = useDeployment(deployment);
+
+  it('discovers the extension, gets tasks, polls them to the exact result, answers input, cancels', async () => {
+    const { stdout } = await run(rmcpTasksClient(), [...current().urls], { timeout: 60_000 });
+    const lines = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, Record<string, unknown>>);
+    const [discover, count, input, cancel] = lines;
+    expect(discover).toEqual({ discover: { tasks: true } });
+    expect(count!['count']).toMatchObject({
+      created: { resultType: 'task', status: 'working', ttlMs: 3_600_000, pollIntervalMs: 1000 },
+      text: '1,2,3,4,5',
+    });
+    expect((count!['count']!['seen'] as string[]).at(-1)).toBe('completed');
+    expect(input!['input']).toMatchObject({ text: 'deployed to staging' });
+    expect(input!['input']!['keys']).toEqual([expect.stringMatching(/^1\.1\.confirm$/)]);
+    expect((input!['input']!['seen'] as string[]).at(-1)).toBe('completed');
+    expect((cancel!['cancel']!['seen'] as string[]).at(-1)).toBe('cancelled');
+
+    const saw = (scenario: Observation['scenario'], seen: string, more = {}) =>
+      record({ client: 'rmcp', scenario, deployment, outcome: 'works', seen, ...more });
+    saw('handshake', 'server/discover: the Tasks extension found', { revisions: ['2026-07-28'] });
+    saw('task', 'created (working), polled on the other endpoint to completed, exact result');
+    saw('task-input', 'input_required answered with tasks/update, completed');
+    saw('task-cancel', 'tasks/cancel: cancelled');
+  });
+});

@@ -1,0 +1,89 @@
+// The Tasks scenarios every task client runs (the Tasks extension on 2026-07-28), on both
+// deployments; a worker killed -9 mid-task on the cluster only (dev has no worker process).
+import { describe, expect, it } from 'vitest';
+import { useDeployment } from './deployments.js';
+import { record, type ClientId, type Deployment, type Observation } from './matrix.js';
+
+export interface TaskRun {
+  readonly created: string;
+  readonly asked: readonly string[];
+  readonly result: string | null;
+  readonly status: string;
+}
+
+export interface TaskDriver {
+  handshake(url: string): Promise<{ negotiated: string; tasks: boolean }>;
+  /** count to 5 (`task`) or confirm_deploy accepting its elicitation (`input`), as a task. */
+  run(url: string, kind: 'task' | 'input'): Promise<TaskRun>;
+  /** A long count as a task, cancelled. */
+  cancel(url: string): Promise<TaskRun>;
+  /** A long count as a task, left running: its id. */
+  start(url: string): Promise<string>;
+  /** Drives a task this client did not start to its result. */
+  resume(url: string, taskId: string): Promise<TaskRun>;
+  /** When the client asks the same input request more than once (a limit, with its reason). */
+  readonly repeatsInput?: Pick<Observation, 'owner' | 'upstream' | 'instead'> & { seen: string };
+}
+
+const numbers = (n: number) => Array.from({ length: n }, (_, i) => i + 1).join(',');
+
+export function taskSuite(client: ClientId, driver: TaskDriver): void {
+  describe.each<Deployment>(['dev', 'kafka'])(`${client} on %s`, (deployment) => {
+    const current = useDeployment(deployment);
+    const saw = (
+      scenario: Observation['scenario'],
+      seen: string,
+      more: Partial<Observation> = {},
+    ) => record({ client, scenario, deployment, outcome: 'works', seen, ...more });
+
+    it('discovers the Tasks extension on 2026-07-28', async () => {
+      const { negotiated, tasks } = await driver.handshake(current().urls[0]);
+      expect(negotiated).toBe('2026-07-28');
+      expect(tasks).toBe(true);
+      saw('handshake', 'server/discover: the Tasks extension found', { revisions: [negotiated] });
+    });
+
+    it('a task: created working, driven to the exact result', async () => {
+      const run = await driver.run(current().urls[0], 'task');
+      expect(run).toMatchObject({ created: 'working', result: numbers(5), status: 'completed' });
+      saw('task', 'created (working), driven to completed, exact result');
+    });
+
+    it('a task that asks for input: the client answers, the task completes', async () => {
+      const run = await driver.run(current().urls[0], 'input');
+      expect(run).toMatchObject({ result: 'deployed to staging', status: 'completed' });
+      if (driver.repeatsInput === undefined) {
+        expect(run.asked).toEqual(['Deploy to staging?']);
+        return saw('task-input', 'asked once, answered (tasks/update), completed');
+      }
+      // Asked once or, when it polls again before the worker took the answer, twice: never more.
+      expect(run.asked.length).toBeGreaterThanOrEqual(1);
+      expect(run.asked.length).toBeLessThanOrEqual(2);
+      expect(new Set(run.asked)).toEqual(new Set(['Deploy to staging?']));
+      const { seen, ...rest } = driver.repeatsInput;
+      saw('task-input', seen, { outcome: 'limit', ...rest });
+    });
+
+    it('a task cancelled while it runs ends cancelled', async () => {
+      const run = await driver.cancel(current().urls[0]);
+      expect(run).toMatchObject({ created: 'working', status: 'cancelled' });
+      saw('task-cancel', 'tasks/cancel: cancelled');
+    });
+
+    it.runIf(deployment === 'kafka')(
+      'a task whose worker is killed -9 completes on the next worker, followed from the other gateway',
+      async () => {
+        const taskId = await driver.start(current().urls[0]);
+        await new Promise((resolve) => setTimeout(resolve, 1_000)); // a third of the way in
+        await current().replaceWorker();
+        const run = await driver.resume(current().urls[1], taskId);
+        expect(run).toMatchObject({ result: numbers(30), status: 'completed' });
+        saw(
+          'task-kill',
+          'the task ran again on the next worker; followed by id from the other gateway: exact result',
+        );
+      },
+      90_000,
+    );
+  });
+}
