@@ -17,6 +17,8 @@
 //                       from test/interop/rmcp-tasks (TIDEMARK_RMCP_CLIENT overrides)
 //   Go client           the official Go SDK (go-sdk 1.8.0), built with Go from
 //                       test/interop/go-client (TIDEMARK_GO_CLIENT overrides)
+//   MCP Inspector CLI   test/interop/inspector's pinned @modelcontextprotocol/inspector, installed
+//                       with npm ci into inspector/ (TIDEMARK_INSPECTOR overrides: its launcher)
 //   nginx               Debian's package unpacked (not installed) into nginx/, for the ingress
 //                       test (TIDEMARK_NGINX overrides; one on PATH is used)
 //   previous release    releases/previous.json's release, built from git history (or from the
@@ -288,6 +290,33 @@ async function rmcp() {
 }
 
 /**
+ * The MCP Inspector CLI, pinned by test/interop/inspector's package.json and lockfile, installed
+ * with `npm ci` into the cache (its own tree: it brings a web UI's dependencies the project does
+ * not want in its own) whenever the cached lockfile differs from the pinned one.
+ */
+async function inspector() {
+  if (process.env.TIDEMARK_INSPECTOR) return process.env.TIDEMARK_INSPECTOR;
+  const pinned = join(root, 'test/interop/inspector');
+  const dir = join(cache, 'inspector');
+  const bin = join(
+    dir,
+    'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js',
+  );
+  const lock = readFileSync(join(pinned, 'package-lock.json'), 'utf8');
+  const cachedLock = join(dir, 'package-lock.json');
+  if (existsSync(bin) && existsSync(cachedLock) && readFileSync(cachedLock, 'utf8') === lock)
+    return bin;
+  log(`installing the MCP Inspector CLI (npm ci) into ${dir}`);
+  mkdirSync(dir, { recursive: true });
+  for (const file of ['package.json', 'package-lock.json'])
+    writeFileSync(join(dir, file), readFileSync(join(pinned, file)));
+  await sh('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd: dir,
+  });
+  return bin;
+}
+
+/**
  * The release before this one (releases/previous.json), built once, so the rolling-upgrade test
  * runs its gateways and workers beside this tree's on the same topics (docs/upgrades.md). Its
  * sources come from git history when this clone has the commit, else from the archive committed
@@ -350,6 +379,7 @@ async function main() {
     rmcp,
     k8sValidate,
     goClient,
+    inspector,
     previousRelease,
   };
   const results = await Promise.allSettled(Object.values(steps).map((step) => step()));

@@ -22,15 +22,14 @@ export interface InteropTarget {
   stop(): Promise<void>;
 }
 
+const EXAMPLES = ['counting', 'interactive', 'events'].map((name) => `@tidemark/examples/${name}`);
+
 export async function startDev(): Promise<InteropTarget> {
   const dir = mkdtempSync(join(tmpdir(), 'tidemark-interop-'));
+  // The example tools and event types; webhooks may call back to the test's loopback receiver.
   const dev = await devInProcess(dir, [
-    '--port',
-    '0',
-    '--data',
-    join(dir, 'data'),
-    '--console',
-    'off',
+    ...['--port', '0', '--data', join(dir, 'data'), '--console', 'off'],
+    ...['--tools', EXAMPLES.join(','), '--allow-loopback-webhooks'],
   ]);
   return {
     deployment: 'dev',
@@ -48,12 +47,16 @@ export async function startCluster(brokers: readonly string[]): Promise<InteropT
   );
   const kills: Array<() => void> = [];
   const register = (fn: () => void) => kills.push(fn);
+  const secret = randomBytes(32).toString('hex');
   const startWorker = async () => {
+    // With the gateways' secret and `events`: the example event types, loopback webhooks allowed.
     const worker = startProcess(register, process.execPath, [
       supportScript('worker-process.ts'),
       brokers.join(','),
       prefix,
       `${prefix}workers`,
+      secret,
+      'events',
     ]);
     await worker.waitFor(
       (e) => Array.isArray(e['assigned']) && (e['assigned'] as number[]).length === 2,
@@ -61,7 +64,6 @@ export async function startCluster(brokers: readonly string[]): Promise<InteropT
     );
     return worker;
   };
-  const secret = randomBytes(32).toString('hex');
   const gateways: TestProcess[] = [0, 1].map(() =>
     startProcess(register, process.execPath, [
       supportScript('gateway-process.ts'),

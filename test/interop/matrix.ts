@@ -27,6 +27,7 @@ export const SCENARIOS = {
   task: 'task: create → result',
   'task-input': 'task: input',
   'task-cancel': 'task: cancel',
+  'task-handoff': 'task: host hands off, resumes',
   'task-kill': 'task: worker kill -9',
   events: 'events (webhook)',
 } as const;
@@ -129,16 +130,50 @@ export const CLIENTS = {
     notRun: {
       'task-kill':
         'its driver (test/interop/rmcp-tasks) runs its scenarios in one process and has no pause for a kill yet',
+      'task-handoff':
+        'its driver (test/interop/rmcp-tasks) creates and follows in one process: no second one to hand a task to yet',
     },
+  },
+  'ext-tasks': {
+    name: 'TypeScript Tasks client',
+    package: '@modelcontextprotocol/ext-tasks',
+    version: () => npmVersion('@modelcontextprotocol/ext-tasks'),
+    language: 'TypeScript',
+    scenarios: ['handshake', 'task', 'task-input', 'task-cancel', 'task-handoff'],
+    kafkaOnly: ['task-kill'],
+    without: TASKS_ONLY,
   },
   fastmcp: {
     name: 'FastMCP 4 client (Tasks)',
     package: 'fastmcp-tasks (PyPI)',
     version: () => pinned(PYTHON_REQUIREMENTS, /^fastmcp-tasks==(\S+)$/m),
     language: 'Python',
-    scenarios: ['handshake', 'task', 'task-input', 'task-cancel'],
+    scenarios: ['handshake', 'task', 'task-input', 'task-cancel', 'task-handoff'],
     kafkaOnly: ['task-kill'],
     without: TASKS_ONLY,
+  },
+  'ai-sdk': {
+    name: 'Vercel AI SDK MCP client (Events)',
+    package: '@ai-sdk/mcp',
+    version: () => npmVersion('@ai-sdk/mcp'),
+    language: 'TypeScript',
+    scenarios: ['handshake', 'events'],
+  },
+  inspector: {
+    name: 'MCP Inspector CLI',
+    package: '@modelcontextprotocol/inspector',
+    version: () =>
+      pinned(
+        'test/interop/inspector/package.json',
+        /"@modelcontextprotocol\/inspector": "([^"]+)"/,
+      ),
+    language: 'CLI',
+    scenarios: ['handshake', 'progress', 'errors'],
+    without: {
+      cut: 'one request per run: nothing to resume',
+      retry: 'prints the final result only',
+      input: 'the CLI answers no elicitation (the web UI does)',
+    },
   },
 } as const satisfies Record<string, ClientEntry>;
 export type ClientId = keyof typeof CLIENTS;

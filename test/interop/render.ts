@@ -28,7 +28,11 @@ const TABLES: ReadonlyArray<{ title: string; scenarios: readonly Scenario[] }> =
     title: 'Session and stateless lanes',
     scenarios: ['handshake', 'progress', 'cut', 'retry', 'input', 'errors'],
   },
-  { title: 'Tasks', scenarios: ['handshake', 'task', 'task-input', 'task-cancel', 'task-kill'] },
+  {
+    title: 'Tasks',
+    scenarios: ['handshake', 'task', 'task-input', 'task-cancel', 'task-handoff', 'task-kill'],
+  },
+  { title: 'Events', scenarios: ['handshake', 'events'] },
 ];
 
 function load(): Observation[] {

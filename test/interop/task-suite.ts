@@ -17,10 +17,18 @@ export interface TaskDriver {
   run(url: string, kind: 'task' | 'input'): Promise<TaskRun>;
   /** A long count as a task, cancelled. */
   cancel(url: string): Promise<TaskRun>;
-  /** A long count as a task, left running: its id. */
+  /** A long count as a task, left running: what the client keeps to resume it (id or reference). */
   start(url: string): Promise<string>;
   /** Drives a task this client did not start to its result. */
   resume(url: string, taskId: string): Promise<TaskRun>;
+  /**
+   * Hands a task off the way this client's API says (when that is not plain start/resume) and
+   * checks what becomes of it; answers what to record.
+   */
+  handoff?(
+    from: string,
+    to: string,
+  ): Promise<Pick<Observation, 'outcome' | 'seen'> & Partial<Observation>>;
   /** When the client asks the same input request more than once (a limit, with its reason). */
   readonly repeatsInput?: Pick<Observation, 'owner' | 'upstream' | 'instead'> & { seen: string };
 }
@@ -70,6 +78,21 @@ export function taskSuite(client: ClientId, driver: TaskDriver): void {
       saw('task-cancel', 'tasks/cancel: cancelled');
     });
 
+    it('a host that hands its task off and stops: another session resumes it on the other endpoint', async () => {
+      const [from, to] = current().urls;
+      if (driver.handoff !== undefined) {
+        const { seen, ...rest } = await driver.handoff(from, to);
+        return saw('task-handoff', seen, rest);
+      }
+      const kept = await driver.start(from);
+      const run = await driver.resume(to, kept);
+      expect(run).toMatchObject({ result: numbers(30), status: 'completed' });
+      saw(
+        'task-handoff',
+        'resumed by what it kept, in a new session on the other endpoint: exact result',
+      );
+    });
+
     it.runIf(deployment === 'kafka')(
       'a task whose worker is killed -9 completes on the next worker, followed from the other gateway',
       async () => {
@@ -80,7 +103,7 @@ export function taskSuite(client: ClientId, driver: TaskDriver): void {
         expect(run).toMatchObject({ result: numbers(30), status: 'completed' });
         saw(
           'task-kill',
-          'the task ran again on the next worker; followed by id from the other gateway: exact result',
+          'the task ran again on the next worker; resumed from what the client kept, through the other gateway: exact result',
         );
       },
       90_000,

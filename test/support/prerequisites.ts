@@ -36,6 +36,15 @@ export const rmcpTasksClient = (): string =>
 export const goMcpClient = (): string =>
   process.env['TIDEMARK_GO_CLIENT'] ?? join(cache, 'go', 'bin', 'go-mcp-client');
 
+/** The MCP Inspector's launcher script (run with `--cli`), installed from test/interop/inspector. */
+export const inspectorCli = (): string =>
+  process.env['TIDEMARK_INSPECTOR'] ??
+  join(
+    cache,
+    'inspector',
+    'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js',
+  );
+
 /** infra/k8s-validate: strict decoding of manifests against the Kubernetes API types. */
 export const k8sValidate = (): string =>
   process.env['TIDEMARK_K8S_VALIDATE'] ?? join(cache, 'go', 'bin', 'k8s-validate');
