@@ -92,7 +92,10 @@ export async function extTasksSession(
       clientCapabilities: CAPABILITIES,
     },
     onInputRequest: createApplicationInputHandler({
-      elicitation: (request) => answer(String(request.params['message'])),
+      elicitation: (request) => {
+        const message = request.params['message'];
+        return answer(typeof message === 'string' ? message : '');
+      },
       sampling: refuse('sampling'),
       roots: refuse('roots'),
     }),

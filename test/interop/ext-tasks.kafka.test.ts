@@ -15,7 +15,7 @@ async function connect(url: string, asked: string[] = []) {
     asked.push(message);
     return { action: 'accept', content: { confirm: true } };
   });
-  onTestFinished(opened.close);
+  onTestFinished(() => opened.close());
   return opened;
 }
 
@@ -75,7 +75,7 @@ taskSuite('ext-tasks', {
     expect(await settled(lost, [])).toMatchObject({ status: 'cancelled' });
     // What works: a reference from serializeReference(), and only the SDK client closed.
     const staying = await extTasksSession(from);
-    onTestFinished(staying.close);
+    onTestFinished(() => staying.close());
     const kept2 = await staying.session.callTool('count', { to: 30, delayMs: 100 });
     if (kept2.kind !== 'task') throw new Error('count was not run as a task');
     const reference = kept2.serializeReference();
