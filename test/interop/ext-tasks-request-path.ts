@@ -24,11 +24,12 @@ const CAPABILITIES = {
 type Message = { id?: unknown; result?: unknown; error?: unknown };
 
 /** POSTs one framed request (ext-tasks gives method and params; the host adds the envelope). */
-export function tidemarkDispatch(url: string): RawClientDispatch {
+export function tidemarkDispatch(url: string, sent?: string[]): RawClientDispatch {
   let next = 0;
   return async (request, options) => {
     const id = `ext-${++next}`;
     const { method, params = {} } = request as { method: string; params?: Record<string, unknown> };
+    sent?.push(method);
     const name = params['name'] ?? params['taskId'];
     const response = await fetch(url, {
       method: 'POST',
@@ -69,6 +70,8 @@ function responseTo(id: string, text: string, type: string | null): JsonRpcRespo
 export async function extTasksSession(
   url: string,
   answer: (message: string) => ApplicationElicitResult = () => ({ action: 'decline' }),
+  /** Collects the method of every request the session sends through the path. */
+  sent?: string[],
 ): Promise<{
   session: TaskEnabledSession;
   negotiated: string | undefined;
@@ -85,7 +88,7 @@ export async function extTasksSession(
   const session = createTaskSessionFromClient(client, {
     // One id for the service, whichever replica: a task reference made on one resumes on another.
     endpointId: 'tidemark',
-    rawDispatch: tidemarkDispatch(url),
+    rawDispatch: tidemarkDispatch(url, sent),
     v2RequestFraming: {
       protocolVersion: REVISION,
       clientInfo: CLIENT_INFO,

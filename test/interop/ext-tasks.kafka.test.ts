@@ -10,16 +10,21 @@ type Result = { content?: Array<{ type: string; text?: string }> };
 
 const numbers30 = Array.from({ length: 30 }, (_, i) => i + 1).join(',');
 
-async function connect(url: string, asked: string[] = []) {
-  const opened = await extTasksSession(url, (message) => {
-    asked.push(message);
-    return { action: 'accept', content: { confirm: true } };
-  });
+async function connect(url: string, asked: string[] = [], sent?: string[]) {
+  const opened = await extTasksSession(
+    url,
+    (message) => {
+      asked.push(message);
+      return { action: 'accept', content: { confirm: true } };
+    },
+    sent,
+  );
   onTestFinished(() => opened.close());
   return opened;
 }
 
-const open = async (url: string, asked?: string[]) => (await connect(url, asked)).session;
+const open = async (url: string, asked?: string[], sent?: string[]) =>
+  (await connect(url, asked, sent)).session;
 
 /** Where a task execution ends: its status, and its result's text when it completed. */
 async function settled(
@@ -44,12 +49,18 @@ taskSuite('ext-tasks', {
   },
   run: async (url, kind) => {
     const asked: string[] = [];
-    const session = await open(url, asked);
+    const methods: string[] = [];
+    const session = await open(url, asked, methods);
     const execution =
       kind === 'task'
         ? await session.callTool('count', { to: 5, delayMs: 50 })
         : await session.callTool('confirm_deploy', { env: 'staging' });
-    return settled(execution, asked);
+    return { ...(await settled(execution, asked)), methods };
+  },
+  pollsOnly: {
+    seen: 'completes with the exact result, following the task by `tasks/get` polls only (no `subscriptions/listen`): a change is seen up to a poll interval late',
+    instead:
+      "to be told of each change as it happens, follow with `@tidemark/client` (`follow: 'listen'`); see docs/interop/ext-tasks.md.",
   },
   cancel: async (url) => {
     const session = await open(url);

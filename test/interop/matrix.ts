@@ -75,8 +75,6 @@ interface ClientEntry {
   readonly kafkaOnly?: readonly Scenario[];
   /** Scenarios it has no API for, and what to use instead (rendered as "—" with the reason). */
   readonly without?: Readonly<Partial<Record<Scenario, string>>>;
-  /** Scenarios the client could do that the suite does not run yet, and why. */
-  readonly notRun?: Readonly<Partial<Record<Scenario, string>>>;
 }
 
 const SESSION_SCENARIOS = ['handshake', 'progress', 'cut', 'retry', 'input', 'errors'] as const;
@@ -125,14 +123,9 @@ export const CLIENTS = {
     package: 'rmcp (crates.io)',
     version: () => pinned('test/interop/rmcp-tasks/Cargo.toml', /rmcp = \{ version = "=?([^"]+)"/),
     language: 'Rust',
-    scenarios: ['handshake', 'task', 'task-input', 'task-cancel'],
+    scenarios: ['handshake', 'task', 'task-input', 'task-cancel', 'task-handoff'],
+    kafkaOnly: ['task-kill'],
     without: TASKS_ONLY,
-    notRun: {
-      'task-kill':
-        'its driver (test/interop/rmcp-tasks) runs its scenarios in one process and has no pause for a kill yet',
-      'task-handoff':
-        'its driver (test/interop/rmcp-tasks) creates and follows in one process: no second one to hand a task to yet',
-    },
   },
   'ext-tasks': {
     name: 'TypeScript Tasks client',

@@ -69,8 +69,6 @@ function cell(client: ClientId, scenario: Scenario, all: readonly Observation[],
   const entry = clientEntry(client);
   const mine = all.filter((o) => o.client === client && o.scenario === scenario);
   if (mine.length === 0) {
-    const later = entry.notRun?.[scenario];
-    if (later !== undefined) return `not run ${notes.add(`${entry.name}: not run yet: ${later}.`)}`;
     const reason = entry.without?.[scenario];
     if (reason === undefined)
       throw new Error(`${client}: ${scenario} is neither tested nor explained`);
@@ -118,7 +116,7 @@ function render(all: readonly Observation[]): string {
     out.push('');
   }
   out.push(
-    `Each cell ran against ${DEPLOYMENTS.dev} and against ${DEPLOYMENTS.kafka}, unless it says which. ✅ works; ⚠️ works with a limit; ❌ does not; — the client has no API for it; "not run": the suite does not run it yet.`,
+    `Each cell ran against ${DEPLOYMENTS.dev} and against ${DEPLOYMENTS.kafka}, unless it says which. ✅ works; ⚠️ works with a limit; ❌ does not; — the client has no API for it.`,
     '',
     ...notes.lines.map((line, i) => `${i + 1}. ${line}`),
     '',

@@ -6,9 +6,16 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { rmcpTasksClient } from '../support/prerequisites.js';
 import { useDeployment } from './deployments.js';
+import { handoffTests, type TaskRun } from './task-suite.js';
 import { record, type Deployment, type Observation } from './matrix.js';
 
 const run = promisify(execFile);
+
+/** One run of the driver in a hand-off mode: the JSON line it prints. */
+async function runLine(args: string[]): Promise<Record<string, unknown>> {
+  const { stdout } = await run(rmcpTasksClient(), args, { timeout: 60_000 });
+  return JSON.parse(stdout.trim()) as Record<string, unknown>;
+}
 
 describe.each<Deployment>(['dev', 'kafka'])('rmcp as a Tasks client on %s', (deployment) => {
   const current = useDeployment(deployment);
@@ -37,5 +44,13 @@ describe.each<Deployment>(['dev', 'kafka'])('rmcp as a Tasks client on %s', (dep
     saw('task', 'created (working), polled on the other endpoint to completed, exact result');
     saw('task-input', 'input_required answered with tasks/update, completed');
     saw('task-cancel', 'tasks/cancel: cancelled');
+  });
+
+  handoffTests('rmcp', deployment, current, {
+    start: async (url) => String((await runLine(['start', url]))['taskId']),
+    resume: async (url, taskId) => {
+      const line = await runLine(['resume', url, taskId]);
+      return { created: 'working', asked: [], ...(line as Pick<TaskRun, 'result' | 'status'>) };
+    },
   });
 });

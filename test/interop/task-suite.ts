@@ -1,7 +1,7 @@
 // The Tasks scenarios every task client runs (the Tasks extension on 2026-07-28), on both
 // deployments; a worker killed -9 mid-task on the cluster only (dev has no worker process).
 import { describe, expect, it } from 'vitest';
-import { useDeployment } from './deployments.js';
+import { useDeployment, type InteropTarget } from './deployments.js';
 import { record, type ClientId, type Deployment, type Observation } from './matrix.js';
 
 export interface TaskRun {
@@ -9,6 +9,8 @@ export interface TaskRun {
   readonly asked: readonly string[];
   readonly result: string | null;
   readonly status: string;
+  /** The methods the client sent, when the driver can see them. */
+  readonly methods?: readonly string[];
 }
 
 export interface TaskDriver {
@@ -29,6 +31,8 @@ export interface TaskDriver {
     from: string,
     to: string,
   ): Promise<Pick<Observation, 'outcome' | 'seen'> & Partial<Observation>>;
+  /** When the client only polls (the driver's `run` reports the methods it sent). */
+  readonly pollsOnly?: Pick<Observation, 'instead'> & { seen: string };
   /** When the client asks the same input request more than once (a limit, with its reason). */
   readonly repeatsInput?: Pick<Observation, 'owner' | 'upstream' | 'instead'> & { seen: string };
 }
@@ -54,7 +58,12 @@ export function taskSuite(client: ClientId, driver: TaskDriver): void {
     it('a task: created working, driven to the exact result', async () => {
       const run = await driver.run(current().urls[0], 'task');
       expect(run).toMatchObject({ created: 'working', result: numbers(5), status: 'completed' });
-      saw('task', 'created (working), driven to completed, exact result');
+      if (driver.pollsOnly === undefined)
+        return saw('task', 'created (working), driven to completed, exact result');
+      expect(run.methods).toContain('tasks/get');
+      expect(run.methods).not.toContain('subscriptions/listen');
+      const { seen, ...rest } = driver.pollsOnly;
+      saw('task', seen, { outcome: 'limit', ...rest });
     });
 
     it('a task that asks for input: the client answers, the task completes', async () => {
@@ -78,35 +87,48 @@ export function taskSuite(client: ClientId, driver: TaskDriver): void {
       saw('task-cancel', 'tasks/cancel: cancelled');
     });
 
-    it('a host that hands its task off and stops: another session resumes it on the other endpoint', async () => {
-      const [from, to] = current().urls;
-      if (driver.handoff !== undefined) {
-        const { seen, ...rest } = await driver.handoff(from, to);
-        return saw('task-handoff', seen, rest);
-      }
-      const kept = await driver.start(from);
-      const run = await driver.resume(to, kept);
-      expect(run).toMatchObject({ result: numbers(30), status: 'completed' });
-      saw(
-        'task-handoff',
-        'resumed by what it kept, in a new session on the other endpoint: exact result',
-      );
-    });
+    handoffTests(client, deployment, current, driver);
+  });
+}
 
-    it.runIf(deployment === 'kafka')(
-      'a task whose worker is killed -9 completes on the next worker, followed from the other gateway',
-      async () => {
-        const taskId = await driver.start(current().urls[0]);
-        await new Promise((resolve) => setTimeout(resolve, 1_000)); // a third of the way in
-        await current().replaceWorker();
-        const run = await driver.resume(current().urls[1], taskId);
-        expect(run).toMatchObject({ result: numbers(30), status: 'completed' });
-        saw(
-          'task-kill',
-          'the task ran again on the next worker; resumed from what the client kept, through the other gateway: exact result',
-        );
-      },
-      90_000,
+/** The two scenarios that hand a task from one process to another: a host's handoff, a kill -9. */
+export function handoffTests(
+  client: ClientId,
+  deployment: Deployment,
+  current: () => InteropTarget,
+  driver: Pick<TaskDriver, 'start' | 'resume' | 'handoff'>,
+): void {
+  const saw = (scenario: Observation['scenario'], seen: string, more: Partial<Observation> = {}) =>
+    record({ client, scenario, deployment, outcome: 'works', seen, ...more });
+
+  it('a host that hands its task off and stops: another session resumes it on the other endpoint', async () => {
+    const [from, to] = current().urls;
+    if (driver.handoff !== undefined) {
+      const { seen, ...rest } = await driver.handoff(from, to);
+      return saw('task-handoff', seen, rest);
+    }
+    const kept = await driver.start(from);
+    const run = await driver.resume(to, kept);
+    expect(run).toMatchObject({ result: numbers(30), status: 'completed' });
+    saw(
+      'task-handoff',
+      'resumed by what it kept, in a new session on the other endpoint: exact result',
     );
   });
+
+  it.runIf(deployment === 'kafka')(
+    'a task whose worker is killed -9 completes on the next worker, followed from the other gateway',
+    async () => {
+      const taskId = await driver.start(current().urls[0]);
+      await new Promise((resolve) => setTimeout(resolve, 1_000)); // a third of the way in
+      await current().replaceWorker();
+      const run = await driver.resume(current().urls[1], taskId);
+      expect(run).toMatchObject({ result: numbers(30), status: 'completed' });
+      saw(
+        'task-kill',
+        'the task ran again on the next worker; resumed from what the client kept, through the other gateway: exact result',
+      );
+    },
+    90_000,
+  );
 }

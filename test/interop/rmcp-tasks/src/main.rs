@@ -1,6 +1,10 @@
 //! An rmcp 3.11.0 client of the Tasks extension (SEP-2663), used as is: it creates tasks through
 //! one Tidemark gateway and follows them through another, printing one JSON line per scenario
 //! for the test that runs it. Usage: rmcp-tasks-interop <create-url> <poll-url>
+//!
+//! Two more modes hand a task from one process to another, as a host that restarts does:
+//! `rmcp-tasks-interop start <url>` creates a long count and prints {"taskId", "created"};
+//! `rmcp-tasks-interop resume <url> <task-id>` follows it to the end: {"result", "status"}.
 use std::time::Duration;
 
 use rmcp::model::{
@@ -86,9 +90,26 @@ fn text_of(payload: &TaskPayload) -> Value {
     }
 }
 
+/// `start` and `resume`: one task, created by one process and followed by another.
+async fn hand_off(args: &[String]) -> anyhow::Result<()> {
+    let client = connect(&args[2]).await?;
+    if args[1] == "start" {
+        let (id, created) = create(&client, "count", json!({ "to": 30, "delayMs": 100 })).await?;
+        println!("{}", json!({ "taskId": id, "created": created["status"] }));
+    } else {
+        let (seen, payload) = poll(client.peer(), &args[3], terminal).await?;
+        println!("{}", json!({ "result": text_of(&payload), "status": seen.last() }));
+    }
+    client.cancel().await?;
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
+    if args[1] == "start" || args[1] == "resume" {
+        return hand_off(&args).await;
+    }
     let (create_url, poll_url) = (&args[1], &args[2]);
     let a = connect(create_url).await?;
     let b = connect(poll_url).await?;
