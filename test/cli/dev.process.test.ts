@@ -205,7 +205,8 @@ describe('npm start: the embedded single-process server', () => {
     const first = startDevServer(process.execPath, args);
     const url = await first.url;
     let killed = false;
-    const client = startProcess(onTestFinished, goMcpClient(), [url, '2025-11-25', '20', '150'], {
+    const call = ['call', url, 'count', JSON.stringify({ to: 20, delayMs: 150 }), '2025-11-25'];
+    const client = startProcess(onTestFinished, goMcpClient(), call, {
       onEvent: (event) => {
         if (event['progress'] !== 5 || killed) return;
         killed = true;
@@ -215,7 +216,7 @@ describe('npm start: the embedded single-process server', () => {
     });
     const final = await client.waitFor((e) => 'result' in e || 'error' in e, 60_000);
     expect(killed).toBe(true);
-    expect(final).toEqual({ result: numbers(20).join(',') });
+    expect(final).toEqual({ result: numbers(20).join(','), isError: false });
   });
 
   it('sends the retry hint dev was given (default 3 s)', async () => {
