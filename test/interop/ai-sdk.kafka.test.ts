@@ -5,7 +5,7 @@ import { createMCPClient } from '@ai-sdk/mcp';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { aiSdkWebhook } from '../support/ai-sdk-webhook.js';
 import { useDeployment } from './deployments.js';
-import { record, type Deployment, type Observation } from './matrix.js';
+import { recorder, type Deployment } from './matrix.js';
 
 async function connect(url: string, store?: Awaited<ReturnType<typeof aiSdkWebhook>>['store']) {
   const client = await createMCPClient({
@@ -18,8 +18,7 @@ async function connect(url: string, store?: Awaited<ReturnType<typeof aiSdkWebho
 
 describe.each<Deployment>(['dev', 'kafka'])('the AI SDK MCP client on %s', (deployment) => {
   const current = useDeployment(deployment);
-  const saw = (scenario: Observation['scenario'], seen: string, more: Partial<Observation> = {}) =>
-    record({ client: 'ai-sdk', scenario, deployment, outcome: 'works', seen, ...more });
+  const saw = recorder('ai-sdk', deployment);
 
   it('connects, lists the tools and calls one', async () => {
     const client = await connect(current().urls[0]);

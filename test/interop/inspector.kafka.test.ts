@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { inspectorCli } from '../support/prerequisites.js';
 import { useDeployment } from './deployments.js';
-import { record, type Deployment, type Observation } from './matrix.js';
+import { recorder, type Deployment } from './matrix.js';
 
 // Its state (~/.mcp-inspector) goes to a directory of the run's own, not the user's home.
 const home = mkdtempSync(join(tmpdir(), 'tidemark-inspector-'));
@@ -40,8 +40,7 @@ const result = (out: Record<string, unknown>) => out['result'] as Record<string,
 
 describe.each<Deployment>(['dev', 'kafka'])('the MCP Inspector CLI on %s', (deployment) => {
   const current = useDeployment(deployment);
-  const saw = (scenario: Observation['scenario'], seen: string, more: Partial<Observation> = {}) =>
-    record({ client: 'inspector', scenario, deployment, outcome: 'works', seen, ...more });
+  const saw = recorder('inspector', deployment);
 
   it('initializes in each protocol era it offers and lists the tools', async () => {
     const url = current().urls[0];

@@ -201,3 +201,9 @@ export function record(observation: Observation): void {
     `${JSON.stringify(observation, null, 2)}\n`,
   );
 }
+
+/** `record` for one client on one deployment: `works` unless `more` says otherwise. */
+export function recorder(client: ClientId, deployment: Deployment) {
+  return (scenario: Scenario, seen: string, more: Partial<Observation> = {}): void =>
+    record({ client, scenario, deployment, outcome: 'works', seen, ...more });
+}

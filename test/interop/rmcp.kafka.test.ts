@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { rmcpTasksClient } from '../support/prerequisites.js';
 import { useDeployment } from './deployments.js';
 import { handoffTests, type TaskRun } from './task-suite.js';
-import { record, type Deployment, type Observation } from './matrix.js';
+import { recorder, type Deployment } from './matrix.js';
 
 const run = promisify(execFile);
 
@@ -38,8 +38,7 @@ describe.each<Deployment>(['dev', 'kafka'])('rmcp as a Tasks client on %s', (dep
     expect((input!['input']!['seen'] as string[]).at(-1)).toBe('completed');
     expect((cancel!['cancel']!['seen'] as string[]).at(-1)).toBe('cancelled');
 
-    const saw = (scenario: Observation['scenario'], seen: string, more = {}) =>
-      record({ client: 'rmcp', scenario, deployment, outcome: 'works', seen, ...more });
+    const saw = recorder('rmcp', deployment);
     saw('handshake', 'server/discover: the Tasks extension found', { revisions: ['2026-07-28'] });
     saw('task', 'created (working), polled on the other endpoint to completed, exact result');
     saw('task-input', 'input_required answered with tasks/update, completed');

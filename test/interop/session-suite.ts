@@ -3,7 +3,7 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { useDeployment } from './deployments.js';
-import { record, type ClientId, type Deployment, type Observation } from './matrix.js';
+import { recorder, type ClientId, type Deployment, type Observation } from './matrix.js';
 
 export interface CallOutcome {
   readonly progress: readonly number[];
@@ -47,11 +47,7 @@ const TOOLS = ['confirm_delete', 'confirm_deploy', 'count', 'export_report', 'fl
 export function sessionSuite(client: ClientId, driver: SessionDriver): void {
   describe.each<Deployment>(['dev', 'kafka'])(`${client} on %s`, (deployment) => {
     const current = useDeployment(deployment);
-    const saw = (
-      scenario: Observation['scenario'],
-      seen: string,
-      more: Partial<Observation> = {},
-    ) => record({ client, scenario, deployment, outcome: 'works', seen, ...more });
+    const saw = recorder(client, deployment);
 
     it('handshake and discovery on every revision it can pin', async () => {
       const negotiated: string[] = [];

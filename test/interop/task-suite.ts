@@ -2,7 +2,7 @@
 // deployments; a worker killed -9 mid-task on the cluster only (dev has no worker process).
 import { describe, expect, it } from 'vitest';
 import { useDeployment, type InteropTarget } from './deployments.js';
-import { record, type ClientId, type Deployment, type Observation } from './matrix.js';
+import { recorder, type ClientId, type Deployment, type Observation } from './matrix.js';
 
 export interface TaskRun {
   readonly created: string;
@@ -42,11 +42,7 @@ const numbers = (n: number) => Array.from({ length: n }, (_, i) => i + 1).join('
 export function taskSuite(client: ClientId, driver: TaskDriver): void {
   describe.each<Deployment>(['dev', 'kafka'])(`${client} on %s`, (deployment) => {
     const current = useDeployment(deployment);
-    const saw = (
-      scenario: Observation['scenario'],
-      seen: string,
-      more: Partial<Observation> = {},
-    ) => record({ client, scenario, deployment, outcome: 'works', seen, ...more });
+    const saw = recorder(client, deployment);
 
     it('discovers the Tasks extension on 2026-07-28', async () => {
       const { negotiated, tasks } = await driver.handshake(current().urls[0]);
@@ -98,8 +94,7 @@ export function handoffTests(
   current: () => InteropTarget,
   driver: Pick<TaskDriver, 'start' | 'resume' | 'handoff'>,
 ): void {
-  const saw = (scenario: Observation['scenario'], seen: string, more: Partial<Observation> = {}) =>
-    record({ client, scenario, deployment, outcome: 'works', seen, ...more });
+  const saw = recorder(client, deployment);
 
   it('a host that hands its task off and stops: another session resumes it on the other endpoint', async () => {
     const [from, to] = current().urls;
