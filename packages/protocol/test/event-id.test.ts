@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   createKeyring,
   encodeEventId,
+  EVENT_ID_VERSION,
   eventIdMinter,
   logIdOf,
   MAX_EVENT_ID_LENGTH,
@@ -12,6 +13,7 @@ import {
   type SessionId,
   type WorkerEpoch,
 } from '../src/index.js';
+import { MAC_BYTES, tokenMac } from '../src/ids/keyed-token.js';
 import { epochA, gen, idFor, keyring, log, otherSession, session, stream } from './helpers.js';
 
 const now = 1_000_000;
@@ -115,11 +117,37 @@ describe('event ids', () => {
 
   it('refuses an unknown format version', () => {
     const bytes = Buffer.from(idFor({ offset: 1n }), 'base64url');
-    bytes[0] = 2;
+    bytes[0] = 3;
     expect(verify(bytes.toString('base64url'))).toMatchObject({
       ok: false,
       problem: 'unsupported-version',
     });
+  });
+
+  it('mints version 2 (a one-pass SHA3 MAC) and still verifies version 1 (HMAC), without downgrade', () => {
+    const id = idFor({ offset: 9n, generation: gen(epochA, 2), seq: 4 });
+    const v2 = Buffer.from(id, 'base64url');
+    expect(v2[0]).toBe(EVENT_ID_VERSION);
+    expect(EVENT_ID_VERSION).toBe(2);
+    // The same position as version 1 minted it before an upgrade: HMAC-SHA256 over the body.
+    const body = Buffer.from(v2.subarray(0, v2.length - MAC_BYTES));
+    body[0] = 1;
+    const v1 = Buffer.concat([body, tokenMac(keyring.current, body, session)]);
+    const claim = verify(id);
+    expect(claim.ok).toBe(true);
+    expect(verify(v1.toString('base64url'))).toEqual(claim);
+    // Another session's v1 id is told apart, as a v2 one is.
+    expect(verify(v1.toString('base64url'), otherSession)).toMatchObject({
+      ok: false,
+      problem: 'other-session',
+    });
+    // A v2 MAC under a v1 label (or the reverse) verifies as neither.
+    const relabelled = Buffer.from(v2);
+    relabelled[0] = 1;
+    expect(verify(relabelled.toString('base64url'))).toMatchObject({ problem: 'mac-mismatch' });
+    const upgraded = Buffer.from(v1);
+    upgraded[0] = 2;
+    expect(verify(upgraded.toString('base64url'))).toMatchObject({ problem: 'mac-mismatch' });
   });
 
   it('the stream minter writes exactly the ids encodeEventId writes, for any position and key', () => {

@@ -16,6 +16,8 @@ export type OpenedToken =
 
 export interface OpenTokenOptions {
   readonly version: number;
+  /** An older version still accepted (its MAC is the caller's to check by it). */
+  readonly alsoAccepts?: number;
   /** The shortest well-formed token, in bytes, MAC included. */
   readonly minBytes: number;
   /** The longest token accepted, in characters: a bound keeps hostile input cheap to refuse. */
@@ -37,7 +39,8 @@ export function openToken(raw: unknown, options: OpenTokenOptions): OpenedToken 
   const bytes = Buffer.from(raw, 'base64url');
   if (bytes.toString('base64url') !== raw) return refused('malformed', 'not canonical base64url');
   if (bytes.length < options.minBytes) return refused('malformed', 'too short');
-  if (bytes[0] !== options.version) return refused('unsupported-version', `version ${bytes[0]}`);
+  if (bytes[0] !== options.version && bytes[0] !== options.alsoAccepts)
+    return refused('unsupported-version', `version ${bytes[0]}`);
   const keyId = bytes[1] as number;
   const key = options.keyring.byId.get(keyId);
   if (key === undefined) return refused('unknown-key', `key ${keyId} is not in the keyring`);
