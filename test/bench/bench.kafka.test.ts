@@ -39,6 +39,10 @@ describe('benchmarks (smoke sizes)', () => {
       ]),
     );
     for (const row of result.live) expect(row.eventsPerSec).toBeGreaterThan(0);
+    // Interleaved rounds (two at smoke sizes): each row keeps its rounds, paired by the goals.
+    for (const row of result.live as Array<{ runs?: unknown[] }>) expect(row.runs).toHaveLength(2);
+    expect(stdout).toMatch(/per server core vs the SDK.*median, .* over 2 interleaved rounds/);
+    expect(stdout).toMatch(/share of the floor/);
     // The gateways' own CPU, for events/s per gateway core.
     for (const row of result.live.filter((r) => r.target.startsWith('tidemark-kafka')))
       expect(row).toHaveProperty('gatewayCores');
@@ -232,6 +236,16 @@ describe('benchmarks (smoke sizes)', () => {
     expect(soak.series.map((s) => s.process)).toEqual(['dev', 'worker', 'gateway']);
     for (const s of soak.series) expect(s.samples.length).toBeGreaterThanOrEqual(3);
     expect(soak.steadyState.some((row) => row.metric === 'disk')).toBe(true);
+    // What the RSS is made of, and every target met or missed with its spread.
+    for (const metric of ['heapTotal', 'rssFile'])
+      expect(soak.steadyState.filter((row) => row.metric === metric)).toHaveLength(3);
+    expect(stdout).toMatch(/tidemark-kafka gateway: RSS [\d.]+ MB = [\d.]+ file-backed/);
+    expect(stdout).toMatch(
+      /(met {3}|MISSED) RSS slope over the second half, tidemark-embedded dev: -?[\d.]+ ± [\d.]+ MB\/h/,
+    );
+    expect(stdout).toMatch(
+      /(met {3}|MISSED) RSS at the soak's load, tidemark-kafka worker: [\d.]+ MB \([\d.]+–[\d.]+\)/,
+    );
     expect(readFileSync(join(out, 'soak.svg'), 'utf8')).toMatch(/^<svg/);
   }, 300_000);
 

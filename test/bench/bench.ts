@@ -66,6 +66,7 @@ try {
       events: smoke ? 200 : 20_000,
       pacedTicks: smoke ? 10 : 100,
       paceMs: 20,
+      rounds: smoke ? 2 : 3,
     });
   if (only.has('resume'))
     result['resume'] = await runResume({

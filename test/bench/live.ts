@@ -5,7 +5,7 @@ import { KafkaLog, provisionTopics } from '@tidemark/kafka';
 import { PartitionTail } from '@tidemark/log';
 import { randomBytes } from 'node:crypto';
 import { nowMs, Session } from './load.ts';
-import { percentile, round } from './support.ts';
+import { median, percentile, round } from './support.ts';
 import { cpuMs, startTarget, type Target, type TargetName } from './targets.ts';
 
 const FLOOR_BATCH = 100;
@@ -18,6 +18,11 @@ export interface LiveOptions {
   /** Ticks per client in the paced latency run, one every `paceMs`. */
   pacedTicks: number;
   paceMs: number;
+  /**
+   * Rounds: every target is measured once per round, the targets interleaved, so a slow minute of
+   * a shared machine falls on every target alike; a row is the median of its rounds.
+   */
+  rounds: number;
   brokers?: readonly string[];
 }
 
@@ -31,6 +36,8 @@ export interface LiveRow {
   loadCores: number;
   /** Of the server cores, the gateways' (Kafka targets). */
   gatewayCores?: number;
+  /** Each round's events/s and server cores, in round order (a ratio pairs rounds). */
+  runs?: Array<{ eventsPerSec: number; serverCores: number }>;
 }
 
 async function sessions(target: Target, count: number): Promise<Session[]> {
@@ -174,31 +181,51 @@ async function floor(
   }
 }
 
+/** One row from a target's rounds: the median of each figure, with every round kept. */
+function combine(rounds: readonly LiveRow[]): LiveRow {
+  const first = rounds[0]!;
+  const mid = (pick: (r: LiveRow) => number) => round(median(rounds.map(pick)));
+  const gateway = rounds.map((r) => r.gatewayCores).filter((c) => c !== undefined);
+  return {
+    target: first.target,
+    clients: first.clients,
+    eventsPerSec: Math.round(median(rounds.map((r) => r.eventsPerSec))),
+    latencyMs: {
+      p50: mid((r) => r.latencyMs.p50),
+      p99: mid((r) => r.latencyMs.p99),
+      p999: mid((r) => r.latencyMs.p999),
+    },
+    serverCores: mid((r) => r.serverCores),
+    loadCores: mid((r) => r.loadCores),
+    ...(gateway.length === 0 ? {} : { gatewayCores: round(median(gateway)) }),
+    runs: rounds.map((r) => ({ eventsPerSec: r.eventsPerSec, serverCores: r.serverCores })),
+  };
+}
+
 export async function runLive(options: LiveOptions): Promise<LiveRow[]> {
-  const rows: LiveRow[] = [];
-  for (const name of options.targets) {
-    const target = await startTarget(name, {
-      ...(options.brokers ? { brokers: options.brokers } : {}),
-    });
-    try {
-      for (const clients of options.clients) {
-        const row = await measure(target, clients, options);
-        console.error(
-          `live ${name} ×${clients}: ${row.eventsPerSec} events/s, p50 ${row.latencyMs.p50} ms`,
-        );
-        rows.push(row);
-      }
-    } finally {
-      await target.stop();
-    }
-  }
-  if (options.brokers !== undefined)
-    for (const clients of options.clients) {
-      const row = await floor(options.brokers, clients, options);
-      console.error(
-        `live kafka-floor ×${clients}: ${row.eventsPerSec} events/s, p50 ${row.latencyMs.p50} ms`,
+  const targets: Target[] = [];
+  const measured = new Map<string, LiveRow[]>();
+  const keep = (row: LiveRow) => {
+    const key = `${row.target} ${row.clients}`;
+    measured.set(key, [...(measured.get(key) ?? []), row]);
+    console.error(
+      `live ${row.target} ×${row.clients}: ${row.eventsPerSec} events/s on ${row.serverCores} server cores, p50 ${row.latencyMs.p50} ms`,
+    );
+  };
+  try {
+    // Every target runs for the whole benchmark: an idle one costs its neighbours little, and
+    // rounds can then take the targets in turn.
+    for (const name of options.targets)
+      targets.push(
+        await startTarget(name, { ...(options.brokers ? { brokers: options.brokers } : {}) }),
       );
-      rows.push(row);
-    }
-  return rows;
+    for (let r = 0; r < options.rounds; r++)
+      for (const clients of options.clients) {
+        for (const target of targets) keep(await measure(target, clients, options));
+        if (options.brokers !== undefined) keep(await floor(options.brokers, clients, options));
+      }
+  } finally {
+    for (const target of targets) await target.stop();
+  }
+  return [...measured.values()].map(combine);
 }

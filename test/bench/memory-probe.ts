@@ -1,15 +1,31 @@
 // Preloaded into a server process by the memory benchmark (`--import`): on SIGUSR2 it collects
 // garbage and prints {"memory": {...}} on stderr, so heap per session is read after a full GC.
+// Beside the heap it reads what the kernel counts, to explain the RSS outside it: the pages V8 holds
+// (heapTotal, garbage and free space included), and the RSS backed by files (the node binary's
+// code, shared by every process that maps it) versus anonymous memory (the heap, malloc).
+import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
+const kb = (status: string, field: string) =>
+  Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
 process.on('SIGUSR2', () => {
+  // Read before collecting: a GC's reclaimed pages would otherwise hide what the process holds.
+  const status = readFileSync('/proc/self/status', 'utf8');
+  const { heapTotal } = process.memoryUsage();
   gc();
   gc();
   const { rss, heapUsed, external, arrayBuffers } = process.memoryUsage();
-  process.stderr.write(
-    `${JSON.stringify({ memory: { rss, heapUsed, external, arrayBuffers } })}\n`,
-  );
+  const memory = {
+    rss,
+    heapUsed,
+    external,
+    arrayBuffers,
+    heapTotal,
+    rssFile: kb(status, 'RssFile'),
+    rssAnon: kb(status, 'RssAnon'),
+  };
+  process.stderr.write(`${JSON.stringify({ memory })}\n`);
 });

@@ -1,7 +1,7 @@
 // `npm run soak`: Tidemark under a steady churn for a bounded time, sampling the RSS, heap and disk
 // of every server process, to show that memory and disk follow what is live, not what was seen.
 //
-//   npm run soak                       # 10 minutes, embedded and Kafka
+//   npm run soak                       # 30 minutes each, embedded and Kafka
 //   npm run soak -- --minutes 3 --targets tidemark-embedded
 //
 // Sessions come and go (half end with DELETE, half are abandoned and expire by their TTL), calls
@@ -32,10 +32,11 @@ import {
   type Child,
 } from './support.ts';
 import { MODERN_META, readSse } from '../support/sse.ts';
+import { chart, rows, rssParts, soakGoals, type Series } from './soak-report.ts';
 
 const { values } = parseArgs({
   options: {
-    minutes: { type: 'string', default: '10' },
+    minutes: { type: 'string', default: '30' },
     targets: { type: 'string', default: 'tidemark-embedded,tidemark-kafka' },
     clients: { type: 'string', default: '8' },
     'sample-seconds': { type: 'string', default: '5' },
@@ -63,23 +64,6 @@ for (const t of targets)
 
 const TOOLS = join(ROOT, 'test/bench/bench-tools.ts');
 const EXPIRY = ['--session-ttl', '20s', '--result-ttl', '20s', '--server-idle', '10s'];
-
-interface Sample {
-  /** Seconds since the load started. */
-  t: number;
-  rss: number;
-  heapUsed: number;
-  /** Memory of Buffers and other objects outside the JS heap (after the same GC). */
-  external: number;
-  /** Bytes of the process's data on disk (the embedded log's files), when it has any. */
-  disk?: number;
-}
-
-interface Series {
-  target: string;
-  process: string;
-  samples: Sample[];
-}
 
 interface Counts {
   sessions: number;
@@ -201,21 +185,6 @@ function diskBytes(dir: string): number {
   return total;
 }
 
-/** Least-squares slope of y over t (seconds), in units per hour. */
-function slopePerHour(points: ReadonlyArray<{ t: number; y: number }>): number {
-  const n = points.length;
-  if (n < 2) return NaN;
-  const mt = points.reduce((a, p) => a + p.t, 0) / n;
-  const my = points.reduce((a, p) => a + p.y, 0) / n;
-  let num = 0;
-  let den = 0;
-  for (const p of points) {
-    num += (p.t - mt) * (p.y - my);
-    den += (p.t - mt) ** 2;
-  }
-  return (num / den) * 3600;
-}
-
 async function soak(name: string, running: Running): Promise<{ series: Series[]; counts: Counts }> {
   const series: Series[] = running.processes.map((p) => ({
     target: name,
@@ -237,7 +206,9 @@ async function soak(name: string, running: Running): Promise<{ series: Series[];
         t: round((Date.now() - started) / 1000, 1),
         rss: memory.rss,
         heapUsed: memory.heapUsed,
+        heapTotal: memory.heapTotal,
         external: memory.external,
+        rssFile: memory.rssFile,
         ...(p.dataDir === undefined ? {} : { disk: diskBytes(p.dataDir) }),
       });
     }
@@ -261,104 +232,6 @@ async function soak(name: string, running: Running): Promise<{ series: Series[];
 
 const mb = (bytes: number) => `${round(bytes / 1048576, 1)} MB`;
 
-interface Row {
-  target: string;
-  process: string;
-  metric: 'rss' | 'heapUsed' | 'external' | 'disk';
-  /** Mean over the second half of the run, MB. */
-  steadyMb: number;
-  /** Slope over the second half of the run, MB per hour. */
-  slopeMbPerHour: number;
-}
-
-function rows(series: readonly Series[]): Row[] {
-  return series.flatMap((s) => {
-    const steady = s.samples.filter((p) => p.t >= (minutes * 60) / 2);
-    return (['rss', 'heapUsed', 'external', 'disk'] as const).flatMap((metric) => {
-      const points = steady
-        .filter((p) => p[metric] !== undefined)
-        .map((p) => ({ t: p.t, y: p[metric]! / 1048576 }));
-      if (points.length === 0) return [];
-      return [
-        {
-          target: s.target,
-          process: s.process,
-          metric,
-          steadyMb: round(points.reduce((a, p) => a + p.y, 0) / points.length, 1),
-          slopeMbPerHour: round(slopePerHour(points), 2),
-        },
-      ];
-    });
-  });
-}
-
-/** A line chart of every series (MB over minutes), one colour per process and metric. */
-function chart(series: readonly Series[]): string {
-  const width = 760;
-  const height = 360;
-  const pad = { left: 60, right: 220, top: 30, bottom: 40 };
-  const lines = series.flatMap((s) =>
-    (['rss', 'heapUsed', 'external', 'disk'] as const).flatMap((metric) => {
-      const points = s.samples.filter((p) => p[metric] !== undefined);
-      return points.length === 0
-        ? []
-        : [
-            {
-              label: `${s.target} ${s.process} ${metric}`,
-              points: points.map((p) => ({ t: p.t, y: p[metric]! / 1048576 })),
-            },
-          ];
-    }),
-  );
-  const maxT = Math.max(1, ...lines.flatMap((l) => l.points.map((p) => p.t)));
-  const maxY = Math.max(1, ...lines.flatMap((l) => l.points.map((p) => p.y))) * 1.1;
-  const x = (t: number) => pad.left + (t / maxT) * (width - pad.left - pad.right);
-  const y = (v: number) => height - pad.bottom - (v / maxY) * (height - pad.top - pad.bottom);
-  const colours = [
-    '#1b6ca8',
-    '#d1495b',
-    '#66a182',
-    '#edae49',
-    '#8d6a9f',
-    '#2e4057',
-    '#00798c',
-    '#a05195',
-  ];
-  const parts = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="11">`,
-    `<rect width="100%" height="100%" fill="white"/>`,
-    `<text x="${pad.left}" y="18" font-size="13">Soak: memory and disk over ${minutes} min (MB)</text>`,
-    `<line x1="${pad.left}" y1="${y(0)}" x2="${width - pad.right}" y2="${y(0)}" stroke="#999"/>`,
-    `<line x1="${pad.left}" y1="${y(0)}" x2="${pad.left}" y2="${pad.top}" stroke="#999"/>`,
-  ];
-  for (let i = 0; i <= 4; i++) {
-    const v = (maxY / 4) * i;
-    parts.push(
-      `<text x="${pad.left - 6}" y="${y(v) + 4}" text-anchor="end">${Math.round(v)}</text>`,
-    );
-  }
-  for (let i = 0; i <= 4; i++) {
-    const t = (maxT / 4) * i;
-    parts.push(
-      `<text x="${x(t)}" y="${height - pad.bottom + 16}" text-anchor="middle">${round(t / 60, 1)} min</text>`,
-    );
-  }
-  lines.forEach((line, i) => {
-    const colour = colours[i % colours.length]!;
-    const path = line.points
-      .map((p, j) => `${j === 0 ? 'M' : 'L'}${round(x(p.t), 1)},${round(y(p.y), 1)}`)
-      .join(' ');
-    parts.push(`<path d="${path}" fill="none" stroke="${colour}" stroke-width="1.5"/>`);
-    const ly = pad.top + 14 * i;
-    parts.push(
-      `<rect x="${width - pad.right + 10}" y="${ly - 8}" width="10" height="10" fill="${colour}"/>`,
-    );
-    parts.push(`<text x="${width - pad.right + 26}" y="${ly + 1}">${line.label}</text>`);
-  });
-  parts.push('</svg>');
-  return `${parts.join('\n')}\n`;
-}
-
 const kafka = targets.includes('tidemark-kafka')
   ? await resolveKafka({ log: (line) => console.error(line) })
   : undefined;
@@ -378,7 +251,11 @@ try {
   await kafka?.stop();
 }
 
-const table = rows(results.flatMap((r) => r.series));
+const table = rows(
+  results.flatMap((r) => r.series),
+  (minutes * 60) / 2,
+);
+const targetsMet = soakGoals(table);
 writeResult(join(values.out, 'soak.json'), {
   machine: machine(),
   minutes,
@@ -386,19 +263,33 @@ writeResult(join(values.out, 'soak.json'), {
   expiry: EXPIRY.join(' '),
   results: results.map((r) => ({ target: r.target, counts: r.counts })),
   steadyState: table,
+  goals: targetsMet,
   series: results.flatMap((r) => r.series),
 });
-writeFileSync(join(values.out, 'soak.svg'), chart(results.flatMap((r) => r.series)));
+writeFileSync(
+  join(values.out, 'soak.svg'),
+  chart(
+    results.flatMap((r) => r.series),
+    minutes,
+  ),
+);
 console.log(`Soak: ${minutes} min, ${clients} clients (${EXPIRY.join(' ')}, resume window 1m)\n`);
 for (const r of results)
   console.log(
     `${r.target}: ${r.counts.sessions} sessions, ${r.counts.calls} calls, ${r.counts.resumes} resumes, ${r.counts.stateless} stateless requests, ${r.counts.errors} errors${r.counts.lastError === undefined ? '' : ` (last: ${r.counts.lastError})`}`,
   );
 console.log(
-  '\n| target | process | metric | steady state (MB) | slope (MB/h) |\n| --- | --- | --- | ---: | ---: |',
+  '\n| target | process | metric | steady state (MB) | least–most (MB) | slope (MB/h) |\n| --- | --- | --- | ---: | ---: | ---: |',
 );
 for (const row of table)
   console.log(
-    `| ${row.target} | ${row.process} | ${row.metric} | ${row.steadyMb} | ${row.slopeMbPerHour} |`,
+    `| ${row.target} | ${row.process} | ${row.metric} | ${row.steadyMb} | ${row.minMb}–${row.maxMb} | ${row.slopeMbPerHour} ± ${row.slopeErrorMbPerHour} |`,
+  );
+console.log('\nWhat the RSS is made of (means over the second half):');
+for (const line of rssParts(table)) console.log(`- ${line}`);
+console.log('\nTargets:');
+for (const goal of targetsMet)
+  console.log(
+    `- ${goal.met ? 'met   ' : 'MISSED'} ${goal.what}: ${goal.measured} (target ${goal.target})`,
   );
 console.log(`\nresults: ${join(values.out, 'soak.json')}, chart: ${join(values.out, 'soak.svg')}`);

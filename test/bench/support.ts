@@ -81,6 +81,13 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN;
 }
 
+/** The median of numbers (the mean of the middle two for an even count). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
 export const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
 
 /** The machine a figure was measured on, written next to every result. */
@@ -116,16 +123,25 @@ export async function benchTopics(brokers: readonly string[], label = 'bench'): 
 }
 
 /** Heap and RSS of a server process after a full GC: the memory probe answers SIGUSR2. */
-export async function readMemory(
-  child: Child,
-): Promise<{ rss: number; heapUsed: number; external: number }> {
+/** A server process's memory as memory-probe.ts reads it (bytes). */
+export interface MemoryReading {
+  rss: number;
+  heapUsed: number;
+  external: number;
+  /** The pages V8 held before the reading's GC (garbage and free space included). */
+  heapTotal: number;
+  /** RSS backed by files (the node binary's code) and anonymous (heap, malloc). */
+  rssFile: number;
+  rssAnon: number;
+}
+
+export async function readMemory(child: Child): Promise<MemoryReading> {
   const before = child.output().length;
   child.child.kill('SIGUSR2');
   const deadline = Date.now() + 10_000;
   for (;;) {
     const line = /\{"memory":(\{[^}]*\})\}/.exec(child.output().slice(before));
-    if (line !== null)
-      return JSON.parse(line[1]!) as { rss: number; heapUsed: number; external: number };
+    if (line !== null) return JSON.parse(line[1]!) as MemoryReading;
     if (Date.now() > deadline) throw new Error('no memory reading from a server process');
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

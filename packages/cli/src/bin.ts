@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import './node-start.js';
 import { main, runsServer } from './cli.js';
 import { createLogger } from './logger.js';
 
