@@ -87,8 +87,21 @@ export async function startTarget(name: TargetName, context: TargetContext): Pro
     const urls: string[] = [];
     const gateways: Child[] = [];
     for (let i = 0; i < (name === 'tidemark-kafka-2' ? 2 : 1); i++) {
+      // Event ids in the format a fleet mints once every gateway runs this release.
       const gateway = await startChild(
-        [BIN, 'gateway', '--auth', 'none', '--port', '0', '--host', '127.0.0.1', ...kafka],
+        [
+          BIN,
+          'gateway',
+          '--auth',
+          'none',
+          '--port',
+          '0',
+          '--host',
+          '127.0.0.1',
+          '--event-id-version',
+          '2',
+          ...kafka,
+        ],
         /listening on port (\d+)/,
         env,
       );

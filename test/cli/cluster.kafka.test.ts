@@ -10,6 +10,7 @@ import { connectResumingClient } from '../support/clients.js';
 import { groupMembers, reservePorts, uniqueTopicName } from '@tidemark/kafka-fixtures';
 import { expect, inject, it, onTestFinished } from 'vitest';
 import { TcpProxy } from '../support/tcp-proxy.js';
+import { RawMcpClient, readSse } from '../support/sse.js';
 
 const run = promisify(execFile);
 const brokers = inject('kafkaBrokers').join(',');
@@ -87,10 +88,13 @@ it('tidemark topics create, two gateways and two workers on the real broker, dri
   writeFileSync(secretFile, randomBytes(32).toString('hex'));
   const ports = [await reservePorts(), await reservePorts()] as const;
   await Promise.all([
-    ...ports.map((port) =>
+    // The first gateway mints event ids in the default format (1), the second is told 2: a fleet
+    // half way through the two-step switch docs/upgrades.md describes.
+    ...ports.map((port, i) =>
       tidemark(
         [
           'gateway',
+          ...(i === 1 ? ['--event-id-version', '2'] : []),
           '--auth',
           'none',
           '--port',
@@ -183,6 +187,24 @@ it('tidemark topics create, two gateways and two workers on the real broker, dri
   const live = await fetch(`${consoleUrl}/events`, { signal: AbortSignal.timeout(2_000) });
   expect(live.headers.get('content-type')).toBe('text/event-stream');
   await live.body?.cancel();
+
+  // Each gateway resumes the other's ids: a v1 id on the v2 gateway, a v2 id on the v1 gateway.
+  for (const [from, to, version] of [
+    [ports[0], ports[1], 1],
+    [ports[1], ports[0], 2],
+  ] as const) {
+    const raw = new RawMcpClient(`http://127.0.0.1:${from}/mcp`);
+    await raw.initialize();
+    const cut = await raw.callCount(1, 3, 50, 1);
+    const last = cut.ids.at(-1)!;
+    expect(Buffer.from(last, 'base64url')[0]).toBe(version);
+    const resumed = await new RawMcpClient(`http://127.0.0.1:${to}/mcp`, raw.session).resume(last);
+    const texts: string[] = [];
+    await readSse(resumed, (event) => {
+      if (event.data !== '') texts.push(event.data);
+    });
+    expect(texts.at(-1)).toContain('1,2,3');
+  }
 }, 180_000);
 
 it('tidemark topics create with more replicas than brokers: exit 2 and the flag that fixes it', async () => {

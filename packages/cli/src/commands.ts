@@ -12,6 +12,7 @@ import { sayTools } from './banner.js';
 import { addHealth, topicsProbe } from './health.js';
 import { devSecret, openDevLog } from './dev-data.js';
 import {
+  eventIdVersionOf,
   keyringOf,
   previousSecretsOf,
   secretOf,
@@ -151,6 +152,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     host: { type: 'string' },
     'secret-file': { type: 'string' },
     'previous-secret-file': { type: 'string', multiple: true },
+    'event-id-version': { type: 'string' },
     ...TELEMETRY_FLAGS,
     'allowed-origin': { type: 'string', multiple: true },
     'allowed-host': { type: 'string', multiple: true },
@@ -163,7 +165,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     ...GATEWAY_GROUP_FLAGS,
   });
   // What a gateway cannot start without, each checked, all named at once.
-  const [listenPort, auth, kafka, secret, groupLog] = allOf(
+  const [listenPort, auth, kafka, secret, groupLog, mints] = allOf(
     () => {
       if (values['port'] === undefined)
         throw new UsageError('--port: required (the port to listen on)');
@@ -173,6 +175,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
     () => kafkaOptions(values, io),
     () => secretOf(str(values['secret-file']), io),
     () => groupLogOptionsOf(values),
+    () => eventIdVersionOf(str(values['event-id-version']), io),
   );
   const limits = limitsOf(values);
   const { sessionTtlMs } = ttlsOf(values);
@@ -186,7 +189,7 @@ export async function gateway(args: readonly string[], io: Io): Promise<void> {
   const gw = await createGateway({
     log,
     topics,
-    keyring: keyringOf(secret, previousSecretsOf(list(values['previous-secret-file']), io)),
+    keyring: keyringOf(secret, previousSecretsOf(list(values['previous-secret-file']), io), mints),
     onError: (error) => io.logger.error({ err: error }, 'gateway error'),
     onWarning: (message, fields) => io.logger.warn(fields, message),
     ...drainOf(values, undefined),

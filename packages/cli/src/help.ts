@@ -149,6 +149,9 @@ Kafka and the rest:
   --secret-file <path>   the event-id secret (>= 32 bytes, shared by every replica); or TIDEMARK_SECRET
   --previous-secret-file <path>  a secret from before a rotation: ids it signed still verify
                          (repeatable; or TIDEMARK_PREVIOUS_SECRET). See "Rotating the secret"
+  --event-id-version <1|2>  the format new event ids are minted in (or TIDEMARK_EVENT_ID_VERSION).
+                         Default 1: gateways of 0.1.0 verify only it. Set 2 (a cheaper MAC) once
+                         every gateway runs this release; both always verify
   --prefix <p>           topic prefix. Default tidemark.
   --group <g>            the gateways' consumer group: they share out the partitions of events,
                          and each mints the session and task ids it creates onto its share, so each

@@ -76,6 +76,10 @@ describe('the tidemark command line', () => {
     ],
     [['dev', '--task-ttl', 'forever'], /--task-ttl: expected a duration/],
     [
+      ['gateway', '--port', '8080', '--auth', 'none', '--event-id-version', '3'],
+      /--event-id-version: 1 or 2 \(the event-id format new ids are minted in\), got "3"/,
+    ],
+    [
       ['worker', '--tools', 'x', '--brokers', 'k:9092', '--group-session-timeout', 'soon'],
       /--group-session-timeout: expected a duration/,
     ],

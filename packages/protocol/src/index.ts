@@ -47,6 +47,7 @@ export type {
   EventClaim,
   EventIdProblem,
   EventIdVerification,
+  EventIdVersion,
   EventPosition,
   Keyring,
   KeyringOptions,

@@ -148,6 +148,18 @@ describe('event ids', () => {
     const upgraded = Buffer.from(v1);
     upgraded[0] = 2;
     expect(verify(upgraded.toString('base64url'))).toMatchObject({ problem: 'mac-mismatch' });
+    // A keyring told to mint version 1 (a rolling upgrade from 0.1.0) writes exactly that id.
+    const position = {
+      logIdentity: log,
+      partition: 0,
+      offset: 9n,
+      generation: gen(epochA, 2),
+      seq: 4,
+      stream,
+    };
+    const ring1 = createKeyring({ current: keyring.current, mints: 1 });
+    expect(encodeEventId(position, session, ring1)).toBe(v1.toString('base64url'));
+    expect(() => createKeyring({ current: keyring.current, mints: 3 as 1 })).toThrow(/1 or 2/);
   });
 
   it('the stream minter writes exactly the ids encodeEventId writes, for any position and key', () => {
@@ -157,6 +169,7 @@ describe('event ids', () => {
         fc.record({
           secret: fc.uint8Array({ minLength: 32, maxLength: 100 }),
           keyId: fc.integer({ min: 0, max: 255 }),
+          mints: fc.constantFrom(1 as const, 2 as const),
           partition: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
           stream: fc.constantFrom(stream, requestStreamId('r'.repeat(47)), requestStreamId('é')),
           events: fc.array(
@@ -173,8 +186,8 @@ describe('event ids', () => {
             { minLength: 1, maxLength: 5 },
           ),
         }),
-        ({ secret, keyId, partition, stream: s, events }) => {
-          const ring = createKeyring({ current: { id: keyId, secret } });
+        ({ secret, keyId, mints, partition, stream: s, events }) => {
+          const ring = createKeyring({ current: { id: keyId, secret }, mints });
           const mint = eventIdMinter({
             logIdentity: log,
             partition,
@@ -186,6 +199,7 @@ describe('event ids', () => {
             const id = mint(offset, generation, seq);
             const position = { logIdentity: log, partition, offset, generation, seq, stream: s };
             expect(id).toBe(encodeEventId(position, session, ring));
+            expect(Buffer.from(id, 'base64url')[0]).toBe(mints);
             // A priming position (no generation) is valid only with seq 0.
             expect(verify(id, session, ring).ok).toBe(generation !== undefined || seq === 0);
           }

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { keyringFromSecrets, type Keyring } from '@tidemark/protocol';
+import { keyringFromSecrets, type EventIdVersion, type Keyring } from '@tidemark/protocol';
 import type { Io } from '../io.js';
 import { UsageError } from '../options.js';
 
@@ -30,8 +30,27 @@ function readSecretFile(path: string, flag = '--secret-file'): string {
  * they signed still verify). dev keeps its secret next to its log, so ids minted before a restart
  * still verify after it.
  */
-export function keyringOf(secret: Uint8Array, previous: readonly Uint8Array[] = []): Keyring {
-  return keyringFromSecrets(secret, previous);
+export function keyringOf(
+  secret: Uint8Array,
+  previous: readonly Uint8Array[] = [],
+  mints: EventIdVersion = 2,
+): Keyring {
+  return keyringFromSecrets(secret, previous, mints);
+}
+
+/**
+ * `--event-id-version` (or TIDEMARK_EVENT_ID_VERSION): the format a gateway mints. 1 by default in
+ * this release: a gateway of 0.1.0 verifies only version 1, and during a rolling upgrade a client
+ * may resume on one with an id a new gateway minted. Once every gateway runs this release, 2 (a
+ * one-pass MAC, cheaper per delivered event); both are verified either way.
+ */
+export function eventIdVersionOf(flag: string | undefined, io: Io): EventIdVersion {
+  const raw = flag ?? io.env['TIDEMARK_EVENT_ID_VERSION'];
+  if (raw === undefined || raw.trim() === '') return 1;
+  if (raw.trim() === '1' || raw.trim() === '2') return Number(raw.trim()) as EventIdVersion;
+  throw new UsageError(
+    `--event-id-version: 1 or 2 (the event-id format new ids are minted in), got "${raw}"`,
+  );
 }
 
 /** `--previous-secret-file` (repeatable) and `TIDEMARK_PREVIOUS_SECRET`: secrets that still verify. */

@@ -3,14 +3,14 @@ import { ByteWriter } from '../bytes.js';
 import {
   EPOCH_BYTES,
   EVENT_ID_MAC_INFO,
-  EVENT_ID_VERSION,
+  type EventIdVersion,
   logIdOf,
   sessionTag,
   type SigningKey,
   type StreamIdentity,
 } from './event-id.js';
 import type { Generation } from './generation.js';
-import { derivedKey, MAC_BYTES } from './keyed-token.js';
+import { derivedKey, MAC_BYTES, tokenMac } from './keyed-token.js';
 
 /** Version 2's MAC key, in front of the body: 32 bytes (HKDF's output). */
 const KEY_BYTES = 32;
@@ -22,7 +22,8 @@ const KEY_BYTES = 32;
  * without events costs only the closure): the header (log id, session tag, partition), the
  * stream's bytes, the session suffix; the MAC key once per key. An event then costs its varints,
  * one SHA3-256 pass over a scratch buffer shared by all minters (minting is synchronous), and the
- * base64url. The ids are byte for byte those of `encodeEventId` (a test holds them equal).
+ * base64url (version 1, when the keyring mints it: HMAC-SHA256 over the same body). The ids are
+ * byte for byte those of `encodeEventId` (a test holds them equal).
  */
 export function eventIdMinter(
   identity: StreamIdentity,
@@ -31,6 +32,7 @@ export function eventIdMinter(
   return (offset, generation, seq) => {
     fixed ??= minterParts(identity);
     const { key, head, tail, suffix, epoch } = fixed;
+    const { session } = identity;
     const needed = KEY_BYTES + head.length + MAX_VARIABLE_BYTES + tail.length + suffix.length;
     if (scratch.input.length < needed) scratch = { input: Buffer.alloc(needed), key: undefined };
     const { input } = scratch;
@@ -57,7 +59,9 @@ export function eventIdMinter(
     at += tail.copy(input, at);
     const bodyEnd = at;
     at += suffix.copy(input, at);
-    hash('sha3-256', input.subarray(0, at), 'buffer').copy(input, bodyEnd, 0, MAC_BYTES);
+    if (fixed.version === 2)
+      hash('sha3-256', input.subarray(0, at), 'buffer').copy(input, bodyEnd, 0, MAC_BYTES);
+    else tokenMac(key, input.subarray(bodyStart, bodyEnd), session).copy(input, bodyEnd);
     return input.toString('base64url', bodyStart, bodyEnd + MAC_BYTES);
   };
 }
@@ -65,6 +69,7 @@ export function eventIdMinter(
 /** What a minter prepares at its stream's first event. */
 interface MinterParts {
   readonly key: SigningKey;
+  readonly version: EventIdVersion;
   /** Version, key id, log id, session tag, partition. */
   readonly head: Buffer;
   /** The stream id's length and bytes. */
@@ -80,7 +85,7 @@ function minterParts(identity: StreamIdentity): MinterParts {
   const { logIdentity, partition, stream, session, keyring } = identity;
   const key = keyring.current;
   const head = new ByteWriter()
-    .byte(EVENT_ID_VERSION)
+    .byte(keyring.mints)
     .byte(key.id)
     .bytes(Buffer.from(logIdOf(logIdentity), 'hex'))
     .bytes(sessionTag(key, session))
@@ -89,6 +94,7 @@ function minterParts(identity: StreamIdentity): MinterParts {
   const streamBytes = Buffer.from(stream, 'utf8');
   return {
     key,
+    version: keyring.mints,
     head,
     tail: Buffer.concat([Buffer.from([streamBytes.length]), streamBytes]),
     suffix: Buffer.from(`\u0000${session}`, 'utf8'),

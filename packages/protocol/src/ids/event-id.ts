@@ -33,6 +33,9 @@ export const EVENT_ID_VERSION = 2;
 /** The format minted before version 2, still accepted. */
 const EVENT_ID_V1 = 1;
 
+/** The event-id formats a keyring can mint (both always verify). */
+export type EventIdVersion = 1 | 2;
+
 const LOG_ID_BYTES = 8;
 const SESSION_TAG_BYTES = 4;
 export const EPOCH_BYTES = 10;
@@ -84,11 +87,17 @@ export interface KeyringOptions {
   current: SigningKey;
   /** Keys that still verify ids minted before a rotation, during their grace period. */
   previous?: readonly SigningKey[];
+  /**
+   * The format new ids are minted in (default 2). 1 while replicas of a release that verifies
+   * only version 1 may be handed an id: during a rolling upgrade from 0.1.0.
+   */
+  mints?: EventIdVersion;
 }
 
 export interface Keyring {
   readonly current: SigningKey;
   readonly byId: ReadonlyMap<number, SigningKey>;
+  readonly mints: EventIdVersion;
 }
 
 /** Validates keys up front: a short secret or a duplicate key id is a configuration bug. */
@@ -109,7 +118,9 @@ export function createKeyring(options: KeyringOptions): Keyring {
     if (byId.has(key.id)) throw invalidOption('key.id', 'unique key ids', key.id);
     byId.set(key.id, key);
   }
-  return { current: options.current, byId };
+  const mints = options.mints ?? EVENT_ID_VERSION;
+  if (mints !== 1 && mints !== 2) throw invalidOption('mints', 'event-id version 1 or 2', mints);
+  return { current: options.current, byId, mints };
 }
 
 /** The 8-byte log id carried in event ids (hex), from the cluster id and topic id. */
@@ -130,7 +141,7 @@ export function encodeEventId(
   const key = keyring.current;
   const stream = Buffer.from(position.stream, 'utf8');
   const writer = new ByteWriter()
-    .byte(EVENT_ID_VERSION)
+    .byte(keyring.mints)
     .byte(key.id)
     .bytes(Buffer.from(logIdOf(position.logIdentity), 'hex'))
     .bytes(sessionTag(key, session))
@@ -142,7 +153,9 @@ export function encodeEventId(
   }
   writer.varint(position.seq).byte(stream.length).bytes(stream);
   const body = writer.toBuffer();
-  return Buffer.concat([body, mac(key, body, session)]).toString('base64url');
+  const sum =
+    keyring.mints === EVENT_ID_V1 ? tokenMac(key, body, session) : mac(key, body, session);
+  return Buffer.concat([body, sum]).toString('base64url');
 }
 
 /** The fixed parts of one stream's event ids. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createKeyring, type Keyring, type SigningKey } from './event-id.js';
+import { createKeyring, type EventIdVersion, type Keyring, type SigningKey } from './event-id.js';
 import { invalidOption } from '../errors.js';
 
 /** The key id event ids carried before keys had ids of their own: the one secret of the time. */
@@ -16,6 +16,8 @@ const LEGACY_KEY_ID = 1;
 export function keyringFromSecrets(
   current: Uint8Array,
   previous: readonly Uint8Array[] = [],
+  /** The event-id format to mint (see `KeyringOptions.mints`). */
+  mints: EventIdVersion = 2,
 ): Keyring {
   const key = (secret: Uint8Array): SigningKey => ({ id: keyIdOf(secret), secret });
   const keys = [key(current), ...previous.map(key)];
@@ -30,7 +32,7 @@ export function keyringFromSecrets(
     ids.add(id);
   }
   const legacy = previous.length === 0 ? [{ id: LEGACY_KEY_ID, secret: current }] : [];
-  return createKeyring({ current: keys[0]!, previous: [...keys.slice(1), ...legacy] });
+  return createKeyring({ current: keys[0]!, previous: [...keys.slice(1), ...legacy], mints });
 }
 
 /** 2..255, from the secret: the same on every replica. */
