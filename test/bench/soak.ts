@@ -1,7 +1,7 @@
 // `npm run soak`: Tidemark under a steady churn for a bounded time, sampling the RSS, heap and disk
 // of every server process, to show that memory and disk follow what is live, not what was seen.
 //
-//   npm run soak                       # 30 minutes each, embedded and Kafka
+//   npm run soak                       # 30 minutes: 15 embedded, 15 on Kafka
 //   npm run soak -- --minutes 3 --targets tidemark-embedded
 //
 // Sessions come and go (half end with DELETE, half are abandoned and expire by their TTL), calls
@@ -36,7 +36,7 @@ import { chart, rows, rssParts, soakGoals, type Series } from './soak-report.ts'
 
 const { values } = parseArgs({
   options: {
-    minutes: { type: 'string', default: '30' },
+    minutes: { type: 'string', default: '15' },
     targets: { type: 'string', default: 'tidemark-embedded,tidemark-kafka' },
     clients: { type: 'string', default: '8' },
     'sample-seconds': { type: 'string', default: '5' },
