@@ -11,7 +11,10 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(root, 'packages/cli/dist/bin.js');
 
 /** The command line `tidemark dev` runs with once started (same pid: it restarts itself in place). */
-async function devCommandLine(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<string[]> {
+async function devStarted(
+  env: NodeJS.ProcessEnv,
+  nodeArgs: string[] = [],
+): Promise<{ line: string[]; environ: string[] }> {
   const data = join(mkdtempSync(join(tmpdir(), 'tidemark-flags-')), 'state');
   const server = startDevServer(
     process.execPath,
@@ -19,15 +22,42 @@ async function devCommandLine(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): 
     { env: { ...process.env, ...env } },
   );
   await server.url;
-  const line = readFileSync(`/proc/${server.child.pid}/cmdline`, 'utf8').split('\0');
+  const read = (what: string) =>
+    readFileSync(`/proc/${server.child.pid}/${what}`, 'utf8').split('\0');
+  const started = { line: read('cmdline'), environ: read('environ') };
   server.kill('SIGTERM');
-  return line;
+  return started;
 }
 
-describe("the Node flags tidemark starts with (V8's young generation, sized for what it holds)", () => {
-  it('adds --max-semi-space-size=16 by default, in the same process, with its arguments kept', async () => {
-    const line = await devCommandLine({ TIDEMARK_SEMI_SPACE_MB: '', NODE_OPTIONS: '' });
-    expect(line.slice(1, 4)).toEqual(['--max-semi-space-size=16', BIN, 'dev']);
+async function devCommandLine(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<string[]> {
+  return (await devStarted(env, nodeArgs)).line;
+}
+
+describe('the Node flags and allocator settings tidemark starts with (memory sized for what it holds)', () => {
+  it('adds its flags and glibc settings by default, in the same process, with its arguments kept', async () => {
+    const { line, environ } = await devStarted({
+      TIDEMARK_SEMI_SPACE_MB: '',
+      TIDEMARK_OLD_SPACE_MB: '',
+      NODE_OPTIONS: '',
+      MALLOC_ARENA_MAX: undefined,
+      MALLOC_TRIM_THRESHOLD_: undefined,
+    });
+    // This machine has no container limit, so the old generation gets the default limit.
+    expect(line.slice(1, 5)).toEqual([
+      '--max-semi-space-size=16',
+      '--max-old-space-size=1024',
+      BIN,
+      'dev',
+    ]);
+    expect(environ).toEqual(
+      expect.arrayContaining(['MALLOC_ARENA_MAX=2', 'MALLOC_TRIM_THRESHOLD_=131072']),
+    );
+  });
+
+  it("keeps the operator's allocator settings", async () => {
+    const { environ } = await devStarted({ MALLOC_ARENA_MAX: '4' });
+    expect(environ).toContain('MALLOC_ARENA_MAX=4');
+    expect(environ).not.toContain('MALLOC_ARENA_MAX=2');
   });
 
   it('takes another size from TIDEMARK_SEMI_SPACE_MB, and leaves Node its own with "node"', async () => {
