@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
+import type { PathsResult } from './paths.ts';
 
 // Smoke runs of every benchmark with tiny sizes, so they never rot: each must run end to end
 // against real servers and print and write numbers. (The numbers are not checked against
@@ -15,7 +16,7 @@ const script = (name: string) => fileURLToPath(new URL(name, import.meta.url));
 const env = { ...process.env, KAFKA_BROKERS: inject('kafkaBrokers').join(',') };
 
 describe('benchmarks (smoke sizes)', () => {
-  it('npm run bench: live, resume and memory for every target, a summary and a chart', async () => {
+  it('npm run bench: every benchmark for every target, the new paths, a summary and a chart', async () => {
     const out = mkdtempSync(join(tmpdir(), 'tidemark-bench-'));
     const { stdout } = await run(process.execPath, [script('bench.ts'), '--smoke', '--out', out], {
       env,
@@ -52,6 +53,25 @@ describe('benchmarks (smoke sizes)', () => {
       new Set(['sdk-memory', 'tidemark-embedded', 'tidemark-kafka-1']),
     );
     expect(readFileSync(join(out, 'smoke-chart.svg'), 'utf8')).toMatch(/^<svg/);
+    // The new paths, each by its own script, with their targets in the summary.
+    const { paths } = result as unknown as { paths: PathsResult };
+    expect(paths.effects?.rows.map((row) => row.log)).toEqual([
+      'embedded (tidemark dev)',
+      'kafka (worker + gateway)',
+    ]);
+    for (const row of paths.effects?.rows ?? [])
+      for (const ms of Object.values(row.p50Ms)) expect(ms).toBeGreaterThan(0);
+    expect(paths.taskReads?.busy.p50).toBeGreaterThan(0);
+    expect(paths.events).toMatchObject({ deliveries: 10, rejectedSignatures: 0 });
+    expect(paths.otel?.rows.map((row) => row.sdk)).toHaveLength(3);
+    for (const what of [
+      'a keyed call over a plain one',
+      'one durable step',
+      'tasks/get with 5,000 other records',
+      'webhook deliveries per worker core-second',
+      'throughput lost to the OpenTelemetry SDK',
+    ])
+      expect(stdout).toContain(what);
     const restart = (result as unknown as { restart: Array<{ target: string; rssRatio: number }> })
       .restart;
     expect(restart.map((r) => r.target)).toEqual([
@@ -86,26 +106,7 @@ describe('benchmarks (smoke sizes)', () => {
     for (const row of scale.rows) expect(row.calls).toBeGreaterThan(0);
     expect(scale.rows[0]!.partitionsMoved).toBeGreaterThan(0);
     expect(scale.rows[2]!.partitionsMoved).toBe(0);
-  }, 480_000);
-
-  it('npm run bench:effects: a keyed call and a durable step against a plain call, on both logs', async () => {
-    const out = join(mkdtempSync(join(tmpdir(), 'tidemark-effects-')), 'effects.json');
-    const { stdout } = await run(
-      process.execPath,
-      [script('effects.ts'), '--calls', '3', '--steps', '2', '--out', out],
-      { env, maxBuffer: 16 * 1024 * 1024 },
-    );
-    expect(stdout).toContain('| kafka (worker + gateway) |');
-    const { rows } = JSON.parse(readFileSync(out, 'utf8')) as {
-      rows: Array<{ log: string; p50Ms: Record<string, number>; perStepMs: number }>;
-    };
-    expect(rows.map((row) => row.log)).toEqual([
-      'embedded (tidemark dev)',
-      'kafka (worker + gateway)',
-    ]);
-    for (const row of rows)
-      for (const ms of Object.values(row.p50Ms)) expect(ms).toBeGreaterThan(0);
-  }, 300_000);
+  }, 720_000);
 
   it('npm run bench:takeover: a kill -9 and a drain between two worker processes, timed', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'tidemark-takeover-')), 'takeover.json');
@@ -249,22 +250,8 @@ describe('benchmarks (smoke sizes)', () => {
     expect(readFileSync(join(out, 'soak.svg'), 'utf8')).toMatch(/^<svg/);
   }, 300_000);
 
-  it('npm run bench:otel and npm run bench:log', async () => {
+  it('npm run bench:log', async () => {
     const out = mkdtempSync(join(tmpdir(), 'tidemark-bench-'));
-    const otel = await run(
-      process.execPath,
-      [
-        script('otel-overhead.ts'),
-        '--calls',
-        '20',
-        '--clients',
-        '2',
-        '--out',
-        join(out, 'otel.json'),
-      ],
-      { env },
-    );
-    expect(otel.stdout).toMatch(/SDK on: .*% fewer calls\/s/);
     const log = await run(
       process.execPath,
       [script('log-bench.ts'), '--records', '2000', '--out', join(out, 'log.json')],

@@ -5,7 +5,7 @@
 //
 //   npm run bench                    # the full run (about 15 minutes on 2 cores)
 //   npm run bench -- --smoke         # tiny sizes, every benchmark and target (what npm test runs)
-//   npm run bench -- --only live     # one benchmark (live, resume, memory, restart, tenants, scale); the others' results are kept
+//   npm run bench -- --only live     # one benchmark (live, resume, memory, restart, tenants, scale, paths); the others' results are kept
 //   npm run bench -- --only resume --targets tidemark-kafka-2 --storm 10000 --out /tmp/storm
 //
 // The load generator is this process; every server is a separate process on loopback. On a
@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { resolveKafka } from '@tidemark/kafka-fixtures';
 import { runLive } from './live.ts';
 import { runMemory } from './memory.ts';
+import { runPaths } from './paths.ts';
 import { runRestart } from './restart.ts';
 import { runTenants } from './tenants.ts';
 import { runResume } from './resume.ts';
@@ -33,7 +34,7 @@ const { values } = parseArgs({
   },
 });
 const smoke = values.smoke;
-const BENCHMARKS = ['live', 'resume', 'memory', 'restart', 'tenants', 'scale'];
+const BENCHMARKS = ['live', 'resume', 'memory', 'restart', 'tenants', 'scale', 'paths'];
 const only = new Set((values.only ?? BENCHMARKS.join(',')).split(','));
 for (const name of only)
   if (!BENCHMARKS.includes(name)) {
@@ -97,6 +98,8 @@ try {
   if (only.has('tenants')) result['tenants'] = await runTenants({ calls: smoke ? 20 : 300 });
   // Workers 2 → 6 → 2, gateways 2 → 4 → 2 and a rolling restart, under load (Kafka).
   if (only.has('scale')) result['scale'] = await runScale({ brokers, smoke });
+  // Effects, tasks/get on a busy partition, Events deliveries, OpenTelemetry: their own scripts.
+  if (only.has('paths')) result['paths'] = await runPaths({ brokers, smoke });
   result['seconds'] = Math.round((Date.now() - started) / 1000);
   writeResult(file, result);
   const summary = writeSummary(result, values.out, smoke ? 'smoke-' : '');

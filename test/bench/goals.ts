@@ -2,6 +2,7 @@
 // whether it was met. Printed with the summary (SUMMARY.md) — numbers, never a timed test.
 import type { LiveRow } from './live.ts';
 import type { MemoryRow } from './memory.ts';
+import { pathGoals, type PathsResult } from './paths.ts';
 import type { ResumeRow, StormRow } from './resume.ts';
 import { median } from './support.ts';
 
@@ -9,9 +10,10 @@ export interface GoalInput {
   live?: LiveRow[];
   resume?: { rows: ResumeRow[]; storms: StormRow[] };
   memory?: MemoryRow[];
+  paths?: PathsResult;
 }
 
-interface Goal {
+export interface Goal {
   readonly what: string;
   readonly target: string;
   readonly measured: string;
@@ -130,7 +132,7 @@ export function goals(result: GoalInput): Goal[] {
       measured: `${(gateway.liveStreamHeapBytes / 1024).toFixed(1)} KB`,
       met: gateway.liveStreamHeapBytes <= 8 * 1024,
     });
-  return out;
+  return [...out, ...pathGoals(result.paths)];
 }
 
 /** The targets as a markdown table. */

@@ -3,7 +3,7 @@
 // and a reconnect storm, every session resuming at once.
 import { nowMs, Session } from './load.ts';
 import { percentile, round } from './support.ts';
-import { startTarget, type TargetName } from './targets.ts';
+import { cpuMs, startTarget, type Target, type TargetName } from './targets.ts';
 
 export interface ResumeOptions {
   targets: readonly TargetName[];
@@ -32,6 +32,24 @@ export interface StormRow {
   sessions: number;
   allResumedMs: number;
   firstEventP99Ms: number;
+  /** CPU seconds each side spent during the storm: where its time went on shared cores. */
+  cpuSeconds?: { load: number; gateways: number; otherServers: number };
+}
+
+/** Starts counting CPU time: of this process (the load), the gateways and the other servers. */
+function cpuOf(target: Target): () => NonNullable<StormRow['cpuSeconds']> {
+  const gateways = new Set((target.gateways ?? []).map((p) => p.child.pid!));
+  const others = target.processes.map((p) => p.child.pid!).filter((pid) => !gateways.has(pid));
+  const sum = (pids: Iterable<number>) => [...pids].reduce((total, pid) => total + cpuMs(pid), 0);
+  const before = { load: process.cpuUsage(), gateways: sum(gateways), others: sum(others) };
+  return () => {
+    const load = process.cpuUsage(before.load);
+    return {
+      load: round((load.user + load.system) / 1e6, 1),
+      gateways: round((sum(gateways) - before.gateways) / 1000, 1),
+      otherServers: round((sum(others) - before.others) / 1000, 1),
+    };
+  };
 }
 
 /** Resumes from `id` to the end (reconnecting as a client does) and times the first event and the end. */
@@ -121,19 +139,22 @@ export async function runResume(
             }),
           )),
         );
+      const cpu = cpuOf(target);
       const started = nowMs();
       const results = await Promise.all(
         sessions.map(({ session: s, id }) => timedResume(s, id, 9)),
       );
+      const cpuSeconds = cpu();
       const firsts = results.map((r) => r.first).sort((a, b) => a - b);
       const storm = {
         target: name,
         sessions: sessions.length,
         allResumedMs: round(nowMs() - started, 0),
         firstEventP99Ms: round(percentile(firsts, 99)),
+        cpuSeconds,
       };
       console.error(
-        `resume storm ${name} ×${storm.sessions}: all done in ${storm.allResumedMs} ms`,
+        `resume storm ${name} ×${storm.sessions}: all done in ${storm.allResumedMs} ms; CPU s: ${JSON.stringify(cpuSeconds)}`,
       );
       storms.push(storm);
     } finally {

@@ -4,12 +4,14 @@ import { tenantsTable, type TenantsResult } from './tenants.ts';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { renderGoals } from './goals.ts';
+import { updateReadme } from './readme-table.ts';
 import type { LiveRow } from './live.ts';
+import type { PathsResult } from './paths.ts';
 import type { MemoryRow } from './memory.ts';
 import type { RestartRow } from './restart.ts';
 import type { ResumeRow, StormRow } from './resume.ts';
 
-interface Result {
+export interface Result {
   machine: Record<string, unknown>;
   smoke?: boolean;
   live?: LiveRow[];
@@ -17,6 +19,7 @@ interface Result {
   memory?: MemoryRow[];
   restart?: RestartRow[];
   tenants?: TenantsResult;
+  paths?: PathsResult;
   seconds?: number;
 }
 
@@ -227,117 +230,6 @@ export function renderSvg(result: Result): string {
     `<text x="10" y="${y}" fill="#555">${String(m['date']).slice(0, 10)}, ${String(m['cores'])} cores, Node ${String(m['node'])}; load generator and servers on the same machine</text>`,
   );
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${y + 16}" font-family="sans-serif" font-size="13">\n<rect width="100%" height="100%" fill="white"/>\n${body.join('\n')}\n</svg>\n`;
-}
-
-const COLUMNS = [
-  ['sdk-memory', 'SDK in-memory'],
-  ['sdk-redis', 'SDK + Redis'],
-  ['tidemark-embedded', 'Tidemark embedded'],
-  ['tidemark-kafka-1', 'Tidemark Kafka ×1'],
-  ['tidemark-kafka-2', 'Tidemark Kafka ×2'],
-  ['kafka-floor', 'Kafka floor'],
-] as const;
-
-/** The README's performance table, from one run (`summary.ts <bench.json> --readme README.md`). */
-export function renderReadmeTable(result: Result): string {
-  const cell = (fn: (target: string) => string | undefined) =>
-    COLUMNS.map(([target]) => fn(target) ?? '');
-  const live = (target: string, clients: number) =>
-    result.live?.find((r) => r.target === target && r.clients === clients);
-  const maxClients = Math.max(0, ...(result.live ?? []).map((r) => r.clients));
-  const resume = (target: string, replay: number) =>
-    result.resume?.rows.find((r) => r.target === target && r.replay === replay);
-  const storm = (target: string) => result.resume?.storms.find((s) => s.target === target);
-  const memory = (target: string, process: string) =>
-    (result.memory ?? [])
-      .filter((m) => m.target === target && m.process === process)
-      .sort((a, b) => b.sessions - a.sessions)[0];
-  const kbOf = (bytes: number) => (Math.max(0, bytes) / 1024).toFixed(1);
-  const rows: Array<[string, string[]]> = [
-    [`live events/s, ${maxClients} clients`, cell((t) => n0(live(t, maxClients)?.eventsPerSec))],
-    [
-      'live events/s per server core, 10 clients',
-      cell((t) => {
-        const r = live(t, 10);
-        return r === undefined || r.serverCores <= 0
-          ? undefined
-          : n(Math.round(r.eventsPerSec / r.serverCores));
-      }),
-    ],
-    [
-      'live latency p50 / p99, 1 client (ms)',
-      cell((t) => {
-        const r = live(t, 1);
-        return r === undefined ? undefined : `${r.latencyMs.p50} / ${r.latencyMs.p99}`;
-      }),
-    ],
-    [
-      'resume of 1,000 events: first event / end, p50 (ms)',
-      cell((t) => {
-        const r = resume(t, 1_000);
-        return r === undefined ? undefined : `${r.firstEventMs.p50} / ${r.seamMs.p50}`;
-      }),
-    ],
-    [
-      'resume of 100,000 events: end p50 (ms)',
-      cell((t) => {
-        const r = resume(t, 100_000);
-        if (r === undefined) return undefined;
-        const lost = r.received < r.replay ? ` (**${n(r.replay - r.received)} events lost**)` : '';
-        return `${n(Math.round(r.seamMs.p50))}${lost}`;
-      }),
-    ],
-    [
-      'sessions resuming at once: all done (ms)',
-      cell((t) => {
-        const s = storm(t);
-        return s === undefined ? undefined : `${n(s.allResumedMs)} (${n(s.sessions)})`;
-      }),
-    ],
-    [
-      'heap per idle session / per live stream (KB)',
-      cell((t) => {
-        if (t === 'tidemark-kafka-1') {
-          const g = memory(t, 'gateway');
-          const w = memory(t, 'worker');
-          return g === undefined
-            ? undefined
-            : `gateway ${kbOf(g.idleSessionHeapBytes)} / ${kbOf(g.liveStreamHeapBytes)}, worker ${kbOf(w?.idleSessionHeapBytes ?? 0)}`;
-        }
-        const m = memory(t, 'server');
-        return m === undefined
-          ? undefined
-          : `${kbOf(m.idleSessionHeapBytes)} / ${kbOf(m.liveStreamHeapBytes)}`;
-      }),
-    ],
-    [
-      'survives a process restart, scales out, never splices',
-      ['no', 'replay only', 'restart', 'yes', 'yes', ''],
-    ],
-  ];
-  return [
-    `| | ${COLUMNS.map(([, title]) => title).join(' | ')} |`,
-    `| --- | ${COLUMNS.map(() => '---').join(' | ')} |`,
-    ...rows.map(([what, cells]) => `| ${what} | ${cells.join(' | ')} |`),
-  ].join('\n');
-}
-
-const n0 = (x: number | undefined) => (x === undefined ? undefined : n(x));
-
-const README_START = '<!-- bench-table:start -->';
-const README_END = '<!-- bench-table:end -->';
-
-/** Replaces the README's performance table (between its markers) with this run's. */
-export function updateReadme(result: unknown, readme: string): void {
-  const text = readFileSync(readme, 'utf8');
-  const start = text.indexOf(README_START);
-  const end = text.indexOf(README_END);
-  if (start < 0 || end < start) throw new Error(`${readme}: no ${README_START} … ${README_END}`);
-  const table = renderReadmeTable(result as Result);
-  writeFileSync(
-    readme,
-    `${text.slice(0, start + README_START.length)}\n${table}\n${text.slice(end)}`,
-  );
 }
 
 export function writeSummary(result: unknown, dir: string, prefix = ''): string {

@@ -52,10 +52,18 @@ interface PartitionView {
   catchingUp: Promise<void> | undefined;
 }
 
-interface Cached<V> {
-  readonly offset: bigint;
-  readonly value: V;
-}
+/**
+ * A cached value: decoded, or as the catch-up read it (decoded on its first `get`: most records a
+ * catch-up passes are never asked for, and a record just written elsewhere — a head its worker
+ * wrote, a session another gateway created — is the one about to be, often by many at once).
+ */
+type Cached<V> =
+  | { readonly offset: bigint; readonly value: V }
+  | {
+      readonly offset: bigint;
+      readonly raw: Uint8Array;
+      readonly headers: ReadonlyArray<readonly [string, string]>;
+    };
 
 /** Attempts to read a key whose record compaction replaced between the catch-up and the read. */
 const MAX_LOAD_ATTEMPTS = 4;
@@ -66,8 +74,9 @@ const MAX_LOAD_ATTEMPTS = 4;
  * by any process before the call is seen (read-your-writes across replicas).
  *
  * Memory is bounded by what is live, not by what was ever written: the table keeps an index (key →
- * offset of its latest record) of the partitions it has read, and the decoded values of a bounded
- * LRU cache in front of the log. A miss reads the one record at its offset; a record compaction
+ * offset of its latest record) of the partitions it has read, and a bounded LRU cache of values in
+ * front of the log — the ones read last, by `get` or by the catch-up. A miss reads the one record
+ * at its offset; a record compaction
  * removed meanwhile (its key was written again, or tombstoned and the tombstone cleaned) is found
  * again by catching up, so a lookup is correct whatever the cache holds.
  */
@@ -94,7 +103,10 @@ export class CompactedTable<V> {
       const entry = view.index.get(key);
       if (entry === undefined) return undefined;
       const cached = this.cache.get(cacheKey(partition, key));
-      if (cached !== undefined && cached.offset === entry.offset) return cached.value;
+      if (cached !== undefined && cached.offset === entry.offset) {
+        if ('value' in cached) return cached.value;
+        return this.decoded(partition, key, cached.offset, cached.raw, cached.headers);
+      }
       const loaded = await this.load(partition, key, entry.offset);
       if (loaded.found) return loaded.value;
       // Compaction removed the record after the index saw it: a newer record of the key (or a
@@ -199,6 +211,12 @@ export class CompactedTable<V> {
           timestampMs: record.timestampMs,
           flags: this.options.flags?.(record) ?? 0,
         });
+        // A copy: the record's bytes may be a view into the whole fetched batch.
+        this.cache.set(
+          cacheKey(partition, record.key),
+          { offset: record.offset, raw: record.value.slice(), headers: record.headers },
+          { size: Math.max(1, record.value.length) },
+        );
       }
       view.next = result.nextOffset;
     }
@@ -223,10 +241,24 @@ export class CompactedTable<V> {
     const record = result.records.find((r) => r.offset === offset);
     if (record === undefined || record.key !== key || record.value === null)
       return { found: false };
-    const value = this.options.decode(record.value, record.headers);
-    if (value === undefined) return { found: true, value };
-    this.remember(partition, key, offset, value, record.value.length);
-    return { found: true, value: this.options.keep?.(value) ?? value };
+    return {
+      found: true,
+      value: this.decoded(partition, key, offset, record.value, record.headers),
+    };
+  }
+
+  /** Decodes a stored value and caches what is kept of it. */
+  private decoded(
+    partition: number,
+    key: string,
+    offset: bigint,
+    raw: Uint8Array,
+    headers: ReadonlyArray<readonly [string, string]>,
+  ): V | undefined {
+    const value = this.options.decode(raw, headers);
+    if (value === undefined) return undefined;
+    this.remember(partition, key, offset, value, raw.length);
+    return this.options.keep?.(value) ?? value;
   }
 
   private remember(partition: number, key: string, offset: bigint, value: V, bytes: number): void {

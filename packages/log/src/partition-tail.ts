@@ -9,6 +9,7 @@ import {
   type LogPort,
   type LogRecord,
 } from '@tidemark/protocol';
+import { SharedReads } from './shared-reads.js';
 
 export interface TailListener {
   /** Records in offset order; every offset from the subscription's start exactly once. */
@@ -78,11 +79,18 @@ export class PartitionTail {
   /** Where the shared tail reads next; meaningful while running. */
   private next = 0n;
   private offsets = { logStartOffset: -1n, highWatermark: -1n };
+  /** The catching-up subscribers' reads, shared when they want them at once (a resume storm). */
+  private readonly reads: SharedReads;
 
   constructor(options: PartitionTailOptions) {
     this.port = options.port;
     this.topic = options.topic;
     this.partition = options.partition;
+    this.reads = new SharedReads(
+      (offset, maxBytes) =>
+        this.port.fetch(this.topic, this.partition, offset, { maxWaitMs: 0, maxBytes }),
+      CATCH_UP_MAX_BYTES,
+    );
     this.maxWaitMs = options.maxWaitMs ?? PARTITION_TAIL_DEFAULTS.maxWaitMs;
     this.retryBackoffMs = options.retryBackoffMs ?? PARTITION_TAIL_DEFAULTS.retryBackoffMs;
     if (!Number.isInteger(this.maxWaitMs) || this.maxWaitMs < 0)
@@ -198,10 +206,7 @@ export class PartitionTail {
       if (subscriber.closed) return;
       let result;
       try {
-        result = await this.port.fetch(this.topic, this.partition, cursor, {
-          maxWaitMs: 0,
-          maxBytes,
-        });
+        result = await this.reads.read(cursor, maxBytes);
         maxBytes = Math.min(maxBytes * 2, CATCH_UP_MAX_BYTES);
       } catch (error) {
         const failure = asTidemarkError(error);

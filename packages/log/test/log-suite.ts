@@ -71,6 +71,21 @@ function stamped(records: readonly LogRecord[]): StampedRecord<unknown>[] {
   });
 }
 
+/** The port, counting its reads. */
+function countingFetches(port: LogPort): { port: LogPort; counter: { fetches: number } } {
+  const counter = { fetches: 0 };
+  const counted = new Proxy(port, {
+    get: (target, name, receiver) => {
+      if (name === 'fetch') counter.fetches++;
+      const value: unknown = Reflect.get(target, name, receiver);
+      return typeof value === 'function'
+        ? (value as (...args: unknown[]) => unknown).bind(target)
+        : value;
+    },
+  });
+  return { port: counted, counter };
+}
+
 async function readAll(port: LogPort, topic: string, partition: number): Promise<LogRecord[]> {
   const { logStartOffset, highWatermark } = await port.offsets(topic, partition);
   const records: LogRecord[] = [];
@@ -127,6 +142,45 @@ export function describeLogComponents(name: string, subject: () => Promise<LogSu
         expect(c.offsets).toEqual(all.slice(Number(from)));
       }
       firstSub.close();
+      tail.close();
+    });
+
+    it('shares catch-up reads among readers joining at once (a resume storm): each gets exactly its records', async () => {
+      const { port, topics } = await subject();
+      const { events } = await topics(1);
+      const total = 2000;
+      for (let i = 0; i < total; i += 500)
+        await port.append(
+          events,
+          Array.from({ length: 500 }, (_, j) => ({
+            partition: 0,
+            key: `s${(i + j) % 7}`,
+            value: Buffer.from(`record ${i + j}`.padEnd(40)),
+          })),
+        );
+      const { port: counted, counter } = countingFetches(port);
+      const tail = new PartitionTail({ port: counted, topic: events, partition: 0, maxWaitMs: 50 });
+      // 200 readers a few records apart, all behind a tail that starts at the end.
+      const readers = Array.from({ length: 200 }, (_, i) => ({
+        from: BigInt(1000 + i * 5),
+        c: collector(),
+      }));
+      const subscriptions = readers.map(({ from, c }) =>
+        tail.subscribe(from, c.listener, BigInt(total)),
+      );
+      await until(
+        () => readers.every(({ c }) => c.offsets.at(-1) === BigInt(total - 1)),
+        30_000,
+        'every reader to reach the end',
+      );
+      const all = Array.from({ length: total }, (_, i) => BigInt(i));
+      for (const { from, c } of readers) {
+        expect(c.error).toBeUndefined();
+        expect(c.offsets).toEqual(all.slice(Number(from)));
+      }
+      // 1,000 records of ~60 bytes: a few shared reads, not one (or more) per reader.
+      expect(counter.fetches).toBeLessThan(40);
+      for (const subscription of subscriptions) subscription.close();
       tail.close();
     });
 
@@ -384,6 +438,22 @@ export function describeLogComponents(name: string, subject: () => Promise<LogSu
       const fresh = new SessionStore(stores);
       await fresh.catchUp(0);
       expect([...fresh.entries(0)]).toHaveLength(18);
+    });
+
+    it('reads a record another replica just wrote with its catch-up: no second read of the log', async () => {
+      const { port, topics } = await subject();
+      const names = await topics(1);
+      const { port: counted, counter } = countingFetches(port);
+      const writer = new SessionStore({ port, topics: names, partitionCount: 1 });
+      const reader = new SessionStore({ port: counted, topics: names, partitionCount: 1 });
+      await reader.catchUp(0);
+      const ids = Array.from({ length: 5 }, () => newSessionId());
+      for (const [i, id] of ids.entries())
+        await writer.create({ id, protocolVersion: `v${i}`, initialize: {}, createdAtMs: i });
+      counter.fetches = 0;
+      const read = await Promise.all(ids.map((id) => reader.get(id)));
+      expect(read.map((r) => r?.protocolVersion)).toEqual(['v0', 'v1', 'v2', 'v3', 'v4']);
+      expect(counter.fetches).toBe(1); // the catch-up, shared by the five lookups
     });
 
     it('keeps sessions any replica can read, and ends them everywhere', async () => {
