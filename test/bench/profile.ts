@@ -13,6 +13,7 @@ import {
   readFileSync,
   writeFileSync,
   copyFileSync,
+  statSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -94,7 +95,14 @@ try {
     `${target}: ${what}: ${rate}; server cores ${cores.map((c) => c.toFixed(2)).join(' + ')}`,
   );
   mkdirSync(values.out, { recursive: true });
-  const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
+  // `tidemark` restarts itself in place (same pid) with its Node flags: the image that ran first
+  // wrote a profile of its start too. Per pid, the last one written is the process's.
+  const byPid = new Map<string, string>();
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .sort((a, b) => statSync(join(dir, a)).mtimeMs - statSync(join(dir, b)).mtimeMs))
+    byPid.set(file.split('.')[3]!, file);
+  const files = [...byPid.values()];
   // Which process wrote a profile, by its pid (Node names them CPU.<date>.<time>.<pid>.…): a guess
   // from where the samples ran named a gateway with few samples wrongly under load (CI).
   const roles = new Map(server.processes.map((p) => [p.child.pid!, roleOf(server, p)]));

@@ -1,6 +1,7 @@
 // Resume: from the reconnecting GET (Last-Event-ID) to the first replayed event and to the end of
 // the replay (the live seam: here the stream's final response), for replays of several lengths;
 // and a reconnect storm, every session resuming at once.
+import { readFileSync } from 'node:fs';
 import { nowMs, Session } from './load.ts';
 import { percentile, round } from './support.ts';
 import { cpuMs, startTarget, type Target, type TargetName } from './targets.ts';
@@ -33,7 +34,7 @@ export interface StormRow {
   allResumedMs: number;
   firstEventP99Ms: number;
   /** CPU seconds each side spent during the storm: where its time went on shared cores. */
-  cpuSeconds?: { load: number; gateways: number; otherServers: number };
+  cpuSeconds?: { load: number; gateways: number; otherServers: number; machine: number };
 }
 
 /** Starts counting CPU time: of this process (the load), the gateways and the other servers. */
@@ -41,15 +42,29 @@ function cpuOf(target: Target): () => NonNullable<StormRow['cpuSeconds']> {
   const gateways = new Set((target.gateways ?? []).map((p) => p.child.pid!));
   const others = target.processes.map((p) => p.child.pid!).filter((pid) => !gateways.has(pid));
   const sum = (pids: Iterable<number>) => [...pids].reduce((total, pid) => total + cpuMs(pid), 0);
-  const before = { load: process.cpuUsage(), gateways: sum(gateways), others: sum(others) };
+  const before = {
+    load: process.cpuUsage(),
+    gateways: sum(gateways),
+    others: sum(others),
+    machine: machineBusyMs(),
+  };
   return () => {
     const load = process.cpuUsage(before.load);
     return {
       load: round((load.user + load.system) / 1e6, 1),
       gateways: round((sum(gateways) - before.gateways) / 1000, 1),
       otherServers: round((sum(others) - before.others) / 1000, 1),
+      // Every process's, the broker's included: what is left of the cores.
+      machine: round((machineBusyMs() - before.machine) / 1000, 1),
     };
   };
+}
+
+/** CPU time every core spent busy since boot, from /proc/stat (Linux; USER_HZ = 100). */
+function machineBusyMs(): number {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1);
+  const [user, nice, system, , , irq, softirq, steal] = fields.map(Number);
+  return ((user! + nice! + system! + irq! + softirq! + steal!) * 1000) / 100;
 }
 
 /** Resumes from `id` to the end (reconnecting as a client does) and times the first event and the end. */
