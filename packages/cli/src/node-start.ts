@@ -15,9 +15,14 @@ try {
   process.exit(2);
 }
 // Windows has no execve (nor Node before 22.15); there the flags are the operator's to pass.
-if (restart !== undefined && process.platform !== 'win32' && process.execve !== undefined)
+if (restart !== undefined && process.platform !== 'win32' && process.execve !== undefined) {
   process.execve(
     process.execPath,
     [process.execPath, ...restart.flags, ...process.execArgv, ...process.argv.slice(1)],
     { ...process.env, ...restart.env },
   );
+} else {
+  // The marker is this process's alone: a `tidemark` it starts (a tool running the CLI) checks
+  // its own flags again instead of inheriting "already restarted".
+  delete process.env['TIDEMARK_NODE_RESTARTED'];
+}

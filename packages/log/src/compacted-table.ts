@@ -76,9 +76,9 @@ const MAX_LOAD_ATTEMPTS = 4;
  * Memory is bounded by what is live, not by what was ever written: the table keeps an index (key →
  * offset of its latest record) of the partitions it has read, and a bounded LRU cache of values in
  * front of the log — the ones read last, by `get` or by the catch-up. A miss reads the one record
- * at its offset; a record compaction
- * removed meanwhile (its key was written again, or tombstoned and the tombstone cleaned) is found
- * again by catching up, so a lookup is correct whatever the cache holds.
+ * at its offset; a record compaction removed meanwhile (its key was written again, or tombstoned
+ * and the tombstone cleaned) is found again by catching up, so a lookup is correct whatever the
+ * cache holds.
  */
 export class CompactedTable<V> {
   private readonly views = new Map<number, PartitionView>();
