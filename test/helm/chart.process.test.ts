@@ -344,7 +344,7 @@ describe('the Helm chart', () => {
     const topicsHelp = await helpOf('topics');
     for (const flag of jobArgs.filter((a) => a.startsWith('--'))) expect(topicsHelp).toContain(flag);
 
-    const strimzi = await template('--set', 'topics.strimzi.enabled=true', '--set', 'topics.strimzi.clusterName=my-cluster');
+    const strimzi = await template('--set', 'topics.strimzi.enabled=true', '--set', 'topics.strimzi.clusterName=my-cluster', '--set', 'topics.createJob.enabled=false');
     const topics = byKind(strimzi, 'KafkaTopic');
     // Every topic `tidemark topics create` plans, with the same cleanup policy.
     const plan = planTopics();
@@ -540,6 +540,21 @@ describe('the Helm chart', () => {
     // A typo is an error, not a silently ignored setting.
     expect(await failure(...REQUIRED, '--set', 'gatway.replicas=3')).toMatch(/additional properties 'gatway' not allowed/);
     expect(await failure(...REQUIRED, '--set', 'worker.replica=3')).toMatch(/additional properties 'replica' not allowed/);
+  });
+
+  it('fails the render on values that cannot work together, instead of rendering less than asked', async () => {
+    const failure = async (...sets: string[]) =>
+      run(helm, ['template', 'mcp', chart, ...REQUIRED, ...sets]).then(
+        () => '',
+        (error: { stderr: string }) => error.stderr,
+      );
+    expect(await failure('--set', 'metrics.serviceMonitor.enabled=true')).toMatch(/metrics.serviceMonitor.enabled needs metrics.enabled/);
+    expect(await failure('--set', 'topics.strimzi.enabled=true', '--set', 'topics.strimzi.clusterName=c')).toMatch(/choose one way to create the topics/);
+    expect(await failure('--set', 'worker.autoscaling.minReplicas=5', '--set', 'worker.autoscaling.maxReplicas=3')).toMatch(/worker.autoscaling.minReplicas \(5\) is more than its maxReplicas \(3\)/);
+    expect(await failure('--set', 'networkPolicy.enabled=false', '--set', 'networkPolicy.egress.enabled=true')).toMatch(/egress.enabled needs networkPolicy.enabled/);
+    // Each of them, set together with what it needs, renders.
+    expect(await failure('--set', 'metrics.enabled=true', '--set', 'metrics.serviceMonitor.enabled=true')).toBe('');
+    expect(await failure('--set', 'topics.strimzi.enabled=true', '--set', 'topics.strimzi.clusterName=c', '--set', 'topics.createJob.enabled=false')).toBe('');
   });
 });
 
