@@ -16,7 +16,13 @@ COPY package.json package-lock.json turbo.json tsconfig.base.json ./
 COPY packages ./packages
 COPY examples ./examples
 COPY infra/image/runtime-payload.sh ./infra/image/
-RUN npm ci --no-audit --no-fund && TURBO_TELEMETRY_DISABLED=1 npx turbo run build \
+# npm's cache outlives the build (a cache mount): a rebuild downloads only what changed. A network
+# that inspects TLS has its own CA: `npm run image:build` hands the host's (NODE_EXTRA_CA_CERTS or
+# npm's cafile) to this step alone as the secret extra-ca; it is not in any layer.
+RUN --mount=type=cache,target=/root/.npm --mount=type=secret,id=extra-ca \
+    if [ -s /run/secrets/extra-ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/extra-ca; fi \
+ && npm ci --no-audit --no-fund \
+ && TURBO_TELEMETRY_DISABLED=1 npx turbo run build \
  && infra/image/runtime-payload.sh /src /app
 
 FROM ${NODE_IMAGE}

@@ -19,6 +19,9 @@
 //                       test/interop/go-client (TIDEMARK_GO_CLIENT overrides)
 //   MCP Inspector CLI   test/interop/inspector's pinned @modelcontextprotocol/inspector, installed
 //                       with npm ci into inspector/ (TIDEMARK_INSPECTOR overrides: its launcher)
+//   podman, runc,       Debian's packages, to build the Dockerfile's image on a base assembled
+//   debootstrap         here and run it (TIDEMARK_CONTAINER_ENGINE=docker uses a Docker engine)
+//   image               the Dockerfile's image, built by infra/image/build.mjs (npm run image:build)
 //   nginx               Debian's package unpacked (not installed) into nginx/, for the ingress
 //                       test (TIDEMARK_NGINX overrides; one on PATH is used)
 //   previous release    releases/previous.json's release, built from git history (or from the
@@ -179,6 +182,28 @@ const DEBIAN = {
       'Install it (Debian/Ubuntu: sudo apt-get install redis-server; macOS: brew install redis), ' +
       'or set TIDEMARK_REDIS_SERVER to a redis-server binary.',
   },
+  podman: {
+    env: 'TIDEMARK_CONTAINER_ENGINE',
+    command: 'podman',
+    package: 'podman',
+    why:
+      'podman: the image test builds the Dockerfile and runs it. Install podman (Debian: sudo ' +
+      'apt-get install podman runc debootstrap) or a Docker engine (TIDEMARK_CONTAINER_ENGINE=docker).',
+  },
+  runc: {
+    env: 'TIDEMARK_CONTAINER_ENGINE',
+    command: 'runc',
+    package: 'runc',
+    why: 'runc: podman runs containers with runc (crun refuses hybrid cgroup v1 hosts). Install it.',
+  },
+  debootstrap: {
+    env: 'TIDEMARK_NODE_IMAGE',
+    command: 'debootstrap',
+    package: 'debootstrap',
+    why:
+      'debootstrap: the image is built on a base assembled here (no registry needed). Install it, ' +
+      'or set TIDEMARK_NODE_IMAGE to a Node base image your engine can pull.',
+  },
   chromium: {
     env: 'TIDEMARK_CHROMIUM',
     command: 'chromium',
@@ -216,6 +241,19 @@ async function nginx() {
   renameSync(staging, dir);
   return bin;
 }
+
+/**
+ * The Dockerfile's image, built by `npm run image:build` (infra/image/build.mjs) for the image
+ * test: the engine's layer cache makes a rebuild of an unchanged tree take seconds.
+ */
+async function image() {
+  await debianPackagesOnce();
+  await sh(process.execPath, [join(root, 'infra/image/build.mjs')]);
+  return 'built';
+}
+
+let debianInstall;
+const debianPackagesOnce = () => (debianInstall ??= debianPackages());
 
 async function debianPackages() {
   const missing = [];
@@ -374,7 +412,8 @@ async function main() {
     kafka,
     python,
     helm,
-    debianPackages,
+    debianPackages: debianPackagesOnce,
+    image,
     nginx,
     rmcp,
     k8sValidate,
