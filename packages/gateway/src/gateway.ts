@@ -61,7 +61,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     isDraining: () => draining,
   });
   door.install(app);
-  installRoutes(app, ctx);
+  // Requests being handled: a drain waits for them as for the connections. A call that reaches a
+  // draining replica is answered with its stream's priming event at once (its client resumes
+  // elsewhere from there) while the request is still being written to the log; stopping before
+  // the write ends would leave that client resuming a call no worker ever gets.
+  const handling = new Set<Promise<void>>();
+  installRoutes(app, ctx, handling);
   // A session whose client only listens sends no requests: its open streams keep it alive.
   const touchTimer = setInterval(
     () => void ctx.producer.touch(ctx.streams.sessions()).catch(ctx.onError),
@@ -101,8 +106,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       );
       ctx.streams.drain(compiled.retryMs);
       let timer: NodeJS.Timeout | undefined;
+      // Once every connection is closed no request can begin: then the ones begun are waited for.
+      const handled = async () => {
+        while (handling.size > 0) await Promise.allSettled([...handling]);
+      };
       await Promise.race([
-        closed,
+        closed.then(handled),
         new Promise((resolve) => (timer = setTimeout(resolve, compiled.drainTimeoutMs))),
       ]);
       clearTimeout(timer);
@@ -114,7 +123,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   };
 }
 
-function installRoutes(app: express.Express, ctx: GatewayContext): void {
+function installRoutes(
+  app: express.Express,
+  ctx: GatewayContext,
+  handling: Set<Promise<void>>,
+): void {
   const { path, maxBodyBytes, maxJsonDepth } = ctx.options;
   // A declared length past the limit is refused before a byte of the body is read (body-parser
   // would read it all to its end first); the connection closes after the answer.
@@ -124,8 +137,11 @@ function installRoutes(app: express.Express, ctx: GatewayContext): void {
   });
   const handle =
     (handler: (ctx: GatewayContext, req: Request, res: Response) => Promise<void>) =>
-    (req: Request, res: Response, next: NextFunction) =>
-      void handler(ctx, req, res).catch(next);
+    (req: Request, res: Response, next: NextFunction) => {
+      const handled = handler(ctx, req, res).catch(next);
+      handling.add(handled);
+      void handled.finally(() => handling.delete(handled));
+    };
   // Who asks is known from the headers: a stranger's body is never inflated nor parsed.
   app.post(
     path,

@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import type { GatewayOptions } from '@tidemark/gateway';
+import type { LogPort } from '@tidemark/protocol';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { embeddedStack } from '../../../test/support/embedded-stack.js';
 import { MCP_HEADERS, RawMcpClient, readSse } from '../../../test/support/sse.js';
@@ -39,6 +40,21 @@ function rawPost(port: number, headers: Record<string, string>, message: unknown
     ...headers,
   }).map(([name, value]) => `${name}: ${value}`);
   return `POST /mcp HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n${body}`;
+}
+
+/**
+ * The last message of a call whose answer on a draining replica was only its priming event,
+ * resumed on another replica from that event's id.
+ */
+async function resumedElsewhere(answer: string, url: string, session: string) {
+  const primed = [...answer.matchAll(/^id: (\S+)$/gm)].map((m) => m[1]!);
+  expect(primed).toHaveLength(1);
+  const rest = await new RawMcpClient(url, session).resume(primed[0]!);
+  const messages: Array<Record<string, unknown>> = [];
+  await readSse(rest, (event) => {
+    if (event.data !== '') messages.push(JSON.parse(event.data) as Record<string, unknown>);
+  });
+  return messages.at(-1);
 }
 
 async function setup(gateway: Partial<GatewayOptions> = {}) {
@@ -164,17 +180,66 @@ describe('gateway auth and drain', () => {
     expect(answers[0]).toContain(Array.from({ length: 30 }, (_, i) => i + 1).join(','));
     expect(answers[1]).toMatch(/^connection: close\r$/im);
     expect(answers[1]).toMatch(/retry: 777\n\n/);
-    const primed = [...answers[1]!.matchAll(/^id: (\S+)$/gm)].map((m) => m[1]!);
-    expect(primed).toHaveLength(1);
     // The call was written to the log: another replica streams it from the priming event on.
-    const rest = await new RawMcpClient(other.url, client.session).resume(primed[0]!);
-    const messages: Array<Record<string, unknown>> = [];
-    await readSse(rest, (event) => {
-      if (event.data !== '') messages.push(JSON.parse(event.data) as Record<string, unknown>);
-    });
-    expect(messages.at(-1)).toMatchObject({
+    expect(await resumedElsewhere(answers[1]!, other.url, client.session)).toMatchObject({
       id: 1,
       result: { content: [{ type: 'text', text: '1,2,3,4,5' }] },
+    });
+  });
+
+  it('a drain ends only after the calls it answered with a priming event are in the log (their clients resume elsewhere from it)', async () => {
+    // The draining replica's writes to `requests` take 400 ms once the drain begins: a drain that
+    // ended when its connections closed (right after the priming event) would stop the process
+    // with the call unwritten, and the client would resume a call no worker ever gets.
+    let slow = false;
+    let written = false;
+    const stack = await embeddedStack({
+      partitions: 1,
+      replicas: 2,
+      gateway: { retryMs: 777, drainTimeoutMs: 5_000 },
+      gatewayLog: (log, replica) =>
+        replica !== 0
+          ? log
+          : Object.assign(Object.create(log) as LogPort, {
+              append: async (topic: string, records: Parameters<LogPort['append']>[1]) => {
+                if (slow && topic.endsWith('requests')) await sleep(400);
+                const offsets = await log.append(topic, records);
+                if (slow && topic.endsWith('requests')) written = true;
+                return offsets;
+              },
+            }),
+    });
+    onTestFinished(() => stack.stop());
+    const [draining, other] = stack.gateways as [Replica, Replica];
+    // The session begins on the other replica: the draining one has no connection but this
+    // one, open before the drain and idle when it begins (nothing else holds the drain).
+    const client = new RawMcpClient(other.url);
+    await client.initialize();
+    const socket = connect(draining.port, '127.0.0.1');
+    onTestFinished(() => void socket.destroy());
+    await new Promise((resolve) => socket.once('connect', resolve));
+    let raw = '';
+    socket.on('data', (chunk: Buffer) => (raw += chunk.toString()));
+    slow = true;
+    const drained = draining.gateway.drain();
+    await sleep(50);
+    socket.write(
+      rawPost(
+        draining.port,
+        { 'Mcp-Session-Id': client.session, 'MCP-Protocol-Version': '2025-11-25' },
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'count', arguments: { to: 3, delayMs: 10 } },
+        },
+      ),
+    );
+    await drained;
+    expect(written).toBe(true);
+    expect(await resumedElsewhere(raw, other.url, client.session)).toMatchObject({
+      id: 1,
+      result: { content: [{ type: 'text', text: '1,2,3' }] },
     });
   });
 
