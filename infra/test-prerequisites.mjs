@@ -22,6 +22,10 @@
 //   podman, runc,       Debian's packages, to build the Dockerfile's image on a base assembled
 //   debootstrap         here and run it (TIDEMARK_CONTAINER_ENGINE=docker uses a Docker engine)
 //   image               the Dockerfile's image, built by infra/image/build.mjs (npm run image:build)
+//   containerd, CNI     Debian's containerd, containernetworking-plugins and iptables: the
+//   plugins, iptables   node of the e2e:k8s cluster
+//   k8s                 Kubernetes 1.34, etcd and CoreDNS built from the Go module proxy into
+//                       k8s/ (infra/k8s-cluster/build.mjs), and the CRDs the chart's objects need
 //   nginx               Debian's package unpacked (not installed) into nginx/, for the ingress
 //                       test (TIDEMARK_NGINX overrides; one on PATH is used)
 //   previous release    releases/previous.json's release, built from git history (or from the
@@ -204,6 +208,24 @@ const DEBIAN = {
       'debootstrap: the image is built on a base assembled here (no registry needed). Install it, ' +
       'or set TIDEMARK_NODE_IMAGE to a Node base image your engine can pull.',
   },
+  containerd: {
+    env: 'TIDEMARK_K8S_SKIP_DEBIAN',
+    command: 'containerd',
+    package: 'containerd',
+    why: 'containerd: the e2e:k8s cluster runs its pods on containerd (Debian: apt-get install containerd).',
+  },
+  cni: {
+    env: 'TIDEMARK_K8S_SKIP_DEBIAN',
+    command: '/usr/lib/cni/bridge',
+    package: 'containernetworking-plugins',
+    why: 'CNI plugins: the e2e:k8s cluster wires its pods with them (Debian: containernetworking-plugins).',
+  },
+  iptables: {
+    env: 'TIDEMARK_K8S_SKIP_DEBIAN',
+    command: 'iptables',
+    package: 'iptables',
+    why: 'iptables: kube-proxy routes Service addresses with it (Debian: apt-get install iptables).',
+  },
   chromium: {
     env: 'TIDEMARK_CHROMIUM',
     command: 'chromium',
@@ -249,6 +271,16 @@ async function nginx() {
 async function image() {
   await debianPackagesOnce();
   await sh(process.execPath, [join(root, 'infra/image/build.mjs')]);
+  return 'built';
+}
+
+/** Kubernetes, etcd and CoreDNS for e2e:k8s, built once from the Go module proxy, and the CRDs. */
+async function k8s() {
+  if (!(await onPath('go')))
+    throw new Error(
+      'k8s: the e2e:k8s cluster is built with Go from the Go module proxy, and go is not on PATH. Install Go 1.26+.',
+    );
+  await sh(process.execPath, [join(root, 'infra/k8s-cluster/build.mjs')]);
   return 'built';
 }
 
@@ -414,6 +446,7 @@ async function main() {
     helm,
     debianPackages: debianPackagesOnce,
     image,
+    k8s,
     nginx,
     rmcp,
     k8sValidate,

@@ -377,6 +377,8 @@ describe('the Helm chart', () => {
     const weight = (m: Manifest) => Number(m.metadata.annotations?.['helm.sh/hook-weight']);
     expect(hookAccount.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
     expect(weight(hookAccount)).toBeLessThan(weight(job!));
+    // Hooks are not the release's: without deletion, helm uninstall leaves them behind.
+    for (const hook of [hookAccount, job!]) expect(hook.metadata.annotations?.['helm.sh/hook-delete-policy']).toBe('before-hook-creation,hook-succeeded');
     expect((job!.spec as { template: { spec: { serviceAccountName: string } } }).template.spec.serviceAccountName).toBe(hookAccount.metadata.name);
 
     for (const pdb of byKind(manifests, 'PodDisruptionBudget')) expect(pdb.spec).toMatchObject({ maxUnavailable: 1 });
