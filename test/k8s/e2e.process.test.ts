@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { expect, it } from 'vitest';
+import { expect, it, onTestFinished } from 'vitest';
 
 // `npm run e2e:k8s` as part of npm test: the chart on a single-node cluster built here (test/k8s).
 // The script checks each step and exits 1 at the first failure; what it saw is asserted here too.
@@ -15,10 +15,9 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 it(
   'npm run e2e:k8s: the chart admitted, installed, tested, its workers deleted mid-call, upgraded under calls and uninstalled on a real cluster',
   async () => {
-    const transcript = join(
-      mkdtempSync(join(tmpdir(), 'tidemark-k8s-transcript-')),
-      'transcript.md',
-    );
+    const dir = mkdtempSync(join(tmpdir(), 'tidemark-k8s-transcript-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const transcript = join(dir, 'transcript.md');
     const { stdout } = await run(
       process.execPath,
       [join(root, 'test/k8s/e2e.ts'), '--transcript', transcript],
