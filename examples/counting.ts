@@ -17,8 +17,9 @@ const countOutput = z.object({ numbers: z.array(z.number()), effect: z.string().
 
 /**
  * The pretend outside system of `effect`: every run of the step appends a line — its effect key,
- * the call and the generation that ran it — to the file `TIDEMARK_EFFECTS` names (nothing without
- * it). A test reads the file to count effects: a key twice is a step that ran twice.
+ * the process that ran it, the call and the generation — to the file `TIDEMARK_EFFECTS` names
+ * (nothing without it). A test reads the file to count effects: a key twice is a step that ran
+ * twice, which only the death of the first run's process (its pid) can excuse.
  */
 function applyEffect(effectKey: string): string {
   const file = process.env['TIDEMARK_EFFECTS'];
@@ -28,6 +29,7 @@ function applyEffect(effectKey: string): string {
       file,
       `${JSON.stringify({
         effectKey,
+        pid: process.pid,
         session: execution?.sessionId,
         stream: execution?.stream,
         attempt: execution?.attempt,

@@ -454,7 +454,20 @@ async function main() {
     inspector,
     previousRelease,
   };
-  const results = await Promise.allSettled(Object.values(steps).map((step) => step()));
+  // Each step's time, for `npm test`'s phase report: from an empty cache the builds dominate.
+  const times = {};
+  const timed = ([name, step]) => {
+    const started = performance.now();
+    return Promise.resolve()
+      .then(step)
+      .finally(() => (times[name] = Math.round((performance.now() - started) / 1000)));
+  };
+  const results = await Promise.allSettled(Object.entries(steps).map(timed));
+  const slow = Object.entries(times)
+    .filter(([, s]) => s >= 5)
+    .sort(([, a], [, b]) => b - a);
+  if (slow.length > 0)
+    log(`steps over 5 s (in parallel): ${slow.map(([n, s]) => `${n} ${s} s`).join(', ')}`);
   const failures = [];
   for (const [i, name] of Object.keys(steps).entries()) {
     const result = results[i];

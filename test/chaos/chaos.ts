@@ -4,7 +4,12 @@
 // client in three is a 2026-07-28 client whose calls are durable tasks (@tidemark/client, polled or
 // listened to). Every call is classified by the checker against a timeline of what the runner did
 // and what the broker saw. Exits 1 on any call silently wrong, lost (accepted and never answered)
-// or reset with nothing to cause it; on an error no fault explains; and when too few calls succeed.
+// or reset with nothing to cause it; on an error no connection fault explains (a worker's death
+// ends in a takeover or a reset, never an error); on a durable step run twice when the runner did
+// not kill the process that ran it first; when fewer calls were made than the load should make
+// (sessions × seconds / 4) or too few succeed; and when a fault kind never fired. Stopped by
+// SIGTERM or SIGINT (a test's timeout), it prints what it has so far, the calls still under way
+// and its seed.
 //
 //   npm run chaos                           # the long profile (10 min, 16 sessions)
 //   npm run chaos -- --profile ci           # the short one `npm test` runs
@@ -90,6 +95,19 @@ let stopping = false;
 let tasks = 0;
 /** What the runner did and the broker saw, when: what may excuse a reset or an error. */
 const timeline = new Timeline();
+/** The pids the runner killed -9: only their death excuses a durable step's second run. */
+const killedPids = new Set<number>();
+/** The calls under way, by name, with when each started: what a stopped run reports. */
+const underWay = new Map<string, number>();
+/** Runs a call, known as under way until it ends. */
+async function tracked<T>(name: string, call: () => Promise<T>): Promise<T> {
+  underWay.set(name, Date.now());
+  try {
+    return await call();
+  } finally {
+    underWay.delete(name);
+  }
+}
 /** Errored calls, each asked at the end of the run whether a fault was near it. */
 const erroredCalls: Array<{ call: string; message: string; during: CallWindow }> = [];
 
@@ -117,18 +135,20 @@ async function taskSession(index: number): Promise<void> {
     const flaky = random() < 0.25;
     const to = between(5, 40);
     const startedMs = Date.now();
-    const task = await checkedTask(cluster.url, {
-      tool: flaky ? 'flaky_count' : 'count',
-      to,
-      delayMs: between(10, 80),
-      // Half the tasks are followed on a listen stream, which the faults cut (gateway kills).
-      follow: n % 2 === 0 ? 'poll' : 'listen',
-      extra: {
-        effect: true,
-        ...(flaky ? { failAt: between(1, to), failAttempts: between(1, 2) } : {}),
-      },
-      timeoutMs: profile!.callTimeoutMs,
-    });
+    const task = await tracked(`task session ${index} call ${n}`, () =>
+      checkedTask(cluster.url, {
+        tool: flaky ? 'flaky_count' : 'count',
+        to,
+        delayMs: between(10, 80),
+        // Half the tasks are followed on a listen stream, which the faults cut (gateway kills).
+        follow: n % 2 === 0 ? 'poll' : 'listen',
+        extra: {
+          effect: true,
+          ...(flaky ? { failAt: between(1, to), failAttempts: between(1, 2) } : {}),
+        },
+        timeoutMs: profile!.callTimeoutMs,
+      }),
+    );
     verdicts.push({ ...task.verdict, call: `task session ${index} call ${n}` });
     if (task.effect !== undefined) answeredEffects.add(task.effect);
     tasks++;
@@ -158,18 +178,20 @@ async function session(index: number): Promise<void> {
       const flaky = random() < 0.25;
       const to = between(5, 40);
       const session = client.session;
-      const call: CheckedCall = await client.call({
-        logLost: (during) => timeline.deleted(session, during),
-        tool: flaky ? 'flaky_count' : 'count',
-        to,
-        delayMs: between(10, 80),
-        extra: {
-          effect: true,
-          ...(flaky ? { failAt: between(1, to), failAttempts: between(1, 2) } : {}),
-        },
-        timeoutMs: profile!.callTimeoutMs,
-      });
       const name = `session ${index} call ${n}`;
+      const call: CheckedCall = await tracked(name, () =>
+        client.call({
+          logLost: (during) => timeline.deleted(session, during),
+          tool: flaky ? 'flaky_count' : 'count',
+          to,
+          delayMs: between(10, 80),
+          extra: {
+            effect: true,
+            ...(flaky ? { failAt: between(1, to), failAttempts: between(1, 2) } : {}),
+          },
+          timeoutMs: profile!.callTimeoutMs,
+        }),
+      );
       if (call.effect !== undefined) answeredEffects.add(call.effect);
       judged.push(() => {
         const verdict = classify(to, call.seen, {
@@ -236,6 +258,7 @@ const FAULTS: Record<string, { kind: HappeningKind; run: () => Promise<void> }> 
     kind: 'worker',
     run: async () => {
       const victim = pick(cluster.workers);
+      killedPids.add(victim.process.child.pid!);
       await cluster.kill(victim);
       await cluster.startWorker();
     },
@@ -254,6 +277,7 @@ const FAULTS: Record<string, { kind: HappeningKind; run: () => Promise<void> }> 
       const victim = pick(cluster.gateways);
       const replacement = await cluster.startGateway();
       cluster.release(replacement);
+      killedPids.add(victim.process.child.pid!);
       await cluster.kill(victim);
     },
   },
@@ -283,11 +307,21 @@ const FAULTS: Record<string, { kind: HappeningKind; run: () => Promise<void> }> 
   },
 };
 
+/** Each kind once, in a seeded order, so every run fires every kind; then at random. */
+function faultOrder(): () => string {
+  const first = Object.keys(FAULTS)
+    .map((name) => ({ name, order: random() }))
+    .sort((a, b) => a.order - b.order)
+    .map(({ name }) => name);
+  return () => first.shift() ?? pick(Object.keys(FAULTS));
+}
+
 async function chaos(): Promise<void> {
+  const next = faultOrder();
   while (!stopping && Date.now() < deadline - 2_000) {
     await sleep(between(profile!.faultEveryMs / 2, profile!.faultEveryMs * 1.5));
     if (stopping) return;
-    const name = pick(Object.keys(FAULTS));
+    const name = next();
     faults[name] = (faults[name] ?? 0) + 1;
     console.error(`fault: ${name} at ${new Date().toISOString().slice(11, 23)}`);
     const fault = FAULTS[name]!;
@@ -301,6 +335,12 @@ console.error(
 );
 /** At least this share of the calls must succeed (exact or reset): the faults are not that many. */
 const MIN_SUCCEEDED = 0.75;
+/**
+ * At least this many calls: a call counts 5–40 numbers 10–80 ms apart (about a second), so a
+ * healthy cluster makes well over one call per session every 4 s, faults and all — a cluster
+ * answering a tenth of its calls falls below it.
+ */
+const MIN_CALLS = Math.ceil((sessions * seconds) / 4);
 
 /** Why the run failed, if it did: one line per broken rule. */
 function failures(
@@ -311,7 +351,7 @@ function failures(
   const broken: string[] = [];
   if (effects.duplicated.length > 0)
     broken.push(
-      `${effects.duplicated.length} effects applied again after their step was journaled: ${effects.duplicated.slice(0, 3).join('; ')}`,
+      `${effects.duplicated.length} effects applied again with no kill to excuse it: ${effects.duplicated.slice(0, 3).join('; ')}`,
     );
   if (effects.lost.length > 0)
     broken.push(
@@ -323,6 +363,13 @@ function failures(
     broken.push(
       `${unexplained.length} errored with no fault near: ${unexplained.slice(0, 3).join('; ')}`,
     );
+  if (verdicts.length < MIN_CALLS)
+    broken.push(
+      `only ${verdicts.length} calls for ${sessions} sessions × ${seconds} s (< ${MIN_CALLS})`,
+    );
+  const never = Object.keys(FAULTS).filter((name) => faults[name] === undefined);
+  if (never.length > 0)
+    broken.push(`fault kinds never fired (a run too short?): ${never.join(', ')}`);
   const succeeded = counts.exact + counts.reset;
   if (succeeded < MIN_SUCCEEDED * verdicts.length)
     broken.push(
@@ -330,6 +377,35 @@ function failures(
     );
   return broken;
 }
+
+// Stopped from outside (a test's timeout, ^C): what it has so far, the calls still under way —
+// a lost call is one of them — and the seed to replay it with; then the cluster goes.
+for (const signal of ['SIGTERM', 'SIGINT'] as const)
+  process.once(signal, () => {
+    const now = Date.now();
+    const at = (ms: number) => new Date(ms).toISOString().slice(11, 23);
+    console.log(
+      [
+        `chaos interrupted by ${signal} after ${Math.round((now - started) / 1000)} s (seed ${firstSeed})`,
+        `  calls ended: ${verdicts.length + judged.length}, under way: ${underWay.size}`,
+        `  faults injected: ${Object.entries(faults)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')}`,
+        ...[...underWay].map(
+          ([name, startedMs]) =>
+            `  UNDER WAY ${name} since ${at(startedMs)} (${Math.round((now - startedMs) / 1000)} s)`,
+        ),
+        `  FAILED: interrupted`,
+      ].join('\n'),
+    );
+    console.error(
+      `chaos failed — replay: npm run chaos -- --profile ${values.profile} --seed ${firstSeed}`,
+    );
+    setTimeout(() => process.exit(1), 10_000).unref();
+    void Promise.allSettled([cluster.stop(), log.close()])
+      .then(() => kafka.stop())
+      .finally(() => process.exit(1));
+  });
 
 let exitCode = 1;
 try {
@@ -344,7 +420,7 @@ try {
   const unexplained = unexplainedErrors();
   const counts = tally(verdicts);
   const injected = Object.values(faults).reduce((a, b) => a + b, 0);
-  const effects = countEffects(effectsFile, answeredEffects, cluster.stepLines());
+  const effects = countEffects(effectsFile, answeredEffects, killedPids);
   const broken = failures(counts, unexplained, effects);
   console.log(
     [
@@ -355,7 +431,7 @@ try {
         .join(', ')})`,
       `  exact: ${counts.exact}, reset: ${counts.reset}, errored: ${counts.errored} (${unexplained.length} with no fault near)`,
       `  silently wrong: ${counts['silently-wrong']}, lost: ${counts.lost}, needless resets: ${counts['needless-reset']}`,
-      `  effects: ${effects.applied} applied for ${answeredEffects.size} answered calls, ${effects.inFlight} steps run again after a death mid-step (same effect key), duplicated: ${effects.duplicated.length}, lost: ${effects.lost.length}`,
+      `  effects: ${effects.applied} applied for ${answeredEffects.size} answered calls, ${effects.inFlight} steps run again after their process was killed -9 (same effect key), duplicated: ${effects.duplicated.length}, lost: ${effects.lost.length}`,
       ...[...errors]
         .sort((a, b) => b[1] - a[1])
         .slice(0, 5)

@@ -91,9 +91,15 @@ export class Timeline {
     return false;
   }
 
-  /** Whether a fault happened near enough to a failed call to be why it failed. */
+  /**
+   * Whether a fault happened near enough to a failed call to be why it failed. Only a fault that
+   * breaks a client's connection can: a gateway killed, client sockets cut, the balancer held.
+   * Every client reaches the gateways through the one balancer, pointed at one gateway at a time,
+   * so such a fault hits the calls under way then. A worker killed or drained, records deleted,
+   * the group's members changing end in a takeover or a reset by design — never in an error.
+   */
   explainsError(during: CallWindow): boolean {
-    return this.overlaps(['worker', 'gateway', 'cut', 'hold', 'delete', 'membership'], {
+    return this.overlaps(['gateway', 'cut', 'hold'], {
       startedMs: during.startedMs - ERROR_REACH_MS,
       endedMs: during.endedMs + ERROR_REACH_MS,
     });

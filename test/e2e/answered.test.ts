@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { embeddedStack } from '../support/embedded-stack.js';
+import { runs } from '../support/runs.js';
 import { MCP_HEADERS, MODERN_META, RawMcpClient, readSse } from '../support/sse.js';
 
 // The invariant of issue #16, as a property over 100,000 generated messages thrown at a real
@@ -8,7 +9,7 @@ import { MCP_HEADERS, MODERN_META, RawMcpClient, readSse } from '../support/sse.
 // JSON-RPC error — within a bound, and the process keeps serving. Before the strict inbound check,
 // a request the worker's SDK dropped held a call slot forever; 64 of them stopped every client.
 
-const RUNS = Number(process.env['TIDEMARK_ANSWERED_RUNS'] ?? 100_000);
+const RUNS = runs(100_000);
 const CONCURRENCY = 64;
 const ANSWER_WITHIN_MS = 15_000;
 

@@ -277,6 +277,17 @@ describe('a three-broker cluster (replication 3, min.insync.replicas 2)', () => 
       layout: { replicationFactor: 3 },
     });
     expect(totals).toMatchObject({ failed: 0, reset: 0, failures: [] });
+    // Handoffs and drains: every call ends where it ran, or resumes exactly. A worker joining or
+    // leaving moves partitions; a gateway does not. (The one run of `npm run bench`'s scale smoke.)
+    expect(rows.map((row) => row.event)).toEqual([
+      'workers 2 → 3',
+      'workers 3 → 2',
+      'gateways 2 → 3',
+      'gateways 3 → 2',
+      'rolling restart of every gateway and worker',
+    ]);
     for (const row of rows) expect(row.calls).toBeGreaterThan(0);
+    expect(rows[0]!.partitionsMoved).toBeGreaterThan(0);
+    expect(rows[2]!.partitionsMoved).toBe(0);
   }, 300_000);
 });

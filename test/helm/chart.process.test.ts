@@ -573,6 +573,10 @@ describe('the container image and compose file', () => {
     expect(dockerfile).toMatch(/^FROM \$\{NODE_IMAGE\}$/m);
     expect(dockerfile).toMatch(/^USER 10001:10001$/m);
     expect(dockerfile).toContain('ENTRYPOINT ["node", "/app/packages/cli/dist/bin.js"]');
+    // `npm ci` runs on the manifests alone (its layer outlives source changes): every workspace's.
+    const workspaces = readdirSync(join(root, 'packages')).map((name) => `packages/${name}`);
+    for (const workspace of [...workspaces, 'examples'])
+      expect(dockerfile).toContain(`COPY ${workspace}/package.json ./${workspace}/`);
   });
 
   it('runs only commands and flags the CLI knows in the compose file', async () => {

@@ -17,8 +17,11 @@ export interface InteropTarget {
   readonly deployment: Deployment;
   /** Two endpoints to alternate between; on dev both are its one endpoint. */
   readonly urls: readonly [string, string];
-  /** Kills the worker with SIGKILL and starts another in its place (the cluster only). */
-  replaceWorker(): Promise<void>;
+  /**
+   * Kills the worker with SIGKILL and starts another in its place (the cluster only); with a task
+   * or session id, once the worker has started running it — a kill mid-call, not before it.
+   */
+  replaceWorker(running?: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -80,7 +83,11 @@ export async function startCluster(brokers: readonly string[]): Promise<InteropT
   return {
     deployment: 'kafka',
     urls: [url(ports[0]), url(ports[1])],
-    replaceWorker: async () => {
+    replaceWorker: async (running) => {
+      if (running !== undefined)
+        await worker.waitFor(
+          (e) => (e['execution'] as { session?: string } | undefined)?.session === running,
+        );
       worker.child.kill('SIGKILL');
       worker = await startWorker();
     },

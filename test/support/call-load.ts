@@ -1,8 +1,11 @@
 // Clients that call a ~2 s tool back to back for as long as a benchmark runs, each call recorded:
 // when it started and ended, whether it failed (an error, or a result other than the exact one)
-// and how many resets its stream carried. The clients are the official SDK's, with its stream
-// resumption (`Last-Event-ID`) on: a drained gateway's streams resume on another.
+// and how many resets its stream carried. A call also fails when its progress was silently wrong
+// (a splice, gap or repeat without a reset: test/e2e/checker.ts), not only its final text. The
+// clients are the official SDK's, with its stream resumption (`Last-Event-ID`) on: a drained
+// gateway's streams resume on another.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { classify, type Seen } from '../e2e/checker.ts';
 
 export interface CallRecord {
   startAt: number;
@@ -52,23 +55,42 @@ export class CallLoad {
 
   private async loop(client: Client): Promise<void> {
     let current: CallRecord | undefined;
+    let seen: Seen[] = [];
     client.fallbackNotificationHandler = (notification) => {
-      if (notification.method === 'notifications/tidemark/reset' && current !== undefined)
+      if (notification.method === 'notifications/tidemark/reset' && current !== undefined) {
         current.resets++;
+        const reason = (notification.params as { reason?: unknown } | undefined)?.reason;
+        seen.push({ kind: 'reset', reason: String(reason) });
+      }
       return Promise.resolve();
     };
     while (!this.stopping) {
       const record: CallRecord = { startAt: Date.now(), endAt: 0, failed: undefined, resets: 0 };
       current = record;
+      seen = [];
       try {
         const result = await client.callTool(
           { name: 'count', arguments: { to: COUNT_TO, delayMs: this.delayMs } },
-          { timeout: 120_000, onprogress: () => {} },
+          {
+            timeout: 120_000,
+            onprogress: ({ progress, total }) =>
+              seen.push({
+                kind: 'progress',
+                value: progress,
+                ...(total === undefined ? {} : { total }),
+              }),
+          },
         );
         const text = (result.content as Array<{ type: string; text?: string }> | undefined)?.[0]
           ?.text;
         if (result.isError === true) record.failed = `tool error: ${text}`;
         else if (text !== EXPECTED) record.failed = `wrong result: ${text}`;
+        else {
+          seen.push({ kind: 'result', numbers: text.split(',').map(Number) });
+          const verdict = classify(COUNT_TO, seen);
+          if (verdict.outcome === 'silently-wrong')
+            record.failed = `silently wrong: ${verdict.why}`;
+        }
       } catch (error) {
         record.failed = error instanceof Error ? error.message : String(error);
       }

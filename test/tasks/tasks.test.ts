@@ -4,7 +4,7 @@ import { tokenFileAuthenticator } from '@tidemark/gateway';
 import { defineToolModule, Worker } from '@tidemark/worker';
 import type { LogPort } from '@tidemark/protocol';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import * as z from 'zod';
 import { embeddedStack, type EmbeddedStackOptions } from '../support/embedded-stack.js';
 import { pollTask, rpc, rpcResponse, sseMessages, TASKS } from '../support/task-client.js';
@@ -178,13 +178,17 @@ describe('Tasks extension (io.modelcontextprotocol/tasks) on the stateless lane'
 
   it('a worker that stops (drains) mid-task leaves it to the next: its offset is not committed, the next worker runs it to the end', async () => {
     // No handoff: the task is given up at once (a longer task would outlive any handoff).
-    const { stack, urls } = await setup({ worker: { handoffTimeoutMs: 0 } });
+    const started: string[] = [];
+    const { stack, urls } = await setup({
+      worker: { handoffTimeoutMs: 0, onExecution: (e) => void started.push(e.session) },
+    });
     const created = await rpc(urls[0]!, 'tools/call', {
       name: 'count',
       arguments: { to: 20, delayMs: 50 },
     });
     const taskId = String(created.body.result?.['taskId']);
-    await new Promise((resolve) => setTimeout(resolve, 300)); // mid-task
+    // Mid-task: its execution started (and the tool runs about a second).
+    await vi.waitUntil(() => started.includes(taskId), { timeout: 10_000, interval: 20 });
     await stack.worker.stop();
     const executions: Array<{ session: string; cause: string }> = [];
     const next = new Worker({

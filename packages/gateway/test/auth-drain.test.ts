@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import type { GatewayOptions } from '@tidemark/gateway';
 import type { LogPort } from '@tidemark/protocol';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { embeddedStack } from '../../../test/support/embedded-stack.js';
 import { MCP_HEADERS, RawMcpClient, readSse } from '../../../test/support/sse.js';
 import { rpcResponse, sseMessages } from '../../../test/support/task-client.js';
@@ -287,8 +287,7 @@ describe('gateway auth and drain', () => {
       { name: 'count', arguments: { to: 30, delayMs: 50 } },
       { tasks: false },
     );
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(gateway.openStreams).toBe(2);
+    await vi.waitUntil(() => gateway.openStreams === 2, { timeout: 10_000, interval: 20 });
     const drainedAt = Date.now();
     const draining = gateway.drain();
     // The session's stream ends at once, with a resume point.

@@ -13,6 +13,7 @@ import {
   type StreamId,
   type WorkerEpoch,
 } from '../src/index.js';
+import { runs } from '../../../test/support/runs.js';
 import { keyring, log, otherSession, session, stream } from './helpers.js';
 
 /**
@@ -432,7 +433,7 @@ describe('decideResume over generated logs (restarts, takeovers, retries, zombie
       fc.property(fc.array(command, { minLength: 1, maxLength: 80 }), (commands) => {
         runToEnd(commands);
       }),
-      { numRuns: 3000 },
+      { numRuns: runs(3000) },
     );
   });
 
@@ -488,7 +489,7 @@ describe('decideResume over generated logs (restarts, takeovers, retries, zombie
           ).toMatchObject({ outcome: 'invalid', reason: 'beyond-tail' });
         },
       ),
-      { numRuns: 1000 },
+      { numRuns: runs(1000) },
     );
   });
 });

@@ -103,7 +103,11 @@ describe('worker processes on the real broker', () => {
       30_000,
       'the second group to own both partitions',
     );
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Read up to the end (its commits reached every partition's end), then asked: nothing ran.
+    await untilAsync(
+      async () => (await groupLag(brokers, `${prefix}other-group`, names.requests, 2)) === 0n,
+      'the second group to read every request',
+    );
     expect(again.executions).toEqual([]);
   });
 
@@ -259,8 +263,10 @@ describe('worker processes on the real broker', () => {
     const b = startWorker(ctx, prefix, group);
     await until(() => b.assigned.length === 1, 30_000, 'the second worker to take a partition');
     const moved = clients.find((client) => b.assigned.includes(client.partition))!;
-    // The first worker hands its call there off (it would run until its deadline), then dies.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // The first worker hands its call there off (it would run until its deadline): it let the
+    // partition go — its notice written first — and its call there still runs. Then it dies.
+    await until(() => a.assigned.length === 1, 30_000, 'the first worker to let a partition go');
+    expect(calls1(a).some((e) => e.session === moved.session)).toBe(true);
     a.child.kill('SIGKILL');
     // Well inside the 2-minute deadline: the next owner ran the moved partition's call again.
     await until(
