@@ -16,11 +16,11 @@ import { rpc, rpcResponse, sseMessages } from '../support/task-client.js';
 // gateway replicas: the source of a stream runs on the worker that owns its partition once
 // someone polls it, and a cursor from either replica resumes on the other.
 
-async function setup() {
+async function setup(worker: { eventPushMaxMs?: number } = {}) {
   const stack = await embeddedStack({
     replicas: 2,
     modules: [events],
-    worker: { eventScanMs: 50, eventHeartbeatMs: 300 },
+    worker: { eventScanMs: 50, eventHeartbeatMs: 300, ...worker },
   });
   onTestFinished(() => stack.stop());
   return { stack, urls: stack.gateways.map((g) => g.url) };
@@ -169,6 +169,39 @@ describe('Events extension (io.modelcontextprotocol/events): poll and push', () 
     await vi.waitFor(() => expect(stack.worker.slotReport().calls.busy).toBe(0), {
       timeout: 5_000,
     });
+  });
+
+  it('a push stream has a bounded life: answered with the cursor to go on from, its slot freed, the next push exactly after it (security review H2)', async () => {
+    const { urls, stack } = await setup({ eventPushMaxMs: 1_000 });
+    const start = await rpc(urls[0]!, 'events/poll', ticks(50));
+    // No abort: the client stays, the server ends it.
+    const response = await rpcResponse(urls[0]!, 'events/stream', {
+      ...ticks(50),
+      cursor: String(start.body.result!['cursor']),
+    });
+    const messages = await readUntil(response, (m) => m.some((message) => 'result' in message));
+    const numbers = (list: Array<Record<string, unknown>>) =>
+      list
+        .filter((m) => m['method'] === 'notifications/events/event')
+        .map((m) => (m['params'] as { data: { n: number } }).data.n);
+    const first = numbers(messages);
+    expect(first.length).toBeGreaterThan(0);
+    const { cursor } = messages.find((m) => 'result' in m)!['result'] as { cursor: string };
+    expect(typeof cursor).toBe('string');
+    await vi.waitFor(() => expect(stack.worker.slotReport().calls.busy).toBe(0), {
+      timeout: 5_000,
+    });
+    // From its cursor, the next push goes on exactly after the last event the first one sent.
+    const abort = new AbortController();
+    const next = await rpcResponse(
+      urls[1]!,
+      'events/stream',
+      { ...ticks(50), cursor },
+      { signal: abort.signal },
+    );
+    const more = await readUntil(next, (m) => numbers(m).length > 0);
+    abort.abort();
+    expect(numbers(more)[0]).toBe(first.at(-1)! + 1);
   });
 });
 

@@ -525,6 +525,8 @@ describe('the Helm chart', () => {
     const notes = readFileSync(join(chart, 'templates/NOTES.txt'), 'utf8');
     expect(notes).toMatch(/if and \.Values\.eventIdSecret\.generate[\s\S]*GitOps[\s\S]*eventIdSecret\.existingSecret/);
     expect(readFileSync(join(chart, 'templates/event-id-secret.yaml'), 'utf8')).toMatch(/lookup "v1" "Secret"/);
+    // An ingress without trusted proxies: every client has the ingress pod's address (H1).
+    expect(notes).toMatch(/if and \.Values\.ingress\.enabled \(empty \.Values\.gateway\.trustedProxies\)[\s\S]*WARNING[\s\S]*gateway\.trustedProxies/);
   });
 
   it('rejects bad values at install time with a clear message', async () => {

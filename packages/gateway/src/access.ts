@@ -24,9 +24,15 @@ export interface Asker {
 }
 
 /**
- * Who is asking, and whether they may ask now: failed authentications per address (429), then
- * authentication (401), then the rate limit (429). Runs on the headers alone — before the body is
- * read, before either lane, before anything is written to the log.
+ * Who is asking, and whether they may ask now: authentication (401; 429 once the address is over
+ * its failures), then the rate limit (429). Runs on the headers alone — before the body is read,
+ * before either lane, before anything is written to the log.
+ *
+ * A valid credential is never refused for failures: behind an ingress every client shares the
+ * proxy's address, and one stranger's bad tokens must not lock the others out (security review
+ * H1). The address's budget only turns its further failures from 401 into 429. A request with no
+ * credential at all is not a failure — an OAuth client's first request has none, and needs the 401
+ * that names the metadata to sign in.
  */
 export class Access {
   // Per subject (or address), in this replica's memory: a token bucket of twice the rate.
@@ -43,27 +49,10 @@ export class Access {
   }
 
   async check(req: Request): Promise<Checked<Asker>> {
-    const { authenticate, metadataUrl } = this.options;
+    const { authenticate } = this.options;
     const address = clientAddress(req);
-    if (authenticate !== undefined) {
-      // An address over its failures is refused before its token is even verified.
-      const failed = await this.failures.get(address);
-      if (failed !== null && failed.remainingPoints <= 0) return refuse(tooManyFailures(failed));
-    }
     const auth = authenticate === undefined ? undefined : await authenticate(req);
-    if (authenticate !== undefined && auth === undefined) {
-      const counted = await this.failures
-        .consume(address)
-        .catch((limited: RateLimiterRes) => limited);
-      // Said once per minute of refusals: the moment the address reaches its limit.
-      if (counted.consumedPoints === this.options.maxFailedAuthPerMinute)
-        this.options.onAuthFailures(address, counted.consumedPoints);
-      return refuse(
-        HttpRefusals.unauthorized(
-          metadataUrl === undefined ? 'Bearer' : `Bearer resource_metadata="${metadataUrl}"`,
-        ),
-      );
-    }
+    if (authenticate !== undefined && auth === undefined) return this.unauthenticated(req, address);
     const asker: Asker = { auth, address, share: auth?.subject ?? `${ADDRESS_SHARE}${address}` };
     // By subject; without authentication by address, except this machine's own clients.
     if (isExemptShare(asker.share)) return pass(asker);
@@ -73,6 +62,25 @@ export class Access {
     } catch (rejection) {
       return refuse(HttpRefusals.rateLimited(retryAfterSeconds(rejection as RateLimiterRes)));
     }
+  }
+
+  /** 401 naming the metadata; a presented credential that failed counts against its address. */
+  private async unauthenticated(req: Request, address: string): Promise<Checked<Asker>> {
+    const { metadataUrl, maxFailedAuthPerMinute } = this.options;
+    if (req.headers.authorization !== undefined) {
+      const counted = await this.failures
+        .consume(address)
+        .catch((limited: RateLimiterRes) => limited);
+      // Said once per minute of refusals: the moment the address reaches its limit.
+      if (counted.consumedPoints === maxFailedAuthPerMinute)
+        this.options.onAuthFailures(address, counted.consumedPoints);
+      if (counted.consumedPoints > maxFailedAuthPerMinute) return refuse(tooManyFailures(counted));
+    }
+    return refuse(
+      HttpRefusals.unauthorized(
+        metadataUrl === undefined ? 'Bearer' : `Bearer resource_metadata="${metadataUrl}"`,
+      ),
+    );
   }
 }
 

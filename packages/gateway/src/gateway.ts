@@ -7,7 +7,14 @@ import { serveResourceMetadata } from './auth/resource-metadata.js';
 import { createGatewayContext, type GatewayContext } from './gateway-context.js';
 import { compileGatewayOptions, type GatewayOptions } from './gateway-options.js';
 import { sendRefusal } from './http-answers.js';
-import { accepts, bodyRefusal, frontDoor, isJson, NESTED_TOO_DEEP } from './http-guards.js';
+import {
+  accepts,
+  bodyRefusal,
+  declaresUtf8,
+  frontDoor,
+  isJson,
+  NESTED_TOO_DEEP,
+} from './http-guards.js';
 import { nestsDeeperThan, parseInbound } from './inbound.js';
 import { handleDelete, handleSessionPost } from './session-lane.js';
 import { handleGet } from './session-resume.js';
@@ -183,6 +190,7 @@ function tooDeep(): Error {
  */
 async function admitPost(ctx: GatewayContext, req: Request, res: Response): Promise<boolean> {
   if (!isJson(req.headers['content-type'])) return refused(res, HttpRefusals.contentType());
+  if (!declaresUtf8(req.headers['content-type'])) return refused(res, HttpRefusals.charset());
   if (!['application/json', 'text/event-stream', '*/*'].some((type) => accepts(req, type)))
     return refused(res, HttpRefusals.acceptPost());
   // Authentication comes before either lane and before anything is written to the log.

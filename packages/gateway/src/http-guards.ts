@@ -92,6 +92,16 @@ export function isJson(contentType: string | undefined): boolean {
   );
 }
 
+/**
+ * Whether a JSON body's declared charset is UTF-8 (or none, which means UTF-8). body-parser decodes
+ * any `utf-*`: a `utf-7` or `utf-16le` body slipped past the nesting scan, which reads UTF-8 bytes,
+ * and `JSON.parse` then built a million levels (security review M2). Only UTF-8 is promised.
+ */
+export function declaresUtf8(contentType: string | undefined): boolean {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)"?/i.exec(contentType ?? '')?.[1];
+  return charset === undefined || /^utf-?8$/i.test(charset);
+}
+
 /** The first value of a request header (Node joins most repeated ones; a few stay arrays). */
 export function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;

@@ -66,7 +66,7 @@ describe('before the body', () => {
     await ok.body?.cancel();
   });
 
-  it('failed authentications per address: past the limit → 429 with Retry-After, said once without the token', async () => {
+  it('failed authentications per address: past the limit → 429 with Retry-After, said once without the token; a valid token from that address is still served (H1)', async () => {
     const warnings: Array<{ message: string; fields: Readonly<Record<string, unknown>> }> = [];
     const url = await setup({
       authenticate: tokenFileAuthenticator(`${TOKEN} alice\n`),
@@ -87,10 +87,17 @@ describe('before the body', () => {
     }
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
     expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
-    // Even the right token waits out the minute from that address: it is not verified at all.
+    // The right token from that address is served: one stranger's failures never lock out the
+    // others behind the same address — an ingress pod's (security review H1).
     const right = await from('203.0.113.5', TOKEN);
-    expect(right.status).toBe(429);
+    expect(right.status).toBe(200);
     await right.body?.cancel();
+    // A request with no credential is not a failure: an OAuth client's first request has none
+    // and gets the 401 that starts its sign-in, however many strangers failed before it.
+    const bare = await post(url, init, { 'X-Forwarded-For': '203.0.113.5' });
+    expect(bare.status).toBe(401);
+    expect(bare.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    await bare.body?.cancel();
     // Another address is not held responsible.
     const other = await from('203.0.113.6', TOKEN);
     expect(other.status).toBe(200);

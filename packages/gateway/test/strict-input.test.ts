@@ -117,6 +117,9 @@ describe('one strict inbound check, before anything is written to the log', () =
     const init = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}';
     for (const headers of [
       { 'Content-Type': 'application/json; charset=latin1' },
+      // Decoded by body-parser, but past the byte-level nesting scan (security review M2).
+      { 'Content-Type': 'application/json; charset=utf-7' },
+      { 'Content-Type': 'application/json; charset="UTF-16LE"' },
       { 'Content-Encoding': 'bogus' },
     ]) {
       const response = await fetch(url, {

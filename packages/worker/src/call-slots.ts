@@ -96,7 +96,9 @@ class Pool {
 
   freeFor(share: string): boolean {
     return (
-      !this.waiting.has(share) && this.running < this.limit && this.heldBy(share) < this.perShare
+      !this.waiting.has(share) &&
+      this.running < this.limit &&
+      this.heldBySubject(share) < this.capOf(share)
     );
   }
 
@@ -132,13 +134,13 @@ class Pool {
     return { busy: this.running, limit: this.limit, waiting: this.queued, largest };
   }
 
-  /** The waiting share under its cap that holds the fewest slots. */
+  /** The waiting share whose subject is under its cap and holds the fewest slots. */
   private nextShare(): string | undefined {
     let best: string | undefined;
     let fewest = Infinity;
     for (const share of this.waiting.keys()) {
-      const busy = this.heldBy(share);
-      if (busy < this.perShare && busy < fewest) {
+      const busy = this.heldBySubject(share);
+      if (busy < this.capOf(share) && busy < fewest) {
         best = share;
         fewest = busy;
       }
@@ -148,6 +150,22 @@ class Pool {
 
   private heldBy(share: string): number {
     return this.held.get(share) ?? 0;
+  }
+
+  /**
+   * What the cap is counted by: a subject's shares together — its calls and its other requests
+   * (`#light`). Each alone under the cap was not enough: a push that never ends is a request
+   * other than a call, and one subject held half the pool in calls and the other half in pushes
+   * (security review H2).
+   */
+  private heldBySubject(share: string): number {
+    const subject = subjectOf(share);
+    return this.heldBy(subject) + this.heldBy(`${subject}${LIGHT}`);
+  }
+
+  /** A subject's cap, and one slot past it for a request other than a call (listing its tools while its calls fill its share). */
+  private capOf(share: string): number {
+    return share.endsWith(LIGHT) ? this.perShare + LIGHT_RESERVE : this.perShare;
   }
 
   private count(share: string, delta: 1 | -1): void {
@@ -162,13 +180,23 @@ class Pool {
 /**
  * What a request's slot is counted under: its sender's share for a `tools/call` — the work that
  * may take minutes — and a share of its own beside it for everything else (initialize, lists,
- * pings), so a subject whose calls fill its share can still open a session or list its tools.
+ * pings), which waits in its own queue, not behind the subject's calls. Both count toward the
+ * subject's one cap; the second may go one slot past it (`LIGHT_RESERVE`).
  */
 export function slotShareOf(share: string, message: unknown): string {
   return (message as { method?: unknown }).method === 'tools/call' ? share : `${share}${LIGHT}`;
 }
 
 const LIGHT = '#light';
+/**
+ * Slots a subject's requests other than calls may hold past its cap: one, so a subject whose calls
+ * fill its share still lists its tools or opens a session, and no more, so its pushes cannot take
+ * the others' half.
+ */
+const LIGHT_RESERVE = 1;
+
+const subjectOf = (share: string) =>
+  share.endsWith(LIGHT) ? share.slice(0, -LIGHT.length) : share;
 
 /** What readiness says of the slots: a subject at half or more of a kind (not named), and waiting requests. */
 export function slotNotes(calls: SlotOccupancy, tasks: SlotOccupancy, queued: number): string[] {

@@ -98,6 +98,7 @@ async function push(service: EventService, params: Subscribed, ctx: ServerContex
     ...(page.truncated ? { truncated: true } : {}),
   });
   let lastSentMs = Date.now();
+  const endsAtMs = lastSentMs + service.options.pushMaxMs;
   for (;;) {
     for (const event of page.events) await notify(EventNotifications.event, { ...event });
     if (page.events.length > 0) lastSentMs = Date.now();
@@ -108,10 +109,12 @@ async function push(service: EventService, params: Subscribed, ctx: ServerContex
       }
       // Until something is written, or the next heartbeat is due (never later than promised).
       const untilHeartbeat = lastSentMs + service.options.heartbeatMs - Date.now();
-      const waitMs = Math.max(1, Math.min(PUSH_WAIT_MS, untilHeartbeat));
+      const waitMs = Math.max(1, Math.min(PUSH_WAIT_MS, untilHeartbeat, endsAtMs - Date.now()));
       await service.occurrences.waitPast(stream.key, page.next, waitMs);
     }
     if (signal.aborted) return {};
+    // Its life is bounded: answered with where to go on from (every event before it was sent).
+    if (Date.now() >= endsAtMs) return { cursor: page.cursor };
     page = await read(service, stream, page.cursor, DEFAULT_EVENTS_PER_POLL, params);
   }
 }

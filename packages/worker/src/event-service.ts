@@ -24,6 +24,8 @@ export interface EventServiceOptions {
   readonly leaseMs: number;
   /** Push streams send a heartbeat at least this often. */
   readonly heartbeatMs: number;
+  /** A push stream is answered (ends, with its cursor) after this long; its client asks again. */
+  readonly pushMaxMs: number;
   /** Webhooks: http to loopback, and subscriptions without authentication (development). */
   readonly allowLoopbackWebhooks: boolean;
   readonly maxSubscriptionsPerSubject: number;

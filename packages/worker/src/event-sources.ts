@@ -190,6 +190,7 @@ export async function startEvents(
     modules,
     leaseMs: options.eventLeaseMs,
     heartbeatMs: options.eventHeartbeatMs,
+    pushMaxMs: options.eventPushMaxMs,
     allowLoopbackWebhooks: options.allowLoopbackWebhooks,
     maxSubscriptionsPerSubject: options.maxSubscriptionsPerSubject,
     subscriptionTtlMs: options.subscriptionTtlMs,

@@ -162,6 +162,14 @@ export interface WorkerOptions {
    */
   eventHeartbeatMs?: number;
   /**
+   * Events extension: a push stream (`events/stream`) is answered — it ends, with the cursor to
+   * go on from — after this long, and its client asks again. A push holds one of its subject's
+   * slots while it lasts; on the session lane a closed connection does not end the request, so
+   * without a bound a client that went away would hold it forever (security review H2).
+   * @default 600_000 (10 minutes)
+   */
+  eventPushMaxMs?: number;
+  /**
    * Events extension: how often the owner of a partition looks for new interest in its event
    * streams (how long a first poller waits, at most, for a source to start).
    * @default 1_000
@@ -245,6 +253,7 @@ export const WORKER_DEFAULTS = {
   stallMs: 60_000,
   eventLeaseMs: 5 * 60 * 1000,
   eventHeartbeatMs: 15_000,
+  eventPushMaxMs: 10 * 60 * 1000,
   eventScanMs: 1_000,
   allowLoopbackWebhooks: false,
   maxSubscriptionsPerSubject: 100,
@@ -280,6 +289,7 @@ const POSITIVE_INTEGERS = [
   'stallMs',
   'eventLeaseMs',
   'eventHeartbeatMs',
+  'eventPushMaxMs',
   'eventScanMs',
   'maxSubscriptionsPerSubject',
   'subscriptionTtlMs',
