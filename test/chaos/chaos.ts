@@ -16,6 +16,7 @@
 //   npm run chaos -- --seconds 60 --sessions 8 --seed 7
 //
 // Kafka: KAFKA_BROKERS, else Testcontainers, else the local broker (infra/kafka).
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -108,6 +109,12 @@ async function tracked<T>(name: string, call: () => Promise<T>): Promise<T> {
     underWay.delete(name);
   }
 }
+/**
+ * Task calls that errored, sent again with their key, and ran as another task: each a broken
+ * promise ("Side effects, once" in the README).
+ */
+const resent: string[] = [];
+let resends = 0;
 /** Errored calls, each asked at the end of the run whether a fault was near it. */
 const erroredCalls: Array<{ call: string; message: string; during: CallWindow }> = [];
 
@@ -135,39 +142,65 @@ async function taskSession(index: number): Promise<void> {
     const flaky = random() < 0.25;
     const to = between(5, 40);
     const startedMs = Date.now();
-    const task = await tracked(`task session ${index} call ${n}`, () =>
-      checkedTask(cluster.url, {
-        tool: flaky ? 'flaky_count' : 'count',
-        to,
-        delayMs: between(10, 80),
-        // Half the tasks are followed on a listen stream, which the faults cut (gateway kills).
-        follow: n % 2 === 0 ? 'poll' : 'listen',
-        extra: {
-          effect: true,
-          ...(flaky ? { failAt: between(1, to), failAttempts: between(1, 2) } : {}),
-        },
-        timeoutMs: profile!.callTimeoutMs,
-      }),
-    );
-    verdicts.push({ ...task.verdict, call: `task session ${index} call ${n}` });
+    const name = `task session ${index} call ${n}`;
+    const sent = {
+      tool: flaky ? 'flaky_count' : 'count',
+      to,
+      delayMs: between(10, 80),
+      // Half the tasks are followed on a listen stream, which the faults cut (gateway kills).
+      follow: n % 2 === 0 ? ('poll' as const) : ('listen' as const),
+      extra: {
+        effect: true,
+        ...(flaky ? { failAt: between(1, to), failAttempts: between(1, 2) } : {}),
+      },
+      timeoutMs: profile!.callTimeoutMs,
+      idempotencyKey: randomUUID(),
+    };
+    const task = await tracked(name, () => checkedTask(cluster.url, sent));
+    verdicts.push({ ...task.verdict, call: name });
     if (task.effect !== undefined) answeredEffects.add(task.effect);
     tasks++;
     if (task.verdict.outcome === 'errored') {
       const created = task.seen.statuses.length === 0 ? 'not created' : 'ended';
-      errored(`task session ${index} call ${n}`, `task ${created}: ${task.seen.why ?? ''}`, {
+      errored(name, `task ${created}: ${task.seen.why ?? ''}`, {
         startedMs,
         endedMs: Date.now(),
       });
       await sleep(250);
+      await sendAgain(name, sent, task);
     }
     if (task.verdict.outcome === 'silently-wrong' || task.verdict.outcome === 'lost') {
       const { statuses, ...seen } = task.seen;
       console.error(
-        `!! task session ${index} call ${n}: ${task.verdict.why} ${JSON.stringify(seen)}, ${statuses.length} statuses, last ${statuses.at(-1)}`,
+        `!! ${name}: ${task.verdict.why} ${JSON.stringify(seen)}, ${statuses.length} statuses, last ${statuses.at(-1)}`,
       );
       if (seen.taskId !== undefined) await report(seen.taskId);
     }
   }
+}
+
+/**
+ * An errored task call sent again with its idempotency key, as a client that was told its call
+ * failed does: the same call — the task it created, if it did, and one effect (the effects file
+ * counts it) — never a second task.
+ */
+async function sendAgain(
+  name: string,
+  sent: Parameters<typeof checkedTask>[1],
+  first: Awaited<ReturnType<typeof checkedTask>>,
+): Promise<void> {
+  const startedMs = Date.now();
+  resends++;
+  const again = await tracked(`${name}, sent again`, () => checkedTask(cluster.url, sent));
+  verdicts.push({ ...again.verdict, call: `${name}, sent again with its key` });
+  if (again.effect !== undefined) answeredEffects.add(again.effect);
+  if (first.taskId !== undefined && again.taskId !== undefined && again.taskId !== first.taskId)
+    resent.push(`${name}: task ${first.taskId}, sent again with its key: task ${again.taskId}`);
+  if (again.verdict.outcome === 'errored')
+    errored(`${name}, sent again`, `task: ${again.seen.why ?? ''}`, {
+      startedMs,
+      endedMs: Date.now(),
+    });
 }
 
 async function session(index: number): Promise<void> {
@@ -357,6 +390,10 @@ function failures(
     broken.push(
       `${effects.lost.length} calls answered without their effect: ${effects.lost.slice(0, 3).join('; ')}`,
     );
+  if (resent.length > 0)
+    broken.push(
+      `${resent.length} calls sent again with their key ran again: ${resent.slice(0, 3).join('; ')}`,
+    );
   for (const outcome of ['silently-wrong', 'lost', 'needless-reset'] as const)
     if (counts[outcome] > 0) broken.push(`${counts[outcome]} ${outcome}`);
   if (unexplained.length > 0)
@@ -431,6 +468,7 @@ try {
         .join(', ')})`,
       `  exact: ${counts.exact}, reset: ${counts.reset}, errored: ${counts.errored} (${unexplained.length} with no fault near)`,
       `  silently wrong: ${counts['silently-wrong']}, lost: ${counts.lost}, needless resets: ${counts['needless-reset']}`,
+      `  errored task calls sent again with their key: ${resends}, run as another task: ${resent.length}`,
       `  effects: ${effects.applied} applied for ${answeredEffects.size} answered calls, ${effects.inFlight} steps run again after their process was killed -9 (same effect key), duplicated: ${effects.duplicated.length}, lost: ${effects.lost.length}`,
       ...[...errors]
         .sort((a, b) => b[1] - a[1])

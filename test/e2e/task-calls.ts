@@ -14,6 +14,8 @@ export interface TaskCallOptions {
   timeoutMs?: number;
   /** How the client follows the task (default: polls). */
   follow?: FollowMode;
+  /** The call's idempotency key (default: the client's own, fresh per call). */
+  idempotencyKey?: string;
 }
 
 export interface CheckedTask {
@@ -21,6 +23,8 @@ export interface CheckedTask {
   readonly verdict: Verdict;
   /** The effect key the task's result names (a call with `effect: true`). */
   readonly effect?: string;
+  /** The task the call created or joined, when the client learned it. */
+  readonly taskId?: string;
 }
 
 /** Calls a counting tool as a task and waits for it; every ending is classified, never thrown. */
@@ -43,7 +47,10 @@ export async function checkedTask(url: string, options: TaskCallOptions): Promis
     const result = await client.callTool(
       options.tool ?? 'count',
       { to: options.to, delayMs: options.delayMs, ...options.extra },
-      { signal: AbortSignal.timeout(options.timeoutMs ?? 180_000) },
+      {
+        signal: AbortSignal.timeout(options.timeoutMs ?? 180_000),
+        ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey }),
+      },
     );
     const text = (result.content as Array<{ text?: string }> | undefined)?.[0]?.text ?? '';
     effect = effectOf(result.structuredContent);
@@ -70,6 +77,7 @@ export async function checkedTask(url: string, options: TaskCallOptions): Promis
     seen,
     verdict: classifyTask(options.to, seen),
     ...(effect === undefined ? {} : { effect }),
+    ...(taskId === undefined ? {} : { taskId }),
   };
 }
 

@@ -16,7 +16,7 @@ import { rpc, rpcResponse, sseMessages } from '../support/task-client.js';
 // gateway replicas: the source of a stream runs on the worker that owns its partition once
 // someone polls it, and a cursor from either replica resumes on the other.
 
-async function setup(worker: { eventPushMaxMs?: number } = {}) {
+async function setup(worker: { eventPushMaxMs?: number; maxEventStreamsPerSubject?: number } = {}) {
   const stack = await embeddedStack({
     replicas: 2,
     modules: [events],
@@ -202,6 +202,20 @@ describe('Events extension (io.modelcontextprotocol/events): poll and push', () 
     const more = await readUntil(next, (m) => numbers(m).length > 0);
     abort.abort();
     expect(numbers(more)[0]).toBe(first.at(-1)! + 1);
+  });
+
+  it('a subject reads a bounded number of streams at once: a new one past it is refused, the ones it reads are not (security review M5)', async () => {
+    const { urls, stack } = await setup({ maxEventStreamsPerSubject: 3 });
+    for (const everyMs of [1_000, 1_001, 1_002])
+      expect((await rpc(urls[0]!, 'events/poll', ticks(everyMs))).body.result).toBeDefined();
+    const refused = await rpc(urls[1]!, 'events/poll', ticks(1_003));
+    expect(refused.body.error?.code).toBe(-32600);
+    expect(refused.body.error?.message).toMatch(/reads 3 event streams, the most it may/);
+    // The streams it reads go on; nothing was started for the refused one.
+    expect((await rpc(urls[1]!, 'events/poll', ticks(1_001))).body.result).toBeDefined();
+    await vi.waitFor(() => expect(stack.worker.eventWork.sources).toHaveLength(3), {
+      timeout: 5_000,
+    });
   });
 });
 

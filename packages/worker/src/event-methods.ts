@@ -54,8 +54,8 @@ export function attachEventMethods(server: McpServer, service: EventService | un
       throw invalidParams('unknown cursor: events/list has one page');
     return { events: [...service.types.values()].map((type) => ({ ...type.descriptor })) };
   });
-  low.setRequestHandler(EventMethods.poll, { params: PollParams }, (params) =>
-    poll(service, params),
+  low.setRequestHandler(EventMethods.poll, { params: PollParams }, (params, ctx) =>
+    poll(service, params, readerOf(ctx)),
   );
   low.setRequestHandler(EventMethods.stream, { params: StreamParams }, (params, ctx) =>
     push(service, params, ctx),
@@ -66,10 +66,19 @@ export function attachEventMethods(server: McpServer, service: EventService | un
 
 type Subscribed = z.infer<typeof StreamParams> & { maxEvents?: number | undefined };
 
-async function poll(service: EventService, params: z.infer<typeof PollParams>) {
+/**
+ * Who reads, for the cap on a subject's streams: its subject, or without authentication every
+ * client together (`anonymous`).
+ */
+function readerOf(ctx: ServerContext): string {
+  const subject = ctx.http?.authInfo?.extra?.['subject'];
+  return typeof subject === 'string' && subject !== '' ? subject : 'anonymous';
+}
+
+async function poll(service: EventService, params: z.infer<typeof PollParams>, reader: string) {
   const maxEvents = Math.min(params.maxEvents ?? DEFAULT_EVENTS_PER_POLL, MAX_EVENTS_PER_POLL);
   const stream = await subscribedStream(service, params, 'poll');
-  const page = await read(service, stream, params.cursor ?? undefined, maxEvents, params);
+  const page = await read(service, stream, params.cursor ?? undefined, maxEvents, params, reader);
   return {
     events: page.events,
     cursor: page.cursor,
@@ -81,6 +90,7 @@ async function poll(service: EventService, params: z.infer<typeof PollParams>) {
 
 async function push(service: EventService, params: Subscribed, ctx: ServerContext) {
   const stream = await subscribedStream(service, params, 'push');
+  const reader = readerOf(ctx);
   const { signal } = ctx.mcpReq;
   const meta = { [SUBSCRIPTION_ID_META_KEY]: String(ctx.mcpReq.id) };
   const notify = (method: string, body: Record<string, unknown>) =>
@@ -92,6 +102,7 @@ async function push(service: EventService, params: Subscribed, ctx: ServerContex
     params.cursor ?? undefined,
     DEFAULT_EVENTS_PER_POLL,
     params,
+    reader,
   );
   await notify(EventNotifications.active, {
     cursor: params.cursor ?? page.cursor,
@@ -115,7 +126,7 @@ async function push(service: EventService, params: Subscribed, ctx: ServerContex
     if (signal.aborted) return {};
     // Its life is bounded: answered with where to go on from (every event before it was sent).
     if (Date.now() >= endsAtMs) return { cursor: page.cursor };
-    page = await read(service, stream, page.cursor, DEFAULT_EVENTS_PER_POLL, params);
+    page = await read(service, stream, page.cursor, DEFAULT_EVENTS_PER_POLL, params, reader);
   }
 }
 
@@ -135,10 +146,11 @@ async function read(
   cursor: string | undefined,
   maxEvents: number,
   params: { maxAgeMs?: number | undefined },
+  reader: string,
 ): Promise<Page> {
   const { occurrences } = service;
   const nowMs = Date.now();
-  await service.want(stream.key, stream.type.name, stream.arguments, nowMs);
+  await service.want(stream.key, stream.type.name, stream.arguments, nowMs, reader);
   const offset = await occurrences.offsetOf({ stream: stream.key, cursor, nowMs });
   if (typeof offset !== 'bigint')
     throw invalidParams(`cursor refused: ${offset.detail}`, { reason: offset.problem });

@@ -8,6 +8,7 @@ import {
 } from '@tidemark/protocol';
 import type { EmitFunction, EventType, ToolModule } from '@tidemark/tools';
 import { emitterOf } from './event-emit.js';
+import { EventStreamReaders } from './event-stream-readers.js';
 
 // What serving the Events extension needs on a worker: the event types its modules offer, the
 // occurrences in the log, and the registry where interest in a stream is recorded (so the
@@ -29,6 +30,8 @@ export interface EventServiceOptions {
   /** Webhooks: http to loopback, and subscriptions without authentication (development). */
   readonly allowLoopbackWebhooks: boolean;
   readonly maxSubscriptionsPerSubject: number;
+  /** Distinct streams one subject may read (polls, pushes) within a lease, on this process. */
+  readonly maxStreamsPerSubject: number;
   /** A subscription's lifetime when the client asks for none. */
   readonly subscriptionTtlMs: number;
   /** Tries of one delivery before its occurrence is given up (a `gap`). */
@@ -43,6 +46,8 @@ export class EventService {
   readonly registry: EventRegistry;
   /** Streams whose lease this process renewed, and until when. */
   private readonly renewed = new Map<string, number>();
+  /** Who reads which streams by polls and pushes: a subject's number of them is capped. */
+  private readonly readers: EventStreamReaders;
 
   private constructor(
     readonly options: EventServiceOptions,
@@ -54,6 +59,7 @@ export class EventService {
       topic: options.topics.subscriptions,
       partitionCount: options.partitionCount,
     });
+    this.readers = new EventStreamReaders(options.maxStreamsPerSubject);
   }
 
   static async create(options: EventServiceOptions): Promise<EventService> {
@@ -80,15 +86,18 @@ export class EventService {
   }
 
   /**
-   * Records that someone wants `stream` for another lease. Renewed when half of the last lease
+   * Records that `subject` wants `stream` for another lease. Renewed when half of the last lease
    * this process wrote has passed: a busy poller costs a record per half lease, not per poll.
+   * Refused (invalid request) for a subject already reading its most streams.
    */
   async want(
     stream: string,
     name: string,
     args: Readonly<Record<string, unknown>>,
     nowMs: number,
+    subject: string,
   ): Promise<void> {
+    this.readers.admit(subject, stream, nowMs + this.options.leaseMs, nowMs);
     const until = this.renewed.get(stream);
     if (until !== undefined && until - nowMs > this.options.leaseMs / 2) return;
     const untilMs = nowMs + this.options.leaseMs;

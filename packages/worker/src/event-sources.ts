@@ -193,6 +193,7 @@ export async function startEvents(
     pushMaxMs: options.eventPushMaxMs,
     allowLoopbackWebhooks: options.allowLoopbackWebhooks,
     maxSubscriptionsPerSubject: options.maxSubscriptionsPerSubject,
+    maxStreamsPerSubject: options.maxEventStreamsPerSubject,
     subscriptionTtlMs: options.subscriptionTtlMs,
     webhookAttempts: options.webhookAttempts,
     webhookBackoffMs: options.webhookBackoffMs,

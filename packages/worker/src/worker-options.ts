@@ -162,10 +162,9 @@ export interface WorkerOptions {
    */
   eventHeartbeatMs?: number;
   /**
-   * Events extension: a push stream (`events/stream`) is answered — it ends, with the cursor to
-   * go on from — after this long, and its client asks again. A push holds one of its subject's
-   * slots while it lasts; on the session lane a closed connection does not end the request, so
-   * without a bound a client that went away would hold it forever (security review H2).
+   * Events extension: a push stream (`events/stream`) is answered with its cursor after this long
+   * and its client asks again: a push holds a slot, and on the session lane a closed connection
+   * does not end it (security review H2).
    * @default 600_000 (10 minutes)
    */
   eventPushMaxMs?: number;
@@ -187,6 +186,12 @@ export interface WorkerOptions {
    * @default 100
    */
   maxSubscriptionsPerSubject?: number;
+  /**
+   * Events extension: distinct event streams one subject (unauthenticated: all together) reads by
+   * polls and pushes on this worker at once; each runs its source for a lease (security review M5).
+   * @default 64
+   */
+  maxEventStreamsPerSubject?: number;
   /**
    * Events extension: a webhook subscription's lifetime when the client asks for none; the client
    * refreshes it before then. What a client asks for is bounded by 7 days.
@@ -257,6 +262,7 @@ export const WORKER_DEFAULTS = {
   eventScanMs: 1_000,
   allowLoopbackWebhooks: false,
   maxSubscriptionsPerSubject: 100,
+  maxEventStreamsPerSubject: 64,
   subscriptionTtlMs: 24 * 60 * 60 * 1000,
   webhookAttempts: 10,
   webhookBackoffMs: 1_000,
@@ -292,6 +298,7 @@ const POSITIVE_INTEGERS = [
   'eventPushMaxMs',
   'eventScanMs',
   'maxSubscriptionsPerSubject',
+  'maxEventStreamsPerSubject',
   'subscriptionTtlMs',
   'webhookAttempts',
   'webhookBackoffMs',

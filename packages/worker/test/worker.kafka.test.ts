@@ -263,10 +263,12 @@ describe('worker processes on the real broker', () => {
     const b = startWorker(ctx, prefix, group);
     await until(() => b.assigned.length === 1, 30_000, 'the second worker to take a partition');
     const moved = clients.find((client) => b.assigned.includes(client.partition))!;
-    // The first worker hands its call there off (it would run until its deadline): it let the
-    // partition go — its notice written first — and its call there still runs. Then it dies.
-    await until(() => a.assigned.length === 1, 30_000, 'the first worker to let a partition go');
-    expect(calls1(a).some((e) => e.session === moved.session)).toBe(true);
+    // The first worker hands its call there off (it would run until its deadline): its notice —
+    // "I run my calls of this partition until T" — is in the log, not yet released. Then it dies.
+    await untilAsync(
+      async () => (await handoffNotices(log, names, moved.partition)).some((n) => !n.released),
+      'the first worker’s handoff notice',
+    );
     a.child.kill('SIGKILL');
     // Well inside the 2-minute deadline: the next owner ran the moved partition's call again.
     await until(
@@ -276,6 +278,25 @@ describe('worker processes on the real broker', () => {
     );
   });
 });
+
+/** The handoff notices in `streams` on a partition, read raw (what the next owner reads). */
+async function handoffNotices(
+  log: KafkaLog,
+  names: TopicNames,
+  partition: number,
+): Promise<Array<{ released: boolean }>> {
+  const notices: Array<{ released: boolean }> = [];
+  const { logStartOffset, highWatermark } = await log.offsets(names.streams, partition);
+  for (let offset = logStartOffset; offset < highWatermark;) {
+    const fetched = await log.fetch(names.streams, partition, offset, { maxWaitMs: 0 });
+    for (const record of fetched.records)
+      if (record.key?.startsWith('handoff:') === true && record.value !== null)
+        notices.push(JSON.parse(Buffer.from(record.value).toString()) as { released: boolean });
+    if (fetched.records.length === 0) break;
+    offset = fetched.nextOffset;
+  }
+  return notices;
+}
 
 /** Initialized clients, at least one whose session is on each partition of `requests`. */
 async function clientsOnEveryPartition(
