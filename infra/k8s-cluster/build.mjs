@@ -7,13 +7,16 @@
 //
 //   node infra/k8s-cluster/build.mjs [--print]    (--print: the versions and bin directory, JSON)
 //
+// One build at a time: a second run (the e2e test, while `npm test`'s prerequisites build it in
+// the background) waits for the first's lock and uses what it built.
+//
 // Why 1.34: the newest release whose kubelet runs on a cgroup v1 host without an opt-out (1.35
 // refuses unless failCgroupV1: false; this machine's cgroups are v1) and still supports
 // containerd 1.x (Debian 12 has 1.6; 1.35 is the last to support 1.x at all).
 //
 // Plain JavaScript that runs on any Node.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -66,8 +69,11 @@ if (process.argv.includes('--print')) {
   );
   process.exit(0);
 }
+const built = () => [...COMMANDS, 'etcd', 'coredns'].every((name) => existsSync(join(bin, name)));
 crdFiles();
-if ([...COMMANDS, 'etcd', 'coredns'].every((name) => existsSync(join(bin, name)))) process.exit(0);
+if (built()) process.exit(0);
+lock();
+if (built()) process.exit(0); // built by the run this one waited for
 
 mkdirSync(bin, { recursive: true });
 const [major, minor] = KUBERNETES.slice(1).split('.');
@@ -96,3 +102,61 @@ go(['install', '-ldflags', '-s -w', `github.com/coredns/coredns@${COREDNS}`], {
   ...process.env,
   GOBIN: bin,
 });
+
+/**
+ * Takes the build's lock (a directory: made atomically), waiting while a live build holds it; a
+ * lock whose process is gone is taken over. Released when this process exits, however it exits.
+ */
+function lock() {
+  const dir = join(cache, `${KUBERNETES}.lock`);
+  mkdirSync(cache, { recursive: true });
+  for (let announced = false; ;) {
+    try {
+      mkdirSync(dir);
+      writeFileSync(join(dir, 'pid'), String(process.pid));
+      process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+      return;
+    } catch (error) {
+      if (error.code !== 'EEXIST') throw error;
+    }
+    const holder = holderOf(dir);
+    if (holder === 'starting') {
+      sleepMs(200); // taken a moment ago: its pid is being written
+      continue;
+    }
+    if (holder === undefined || !alive(holder)) {
+      rmSync(dir, { recursive: true, force: true });
+      continue;
+    }
+    if (!announced) process.stderr.write(`k8s: waiting for the build under way (pid ${holder})\n`);
+    announced = true;
+    sleepMs(2_000);
+  }
+}
+
+/** The pid holding the lock; `starting` while a just-made lock has none yet; else undefined (stale). */
+function holderOf(dir) {
+  let pid = 0;
+  let ageMs = Infinity;
+  try {
+    ageMs = Date.now() - statSync(dir).mtimeMs;
+    pid = Number(readFileSync(join(dir, 'pid'), 'utf8'));
+  } catch {
+    // no pid file yet, or the lock went meanwhile (the loop tries to take it again)
+  }
+  if (pid > 0) return pid;
+  return ageMs < 10_000 ? 'starting' : undefined;
+}
+
+function sleepMs(ms) {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM';
+  }
+}

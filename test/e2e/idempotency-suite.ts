@@ -197,6 +197,39 @@ export function describeIdempotency(name: string, start: () => Promise<KeyedStac
       expect(api.entries().filter((e) => e.kind === 'receipt')).toHaveLength(1);
     });
 
+    it('a key whose session call went with its session (DELETE) is answered at once with why, on either lane — never left waiting (security review M6)', async () => {
+      const { urls } = await start();
+      const a = new RawMcpClient(urls[0]);
+      await a.initialize();
+      const key = randomUUID();
+      expect((await sessionPay(a, 1, key)).at(-1)).toMatchObject({ id: 1, result: {} });
+      const deleted = await fetch(urls[0], {
+        method: 'DELETE',
+        headers: { 'Mcp-Session-Id': a.session, 'MCP-Protocol-Version': '2025-11-25' },
+      });
+      expect(deleted.status).toBe(200);
+      // Until the worker forgets the session's heads it still answers the outcome; after, the
+      // claim names a call nothing will ever finish. Each request must be answered in seconds.
+      const gone = { code: -32602, data: { reason: 'idempotency-key-gone' } };
+      await expect
+        .poll(
+          async () =>
+            (await pay(urls[1], key, PAY, { signal: AbortSignal.timeout(5_000) })).body.error,
+          { timeout: 20_000, interval: 100 },
+        )
+        .toMatchObject(gone);
+      // A session-lane request with the key, which would mirror the call's stream, is told too.
+      const c = new RawMcpClient(urls[1]);
+      await c.initialize();
+      const joined = await Promise.race([
+        sessionPay(c, 2, key),
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error('the session-lane join was never answered')), 10_000),
+        ),
+      ]);
+      expect(joined.at(-1)).toMatchObject({ id: 2, error: gone });
+    });
+
     it('a key that is not one is refused with 400 before anything is logged', async () => {
       const { urls, api } = await start();
       const refused = async (options: TaskClientOptions) => {

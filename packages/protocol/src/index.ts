@@ -185,9 +185,11 @@ export type {
   TaskSupport,
 } from './tasks/tasks.js';
 export {
+  IDEMPOTENCY_KEY_GONE,
   IDEMPOTENCY_KEY_REUSED,
   IDEMPOTENCY_META_KEY,
   callFingerprint,
+  idempotencyKeyGone,
   idempotencyKeyReused,
   idempotentRoutingKey,
   readIdempotencyKey,

@@ -5,6 +5,7 @@ import {
   callFingerprint,
   encodeRequestRecord,
   sealRequestRecord,
+  idempotencyKeyGone,
   idempotencyKeyReused,
   requestStreamId,
   STATELESS_PROTOCOL_VERSION,
@@ -13,7 +14,6 @@ import {
   type RequestId,
   type RequestRecord,
   type SessionId,
-  type StreamId,
 } from '@tidemark/protocol';
 import type { PartitionReader } from './partition-reader.js';
 import type { StatelessExchange } from './stateless-exchange.js';
@@ -21,6 +21,9 @@ import { whileUnavailable } from './backoff.js';
 import { answerRequest, JOIN_FAILED, type LaneContext } from './lane-context.js';
 
 type KeyedRequest = JSONRPCMessage & { id: RequestId; method: string; params?: unknown };
+
+/** A joined session call without a head: its session is asked whether it is gone every second. */
+const GONE_CHECK_POLLS = 10;
 
 /**
  * A keyed request to run: its claim, and the key's record as read to decide it (null: there was
@@ -88,14 +91,17 @@ export class IdempotentCalls {
       await running?.answered;
       if (reader.signal.aborted) return; // the next owner answers it
       // A session's keyed call answers in its session's stream: its final message is waited for.
-      const head = await this.finalOf(claim.session ?? key, claim.stream, reader.signal);
-      const outcome = head?.terminal?.payload as Record<string, unknown> | undefined;
-      if (outcome === undefined) {
+      const head = await this.finalOf(claim, key, reader.signal);
+      const outcome = head === 'gone' ? undefined : head?.terminal?.payload;
+      if (head === 'gone') {
+        await answerRequest(this.lane, key, message, { error: idempotencyKeyGone() });
+      } else if (outcome === undefined) {
         if (reader.signal.aborted) return;
         throw new Error(`the execution of ${streamHeadKey(key, claim.stream)} ended unanswered`);
+      } else {
+        const { jsonrpc: _jsonrpc, id: _id, ...answer } = outcome as Record<string, unknown>;
+        await answerRequest(this.lane, key, message, answer);
       }
-      const { jsonrpc: _jsonrpc, id: _id, ...answer } = outcome;
-      await answerRequest(this.lane, key, message, answer);
     } catch (error) {
       this.lane.options.onProblem(`joining ${key} to its execution`, error);
       await answerRequest(this.lane, key, message, { error: JOIN_FAILED });
@@ -147,11 +153,19 @@ export class IdempotentCalls {
     reader.done(record.offset);
   }
 
-  /** The head of a joined call once it has its final message (polled; none when stopped). */
-  private async finalOf(session: SessionId, stream: StreamId, signal: AbortSignal) {
-    for (;;) {
-      const head = await this.lane.stores.heads.decided(session, stream);
+  /**
+   * The head of a joined call once it has its final message (polled; none when stopped) — or
+   * `gone` once a session's call has no head and its session is gone (ended or expired with its
+   * heads): nothing would ever finish it, and the joiner is answered an error instead of waiting
+   * forever with its offset held (security review M6).
+   */
+  private async finalOf(claim: IdempotencyClaim, key: SessionId, signal: AbortSignal) {
+    const session = claim.session ?? key;
+    for (let polls = 1; ; polls++) {
+      const head = await this.lane.stores.heads.decided(session, claim.stream);
       if (head?.terminal !== undefined || signal.aborted) return head;
+      if (head === undefined && claim.session !== undefined && polls % GONE_CHECK_POLLS === 0)
+        if ((await this.lane.stores.sessions.get(claim.session)) === undefined) return 'gone';
       await sleep(100);
     }
   }

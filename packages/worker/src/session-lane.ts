@@ -168,7 +168,11 @@ export class SessionLane {
       await context.with(call.context, () =>
         joins === undefined
           ? runtime.request(call, request)
-          : runtime.join(call, request, joins, { log, topic: topics.events }),
+          : runtime.join(call, request, joins, {
+              log,
+              topic: topics.events,
+              gone: async () => (await this.lane.stores.sessions.get(joins.session)) === undefined,
+            }),
       );
     } catch (error) {
       call.finish('not-started');

@@ -7,6 +7,7 @@ import {
 import type { GenerationWriter, SessionRecord } from '@tidemark/log';
 import {
   formatGeneration,
+  idempotencyKeyGone,
   requestStreamId,
   STANDALONE_STREAM,
   type RequestId,
@@ -28,7 +29,7 @@ import { attachEventMethods } from './event-methods.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
 import { callRefusal } from './call-refusal.js';
 import { journaledSteps, type CallSteps } from './steps.js';
-import { joinedMessage, mirrorStream, type MirrorSource } from './stream-mirror.js';
+import { JoinedCallGone, joinedMessage, mirrorStream, type MirrorSource } from './stream-mirror.js';
 import { StreamRun } from './stream-run.js';
 import { JOIN_FAILED } from './lane-context.js';
 import type { SessionRuntimeOptions } from './session-options.js';
@@ -112,8 +113,8 @@ export class SessionRuntime {
   async join(
     call: Call,
     message: Request,
-    joins: Omit<MirrorSource, 'log' | 'topic' | 'heads'>,
-    source: Pick<MirrorSource, 'log' | 'topic'>,
+    joins: Omit<MirrorSource, 'log' | 'topic' | 'heads' | 'gone'>,
+    source: Pick<MirrorSource, 'log' | 'topic' | 'gone'>,
   ): Promise<void> {
     await this.once(call, message, (entry) => {
       const { stream } = entry;
@@ -132,9 +133,10 @@ export class SessionRuntime {
           final: (payload) =>
             this.finish(stream, { ...(payload as object), id: message.id } as JSONRPCMessage),
         },
-      ).catch(async () => {
+      ).catch(async (error: unknown) => {
+        const failed = error instanceof JoinedCallGone ? idempotencyKeyGone() : JOIN_FAILED;
         if (!entry.closed)
-          await this.finish(stream, { jsonrpc: '2.0', id: message.id, error: JOIN_FAILED });
+          await this.finish(stream, { jsonrpc: '2.0', id: message.id, error: failed });
       });
       return Promise.resolve();
     });

@@ -26,7 +26,18 @@ export interface MirrorSource {
   readonly heads: StreamHeadStore;
   readonly session: SessionId;
   readonly stream: StreamId;
+  /**
+   * Whether the joined call's session is gone (ended, or expired): asked while the call has no
+   * head, so a claim whose call will never start is not waited for forever.
+   */
+  readonly gone?: () => Promise<boolean>;
 }
+
+/** The joined call went with its session before it had an outcome: nothing will ever finish it. */
+export class JoinedCallGone extends Error {}
+
+/** While a joined call has no head, how often its session is asked whether it is gone. */
+const GONE_CHECK_MS = 1_000;
 
 /**
  * Follows another call's stream in `events` — from its current generation's start, through its
@@ -37,13 +48,8 @@ export interface MirrorSource {
  */
 export async function mirrorStream(source: MirrorSource, sink: MirrorSink): Promise<void> {
   const { heads, session, stream } = source;
-  let head = await heads.get(session, stream);
-  // The joined call's worker may not have started it yet.
-  while (head === undefined) {
-    if (sink.stopped()) return;
-    await sleep(100);
-    head = await heads.get(session, stream);
-  }
+  const head = await startedHead(source, sink);
+  if (head === undefined) return;
   if (head.terminal !== undefined) return sink.final(head.terminal.payload);
   const partition = heads.partitionOf(session);
   const cursor = new StreamCursor<unknown>({
@@ -78,6 +84,27 @@ export async function mirrorStream(source: MirrorSource, sink: MirrorSink): Prom
     }
     offset = fetched.nextOffset;
   }
+}
+
+/**
+ * The joined call's head once its worker started it — it may not have yet — or undefined when the
+ * mirror stopped. Its session ended with its heads (DELETE, expiry) and nothing will ever start it:
+ * `JoinedCallGone` (security review M6).
+ */
+async function startedHead(source: MirrorSource, sink: MirrorSink) {
+  const { heads, session, stream } = source;
+  let head = await heads.get(session, stream);
+  for (let checkedAt = Date.now(); head === undefined;) {
+    if (sink.stopped()) return undefined;
+    if (Date.now() - checkedAt >= GONE_CHECK_MS) {
+      if ((await source.gone?.()) === true)
+        throw new JoinedCallGone(`the joined call ${session}/${stream} is gone with its session`);
+      checkedAt = Date.now();
+    }
+    await sleep(100);
+    head = await heads.get(session, stream);
+  }
+  return head;
 }
 
 /** One read of the joined stream's partition, or, when it was evicted, what its head keeps. */

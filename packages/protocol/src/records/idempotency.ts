@@ -14,6 +14,8 @@ const MAX_IDEMPOTENCY_KEY = 255;
 
 /** The JSON-RPC error `data.reason` of a key used again with other arguments. */
 export const IDEMPOTENCY_KEY_REUSED = 'idempotency-key-reused';
+/** Why a keyed request was refused: the call its key belongs to went with its session. */
+export const IDEMPOTENCY_KEY_GONE = 'idempotency-key-gone';
 
 export type IdempotencyKeyReading =
   | { readonly ok: true; readonly key: string | undefined }
@@ -81,6 +83,19 @@ export function idempotencyKeyReused(tool: unknown): {
     code: JsonRpcErrorCodes.invalidParams,
     message: `Invalid params: this idempotency key was used for another call (${typeof tool === 'string' ? `tools/call ${tool}` : 'tools/call'} with other arguments); use a new key for a new call`,
     data: { reason: IDEMPOTENCY_KEY_REUSED },
+  };
+}
+
+/**
+ * The answer to a request whose key belongs to a session's call that went with its session
+ * (ended by DELETE, or expired) before an outcome could be given: nothing will ever answer it.
+ */
+export function idempotencyKeyGone(): { code: number; message: string; data: { reason: string } } {
+  return {
+    code: JsonRpcErrorCodes.invalidParams,
+    message:
+      'Invalid params: the call this idempotency key belongs to ended with its session (deleted or expired) and has no outcome to give; use a new key for a new call',
+    data: { reason: IDEMPOTENCY_KEY_GONE },
   };
 }
 
