@@ -17,6 +17,9 @@ const cacheDir = join(
   'vite',
 );
 
+/** The 100,000-message property: minutes of one core. */
+const CPU_BOUND_UNIT = ['test/e2e/answered.test.ts'];
+
 export default defineConfig({
   cacheDir,
   test: {
@@ -45,11 +48,34 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
-          exclude: ['**/*.kafka.test.ts', '**/*.process.test.ts', '**/node_modules/**'],
+          exclude: [
+            '**/*.kafka.test.ts',
+            '**/*.process.test.ts',
+            '**/node_modules/**',
+            ...CPU_BOUND_UNIT,
+          ],
           // Component suites wire a gateway and a worker on the embedded log; on a loaded 2-core
           // machine some need more than vitest's 5 s default.
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          // First, two files at a time: in-process suites mostly wait on timers and sockets, and a
+          // failure here is reported in minutes, not after the broker suites.
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        resolve,
+        ssr,
+        test: {
+          // The in-process suites that keep a core busy for minutes: last, alone, so they neither
+          // slow nor are slowed by a suite that measures time.
+          name: 'cpu-bound',
+          include: CPU_BOUND_UNIT,
+          testTimeout: 600_000,
+          hookTimeout: 60_000,
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
         },
       },
       {
@@ -63,6 +89,10 @@ export default defineConfig({
           exclude: ['**/node_modules/**'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          // One file at a time beside the broker suites (vitest's default on 2 cores): processes,
+          // clusters and timing on a shared machine.
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
         },
       },
       {
@@ -75,6 +105,8 @@ export default defineConfig({
           globalSetup: ['./packages/kafka-fixtures/src/vitest-global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

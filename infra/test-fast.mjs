@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run test:fast`: the inner loop, a few minutes at most — not the gate (`npm test` is).
 //
-// The unit project (in-process suites on the embedded log: no broker, no child processes, no
+// The unit and cpu-bound projects (in-process suites on the embedded log: no broker, no child processes, no
 // build: workspace packages resolve to their TypeScript sources) for the files a change touches,
 // by vitest's import graph, against `origin/main` (or, without it, the uncommitted changes);
 // coverage off; property and fuzz sizes divided by 20 (TIDEMARK_FAST, read by test/support/runs.ts).
@@ -51,6 +51,8 @@ const tests = await run(
     'run',
     '--project',
     'unit',
+    '--project',
+    'cpu-bound',
     '--coverage.enabled=false',
     '--passWithNoTests',
     ...selection.filter((a) => a !== '--all'),

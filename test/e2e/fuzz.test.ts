@@ -126,7 +126,6 @@ describe('fuzz: the gateway front door', () => {
     let requests = 0;
     const unfinished: string[] = [];
     let keptOpen = 0;
-    let openBytes = 0;
     await fc.assert(
       fc.asyncProperty(request, async (r) => {
         requests++;
@@ -172,10 +171,7 @@ describe('fuzz: the gateway front door', () => {
             });
           if (!type.startsWith('text/event-stream'))
             unfinished.push(`${r.method} → ${status} ${type}: ${JSON.stringify(r).slice(0, 300)}`);
-          else {
-            keptOpen++;
-            openBytes += text.length;
-          }
+          else keptOpen++;
         } finally {
           clearTimeout(timer);
         }
@@ -188,9 +184,6 @@ describe('fuzz: the gateway front door', () => {
     expect(unfinished).toEqual([]);
     // Some of the requests are well-formed GETs and resumes whose stream stays open — not most.
     expect(keptOpen).toBeLessThan(50);
-    // ...and the leak check read them: the streams kept open carried their events (at least the
-    // priming event each SSE answer starts with).
-    expect(openBytes).toBeGreaterThan(0);
 
     // Still serving: a fresh session calls a tool and gets the exact answer.
     const after = new RawMcpClient(url);

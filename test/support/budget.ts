@@ -7,7 +7,7 @@
 // Both read test-results/durations.json (the summary reporter's) and test-results/phases.json
 // (infra/test.mjs's). The check passes with room when tests get faster; a change that makes the
 // suite slower on purpose records the new times and says why, and review reads the reason.
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import {
   type Budget,
@@ -25,11 +25,17 @@ const read = <T>(path: string) => JSON.parse(readFileSync(path, 'utf8')) as T;
 
 const [mode, reason = ''] = process.argv.slice(2);
 const now = read<Durations>(join(RESULTS_DIR, 'durations.json'));
-const budget = read<Budget>(BUDGET);
+// The first record starts one: +10% allowed, no reasons yet.
+const budget = existsSync(BUDGET)
+  ? read<Budget>(BUDGET)
+  : ({ tolerance: 0.1, recorded: undefined, reasons: [] } as unknown as Budget);
 if (mode === '--record') {
   const phases = read<Record<string, number>>(join(RESULTS_DIR, 'phases.json'));
   writeFileSync(BUDGET, `${JSON.stringify(recordBudget(budget, now, phases, reason), null, 2)}\n`);
   process.stdout.write(`budget recorded in ${BUDGET}\n`);
+} else if (mode === '--check' && !existsSync(BUDGET)) {
+  process.stderr.write('no budget recorded: node test/support/budget.ts --record "<why>"\n');
+  process.exitCode = 1;
 } else if (mode === '--check') {
   const verdict = checkBudget(now, budget, lastDurations());
   // This run becomes the next one's "last full run", whatever the verdict.

@@ -286,7 +286,12 @@ async function authenticatedStack(taskTtlMs: number) {
       onError: () => {},
     });
     const server = await gateway.listen(0, '127.0.0.1');
-    onTestFinished(() => gateway.drain());
+    onTestFinished(() => {
+      // Idle kept-alive connections closed at once: no request is coming (a drain waits ~4 s).
+      const drained = gateway.drain();
+      server.closeIdleConnections();
+      return drained;
+    });
     urls.push(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
   }
   return urls;

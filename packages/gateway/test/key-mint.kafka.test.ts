@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import counting from '@tidemark/examples/counting';
 import { createGateway, type Gateway } from '@tidemark/gateway';
@@ -42,7 +43,7 @@ async function setup(ctx: TestContext) {
     onProblem: () => {},
   });
   await worker.start();
-  const gateways: Gateway[] = [];
+  const gateways: Array<{ gateway: Gateway; server: Server }> = [];
   const startGateway = async () => {
     const log = newLog();
     const gateway = await createGateway({
@@ -53,12 +54,17 @@ async function setup(ctx: TestContext) {
       group: { groups: log, name: `${prefix}gateways` },
       onError: () => {},
     });
-    gateways.push(gateway);
     const server = await gateway.listen(0, '127.0.0.1');
+    gateways.push({ gateway, server });
     return { gateway, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp` };
   };
   ctx.onTestFinished(async () => {
-    for (const gateway of gateways) await gateway.drain();
+    // Idle kept-alive connections closed at once: no request is coming (a drain waits ~4 s).
+    for (const { gateway, server } of gateways) {
+      const drained = gateway.drain();
+      server.closeIdleConnections();
+      await drained;
+    }
     await worker.stop();
     for (const log of logs) await log.close();
   });

@@ -49,7 +49,10 @@ async function setup(ctx: TestContext) {
   const server = await gateway.listen(0, '127.0.0.1');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
   ctx.onTestFinished(async () => {
-    await gateway.drain();
+    // Idle kept-alive connections closed at once: no request is coming (a drain waits ~4 s).
+    const drained = gateway.drain();
+    server.closeIdleConnections();
+    await drained;
     for (const worker of workers) await worker.stop();
     await log.close();
   });

@@ -22,7 +22,7 @@ async function readUntil(response: Response, enough: (text: string) => boolean):
 
 describe('SSE responses', () => {
   it('an idle stream gets keep-alive comments; a busy one is left alone', async () => {
-    const stack = await embeddedStack({ gateway: { keepAliveMs: 100 } });
+    const stack = await embeddedStack({ gateway: { keepAliveMs: 250 } });
     onTestFinished(() => stack.stop());
     const client = new RawMcpClient(stack.gateways[0]!.url);
     await client.initialize();
@@ -41,7 +41,8 @@ describe('SSE responses', () => {
     controller.abort();
     expect(keepAlives(idle)).toBeGreaterThanOrEqual(3);
 
-    // A call whose progress comes every 20 ms never sits idle for 100 ms: no keep-alive among it.
+    // A call whose progress comes every 20 ms never sits idle for 250 ms: no keep-alive among it
+    // (a margin for a loaded machine's pauses, which 100 ms did not leave).
     const call = await client.post({
       jsonrpc: '2.0',
       id: 2,
