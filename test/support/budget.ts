@@ -1,7 +1,8 @@
 // The suite's time budget, checked after a full `npm test` and re-recorded with a reason:
 //
 //   node test/support/budget.ts --check            fails when the vitest files' summed time is
-//                                                  more than 10% above test/budget.json's
+//                                                  more than 10% above test/budget.json's (said,
+//                                                  not failed, on a machine's first full run)
 //   node test/support/budget.ts --record "<why>"   writes this run's times into test/budget.json
 //
 // Both read test-results/durations.json (the summary reporter's) and test-results/phases.json
@@ -37,12 +38,18 @@ if (mode === '--record') {
   process.stderr.write('no budget recorded: node test/support/budget.ts --record "<why>"\n');
   process.exitCode = 1;
 } else if (mode === '--check') {
-  const verdict = checkBudget(now, budget, lastDurations());
+  const last = lastDurations();
+  const verdict = checkBudget(now, budget, last);
   // This run becomes the next one's "last full run", whatever the verdict.
   mkdirSync(dirname(LAST_FULL_RUN), { recursive: true });
   copyFileSync(join(RESULTS_DIR, 'durations.json'), LAST_FULL_RUN);
   const line = `vitest files summed ${verdict.total} s, budget ${verdict.limit} s (test/budget.json +${budget.tolerance * 100}%)`;
   if (verdict.ok) process.stdout.write(`budget: ${line}\n`);
+  else if (last === undefined)
+    // A first run on this machine: its cache was empty, so what it builds (Kubernetes, in the
+    // background) shares the cores with the suites. Said, not failed: the budget is for runs
+    // whose prerequisites are built.
+    process.stdout.write(`budget: ${line} — over, on a first run (an empty cache): not checked\n`);
   else {
     const grew = verdict.grew.map((g) => `  ${g.file}: ${g.was} → ${g.now} s`).join('\n');
     process.stderr.write(
