@@ -19,6 +19,13 @@ const cacheDir = join(
 
 /** The 100,000-message property: minutes of one core. */
 const CPU_BOUND_UNIT = ['test/e2e/answered.test.ts'];
+/**
+ * Broker suites run beside the process suites instead of after the other broker suites: the
+ * benchmarks' smoke, five minutes that measure and assert no time. (The broker suites, one at a
+ * time, are the run's longest lane; the process suites' is a quarter of it.)
+ */
+const KAFKA_BESIDE_PROCESS = ['test/bench/bench.kafka.test.ts'];
+const kafkaSetup = ['./packages/kafka-fixtures/src/vitest-global-setup.ts'];
 
 export default defineConfig({
   cacheDir,
@@ -85,8 +92,13 @@ export default defineConfig({
           // Suites that start real processes: the CLI, helm, the conformance runner, other
           // languages' clients, the image's payload.
           name: 'process',
-          include: ['packages/*/test/**/*.process.test.ts', 'test/**/*.process.test.ts'],
+          include: [
+            'packages/*/test/**/*.process.test.ts',
+            'test/**/*.process.test.ts',
+            ...KAFKA_BESIDE_PROCESS,
+          ],
           exclude: ['**/node_modules/**'],
+          globalSetup: kafkaSetup,
           testTimeout: 60_000,
           hookTimeout: 60_000,
           // One file at a time beside the broker suites (vitest's default on 2 cores): processes,
@@ -102,7 +114,8 @@ export default defineConfig({
           // Suites against a real broker: one broker for the whole run (packages/kafka-fixtures).
           name: 'kafka',
           include: ['packages/*/test/**/*.kafka.test.ts', 'test/**/*.kafka.test.ts'],
-          globalSetup: ['./packages/kafka-fixtures/src/vitest-global-setup.ts'],
+          exclude: ['**/node_modules/**', ...KAFKA_BESIDE_PROCESS],
+          globalSetup: kafkaSetup,
           testTimeout: 60_000,
           hookTimeout: 120_000,
           maxWorkers: 1,

@@ -5,7 +5,7 @@
 // listened to). Every call is classified by the checker against a timeline of what the runner did
 // and what the broker saw. Exits 1 on any call silently wrong, lost (accepted and never answered)
 // or reset with nothing to cause it; on an error no connection fault explains (a worker's death
-// ends in a takeover or a reset, never an error); on a durable step run twice when the runner did
+// ends in a takeover or a reset, never an error; an error the server answered, never); on a durable step run twice when the runner did
 // not kill the process that ran it first; when fewer calls were made than the load should make
 // (sessions × seconds / 4) or too few succeed; and when a fault kind never fired. Stopped by
 // SIGTERM or SIGINT (a test's timeout), it prints what it has so far, the calls still under way
@@ -116,23 +116,31 @@ async function tracked<T>(name: string, call: () => Promise<T>): Promise<T> {
 const resent: string[] = [];
 let resends = 0;
 /** Errored calls, each asked at the end of the run whether a fault was near it. */
-const erroredCalls: Array<{ call: string; message: string; during: CallWindow }> = [];
+const erroredCalls: Array<{
+  call: string;
+  message: string;
+  during: CallWindow;
+  answered: boolean;
+}> = [];
 
-/** Counts an errored call's message; whether a fault explains it is asked at the end. */
-function errored(call: string, message: string, during: CallWindow): void {
+/**
+ * Counts an errored call's message; whether a fault explains it is asked at the end. An error the
+ * server answered (`answered`) is never a connection fault's: none of the runner's faults excuses it.
+ */
+function errored(call: string, message: string, during: CallWindow, answered = false): void {
   const short = message.replace(/[0-9a-f]{8,}/g, '…').slice(0, 160);
   errors.set(short, (errors.get(short) ?? 0) + 1);
-  erroredCalls.push({ call, message: short, during });
+  erroredCalls.push({ call, message: short, during, answered });
 }
 
 /** The errored calls no fault explains: each one is a failure of the run. */
 function unexplainedErrors(): string[] {
   const at = (ms: number) => new Date(ms).toISOString().slice(11, 23);
   return erroredCalls
-    .filter(({ during }) => !timeline.explainsError(during))
+    .filter(({ during, answered }) => answered || !timeline.explainsError(during))
     .map(
-      ({ call, message, during }) =>
-        `${call} (${at(during.startedMs)}–${at(during.endedMs)}): ${message}`,
+      ({ call, message, during, answered }) =>
+        `${call} (${at(during.startedMs)}–${at(during.endedMs)}): ${answered ? 'answered ' : ''}${message}`,
     );
 }
 
@@ -237,7 +245,7 @@ async function session(index: number): Promise<void> {
         return { ...verdict, call: name };
       });
       for (const seen of call.seen)
-        if (seen.kind === 'error') errored(name, seen.message, call.window);
+        if (seen.kind === 'error') errored(name, seen.message, call.window, seen.answered);
       // A client told its call failed backs off before the next, as an agent would (a held
       // balancer refuses connections for a second or so; a tight loop would count each refusal).
       if (call.verdict.outcome === 'errored') await sleep(250);

@@ -25,6 +25,11 @@ describe('the chaos oracle', () => {
     const far = new Timeline();
     far.record('cut', 20_000, 20_100);
     expect(far.explainsError(call)).toBe(false);
+    // A long call hit by a cut it recovered from, erroring much later: not the cut's error.
+    const recovered = new Timeline();
+    recovered.record('cut', 11_000, 11_100);
+    expect(recovered.explainsError({ startedMs: 10_000, endedMs: 30_000 })).toBe(false);
+    expect(recovered.explainsError({ startedMs: 10_000, endedMs: 15_000 })).toBe(true);
   });
 
   it('counts a second run of a step as duplicated unless the runner killed the first run’s process', () => {

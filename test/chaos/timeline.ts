@@ -34,7 +34,13 @@ interface Happening {
  */
 const MEMBERSHIP_POLL_MS = 250;
 const MEMBERSHIP_REACH_BEFORE_MS = 2_000;
-/** An error this close to a fault is the fault's (a refused or cut connection). */
+/**
+ * An error seen this soon after a fault began is the fault's (a refused or cut connection: the
+ * client's retries give up within seconds) — measured from when the error was seen, not from the
+ * call's start, so a long call is not excused by a fault that hit it and was recovered from.
+ */
+const ERROR_AFTER_FAULT_MS = 5_000;
+/** A fault is recorded as it starts; the error it causes may be seen a moment before that record. */
 const ERROR_REACH_MS = 1_500;
 
 export class Timeline {
@@ -100,7 +106,7 @@ export class Timeline {
    */
   explainsError(during: CallWindow): boolean {
     return this.overlaps(['gateway', 'cut', 'hold'], {
-      startedMs: during.startedMs - ERROR_REACH_MS,
+      startedMs: Math.max(during.startedMs, during.endedMs - ERROR_AFTER_FAULT_MS) - ERROR_REACH_MS,
       endedMs: during.endedMs + ERROR_REACH_MS,
     });
   }

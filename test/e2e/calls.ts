@@ -2,6 +2,7 @@
 // (Runs under Node's type stripping too: the chaos runner imports it.)
 import {
   Client,
+  ProtocolError,
   SdkError,
   SdkErrorCode,
   StreamableHTTPClientTransport,
@@ -130,7 +131,7 @@ export class TrackedClient {
       );
       const text = (result.content as Array<{ type: string; text?: string }>)[0]?.text ?? '';
       effect = effectOf(result.structuredContent);
-      if (result.isError === true) seen.push({ kind: 'error', message: text });
+      if (result.isError === true) seen.push({ kind: 'error', message: text, answered: true });
       else seen.push({ kind: 'result', numbers: text === '' ? [] : text.split(',').map(Number) });
     } catch (error) {
       // A call this client ended because its stream was cut before its first event id failed,
@@ -140,7 +141,12 @@ export class TrackedClient {
       if (cut.signal.aborted) seen.push({ kind: 'error', message: CUT_BEFORE_FIRST_ID });
       else if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)
         seen.push({ kind: 'no-answer', afterMs: timeout });
-      else seen.push({ kind: 'error', message: describeError(error) });
+      else
+        seen.push({
+          kind: 'error',
+          message: describeError(error),
+          ...(error instanceof ProtocolError ? { answered: true as const } : {}),
+        });
     } finally {
       this.current = undefined;
       this.onDrop = undefined;

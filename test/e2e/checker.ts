@@ -8,7 +8,11 @@ export type Seen =
   | { readonly kind: 'progress'; readonly value: number; readonly total?: number }
   | { readonly kind: 'reset'; readonly reason: string }
   | { readonly kind: 'result'; readonly numbers: readonly number[] }
-  | { readonly kind: 'error'; readonly message: string }
+  /**
+   * `answered`: the server answered the call with it (a JSON-RPC error, or a result with
+   * `isError`) — not the client's connection failing.
+   */
+  | { readonly kind: 'error'; readonly message: string; readonly answered?: true }
   /** The client gave up waiting: the server accepted the call and never answered it. */
   | { readonly kind: 'no-answer'; readonly afterMs: number };
 
