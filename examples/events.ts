@@ -19,6 +19,8 @@ export const ticks = defineEventType({
   inputSchema: z.object({ everyMs: z.number().int().min(10).max(3_600_000) }),
   payloadSchema: z.object({ n: z.number().int().min(1) }),
   replayWindowMs: 60 * 60 * 1000,
+  // A clock is no one's: every subject reads the one stream of an interval.
+  scope: 'shared',
   async *source({ arguments: { everyMs }, position, signal }) {
     for (let n = position === undefined ? 1 : Number(position) + 1; ; n++) {
       await sleep(everyMs, undefined, { signal });
@@ -41,6 +43,8 @@ export const incidents = defineEventType({
   description: 'Incidents a monitoring system appends to a feed, one JSON object per line.',
   inputSchema: z.object({ feed: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) }),
   payloadSchema: Incident,
+  // A monitoring feed every operator watches: one stream per feed, for every subject.
+  scope: 'shared',
   async *source({ arguments: { feed }, position, signal }) {
     const path = join(feeds(), `${feed}.jsonl`);
     // From now on the first time (the feed's current end), else after the last line recorded.
@@ -78,7 +82,9 @@ export const incidents = defineEventType({
 
 export const deployments = defineEventType({
   name: 'deployments',
-  description: 'A service was deployed (emitted by the record_deployment tool).',
+  // Scoped per subject (the default): what a call of Alice's records, only Alice reads.
+  description:
+    'A service was deployed (emitted by the record_deployment tool; each subject reads the deployments it recorded).',
   inputSchema: z.object({ service: z.string().min(1).max(100) }),
   payloadSchema: z.object({ version: z.string(), by: z.string() }),
 });

@@ -21,6 +21,8 @@ export interface StreamLease {
   readonly name: string;
   readonly arguments: Readonly<Record<string, unknown>>;
   readonly untilMs: number;
+  /** Whose stream it is, for a type scoped per subject (its source is told). */
+  readonly subject?: string;
 }
 
 /** Where a stream's source resumes. */
@@ -270,7 +272,8 @@ const WELL_FORMED: Record<RegistryValue['kind'], (parsed: Record<string, unknown
     typeof v['stream'] === 'string' &&
     typeof v['name'] === 'string' &&
     typeof v['untilMs'] === 'number' &&
-    isObject(v['arguments']),
+    isObject(v['arguments']) &&
+    (v['subject'] === undefined || typeof v['subject'] === 'string'),
   source: (v) => typeof v['position'] === 'string' && isDigits(v['offset']),
   sub: (v) =>
     ['id', 'subject', 'stream', 'url', 'sealedSecret'].every((f) => typeof v[f] === 'string') &&

@@ -14,6 +14,11 @@ import {
 export interface EventSourceContext<Args> {
   readonly arguments: Args;
   /**
+   * Whose stream this is: for a type scoped per subject, the authenticated subject that reads it;
+   * undefined for a shared type, or without authentication.
+   */
+  readonly subject: string | undefined;
+  /**
    * The position after the last occurrence already recorded (what the source yielded with it), or
    * undefined the first time: then the source starts from now.
    */
@@ -31,6 +36,23 @@ export interface SourcedOccurrence<Data> {
   readonly eventId?: string;
   /** When it happened. Default: when it was read. */
   readonly timestamp?: Date;
+}
+
+/**
+ * Who reads a type's streams. `subject` (the default): each authenticated subject has its own
+ * stream for a set of arguments — what a tool emits under Alice's call, only Alice reads, and a
+ * source runs for each subject that reads. `shared`: one stream for every subject — say so only
+ * for occurrences any client may see (a public feed), and add `authorize` to narrow it.
+ */
+export type EventScope = 'subject' | 'shared';
+
+/** What `authorize` is asked: may this subject read the stream of these arguments? */
+export interface EventReadContext<Args> {
+  /** The authenticated subject; undefined without authentication (development). */
+  readonly subject: string | undefined;
+  readonly arguments: Args;
+  /** How it would read: `poll`, `push`, or a `webhook` subscription. */
+  readonly delivery: EventDelivery;
 }
 
 /** Reads an upstream from a position, yielding occurrences as they happen, until aborted. */
@@ -57,6 +79,17 @@ export interface EventTypeDefinition<Args, Data> {
    */
   readonly replayWindowMs?: number;
   /**
+   * Whose streams they are (see `EventScope`).
+   * @default 'subject'
+   */
+  readonly scope?: EventScope;
+  /**
+   * Whether a subject may read a stream, asked on every poll, push and webhook subscription before
+   * anything is read: false (or a throw) refuses it (`forbidden`, -32003). Without it, any subject
+   * reads its own streams of a `subject` type, and every stream of a `shared` one.
+   */
+  authorize?(context: EventReadContext<Args>): boolean | Promise<boolean>;
+  /**
    * Reads the occurrences from an upstream; without one, they are emitted by the module's code.
    * (A method, so that a module's list of event types can hold types of different arguments.)
    */
@@ -66,8 +99,8 @@ export interface EventTypeDefinition<Args, Data> {
 /** An event type, checked, with its schemas as JSON Schema (what `events/list` answers). */
 export interface EventType<Args = unknown, Data = unknown>
   extends
-    Required<Pick<EventTypeDefinition<Args, Data>, 'delivery' | 'replayWindowMs'>>,
-    Omit<EventTypeDefinition<Args, Data>, 'delivery' | 'replayWindowMs'> {
+    Required<Pick<EventTypeDefinition<Args, Data>, 'delivery' | 'replayWindowMs' | 'scope'>>,
+    Omit<EventTypeDefinition<Args, Data>, 'delivery' | 'replayWindowMs' | 'scope'> {
   readonly descriptor: EventTypeDescriptor;
 }
 
@@ -90,6 +123,13 @@ export function defineEventType<Args, Data>(
   positiveInteger(`${where}: replayWindowMs`, replayWindowMs);
   if (definition.source !== undefined && typeof definition.source !== 'function')
     throw new TypeError(`${where}: source must be a function`);
+  const scope = definition.scope ?? 'subject';
+  if (scope !== 'subject' && scope !== 'shared')
+    throw new TypeError(
+      `${where}: scope must be 'subject' or 'shared', got ${JSON.stringify(scope)}`,
+    );
+  if (definition.authorize !== undefined && typeof definition.authorize !== 'function')
+    throw new TypeError(`${where}: authorize must be a function`);
   const payloadSchema = jsonSchemaOf(where, 'payloadSchema', definition.payloadSchema);
   if (payloadSchema['type'] !== 'object')
     throw new TypeError(`${where}: payloadSchema must describe an object (an occurrence's data)`);
@@ -97,6 +137,7 @@ export function defineEventType<Args, Data>(
     ...definition,
     delivery: [...delivery],
     replayWindowMs,
+    scope,
     descriptor: {
       name: definition.name,
       ...(definition.description === undefined ? {} : { description: definition.description }),

@@ -23,6 +23,8 @@ export { StepFailedError } from './steps.js';
 export type { StepContext, StepError, StepEvent, StepFunction } from './steps.js';
 export { checkAgainst, defineEventType } from './event-types.js';
 export type {
+  EventReadContext,
+  EventScope,
   EventSource,
   EventSourceContext,
   EventType,

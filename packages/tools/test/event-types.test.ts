@@ -18,6 +18,9 @@ describe('defineEventType', () => {
     });
     expect(ticks.delivery).toEqual(['poll', 'push', 'webhook']);
     expect(ticks.replayWindowMs).toBe(3_600_000);
+    // Each subject reads its own streams unless the author says they are shared.
+    expect(ticks.scope).toBe('subject');
+    expect(ticks.descriptor).not.toHaveProperty('scope');
     expect(ticks.descriptor).toMatchObject({
       name: 'ticks',
       description: 'Counts.',
@@ -54,6 +57,12 @@ describe('defineEventType', () => {
     );
     expect(() => defineEventType({ ...base, source: 'nope' as never })).toThrow(
       /source must be a function/,
+    );
+    expect(() => defineEventType({ ...base, scope: 'everyone' as never })).toThrow(
+      /scope must be 'subject' or 'shared', got "everyone"/,
+    );
+    expect(() => defineEventType({ ...base, authorize: true as never })).toThrow(
+      /authorize must be a function/,
     );
     expect(() => defineEventType({ ...base, payloadSchema: z.number() })).toThrow(
       /payloadSchema must describe an object/,

@@ -12,7 +12,7 @@ import {
 import type { EventType } from '@tidemark/tools';
 import * as z from 'zod';
 import type { EventService } from './event-service.js';
-import { invalidParams, subscribedStream } from './event-stream-params.js';
+import { authenticatedSubject, invalidParams, subscribedStream } from './event-stream-params.js';
 import { attachWebhookMethods } from './webhook-methods.js';
 
 // The Events extension's read methods on a worker's MCP server: `events/list`, `events/poll` and
@@ -55,7 +55,7 @@ export function attachEventMethods(server: McpServer, service: EventService | un
     return { events: [...service.types.values()].map((type) => ({ ...type.descriptor })) };
   });
   low.setRequestHandler(EventMethods.poll, { params: PollParams }, (params, ctx) =>
-    poll(service, params, readerOf(ctx)),
+    poll(service, params, authenticatedSubject(ctx)),
   );
   low.setRequestHandler(EventMethods.stream, { params: StreamParams }, (params, ctx) =>
     push(service, params, ctx),
@@ -70,15 +70,23 @@ type Subscribed = z.infer<typeof StreamParams> & { maxEvents?: number | undefine
  * Who reads, for the cap on a subject's streams: its subject, or without authentication every
  * client together (`anonymous`).
  */
-function readerOf(ctx: ServerContext): string {
-  const subject = ctx.http?.authInfo?.extra?.['subject'];
-  return typeof subject === 'string' && subject !== '' ? subject : 'anonymous';
-}
+const readerOf = (subject: string | undefined): string => subject ?? 'anonymous';
 
-async function poll(service: EventService, params: z.infer<typeof PollParams>, reader: string) {
+async function poll(
+  service: EventService,
+  params: z.infer<typeof PollParams>,
+  subject: string | undefined,
+) {
   const maxEvents = Math.min(params.maxEvents ?? DEFAULT_EVENTS_PER_POLL, MAX_EVENTS_PER_POLL);
-  const stream = await subscribedStream(service, params, 'poll');
-  const page = await read(service, stream, params.cursor ?? undefined, maxEvents, params, reader);
+  const stream = await subscribedStream(service, params, 'poll', subject);
+  const page = await read(
+    service,
+    stream,
+    params.cursor ?? undefined,
+    maxEvents,
+    params,
+    readerOf(subject),
+  );
   return {
     events: page.events,
     cursor: page.cursor,
@@ -89,8 +97,9 @@ async function poll(service: EventService, params: z.infer<typeof PollParams>, r
 }
 
 async function push(service: EventService, params: Subscribed, ctx: ServerContext) {
-  const stream = await subscribedStream(service, params, 'push');
-  const reader = readerOf(ctx);
+  const subject = authenticatedSubject(ctx);
+  const stream = await subscribedStream(service, params, 'push', subject);
+  const reader = readerOf(subject);
   const { signal } = ctx.mcpReq;
   const meta = { [SUBSCRIPTION_ID_META_KEY]: String(ctx.mcpReq.id) };
   const notify = (method: string, body: Record<string, unknown>) =>
@@ -150,7 +159,7 @@ async function read(
 ): Promise<Page> {
   const { occurrences } = service;
   const nowMs = Date.now();
-  await service.want(stream.key, stream.type.name, stream.arguments, nowMs, reader);
+  await service.want(stream, nowMs, reader);
   const offset = await occurrences.offsetOf({ stream: stream.key, cursor, nowMs });
   if (typeof offset !== 'bigint')
     throw invalidParams(`cursor refused: ${offset.detail}`, { reason: offset.problem });

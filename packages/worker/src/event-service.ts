@@ -6,8 +6,8 @@ import {
   type LogPort,
   type TopicNames,
 } from '@tidemark/protocol';
-import type { EmitFunction, EventType, ToolModule } from '@tidemark/tools';
-import { emitterOf } from './event-emit.js';
+import type { EventType, ToolModule } from '@tidemark/tools';
+import { emitterOf, type EmitterFor } from './event-emit.js';
 import { EventStreamReaders } from './event-stream-readers.js';
 
 // What serving the Events extension needs on a worker: the event types its modules offer, the
@@ -91,23 +91,37 @@ export class EventService {
    * Refused (invalid request) for a subject already reading its most streams.
    */
   async want(
-    stream: string,
-    name: string,
-    args: Readonly<Record<string, unknown>>,
+    stream: {
+      readonly key: string;
+      readonly type: EventType;
+      readonly arguments: Readonly<Record<string, unknown>>;
+      /** Whose stream it is (a type scoped per subject, read by an authenticated subject). */
+      readonly subject?: string | undefined;
+    },
     nowMs: number,
-    subject: string,
+    reader: string,
   ): Promise<void> {
-    this.readers.admit(subject, stream, nowMs + this.options.leaseMs, nowMs);
-    const until = this.renewed.get(stream);
+    const { key } = stream;
+    this.readers.admit(reader, key, nowMs + this.options.leaseMs, nowMs);
+    const until = this.renewed.get(key);
     if (until !== undefined && until - nowMs > this.options.leaseMs / 2) return;
     const untilMs = nowMs + this.options.leaseMs;
-    await this.registry.renewLease({ stream, name, arguments: args, untilMs });
-    this.renewed.set(stream, untilMs);
+    await this.registry.renewLease({
+      stream: key,
+      name: stream.type.name,
+      arguments: stream.arguments,
+      untilMs,
+      ...(stream.subject === undefined ? {} : { subject: stream.subject }),
+    });
+    this.renewed.set(key, untilMs);
     if (this.renewed.size > 10_000) this.forgetRenewals(nowMs);
   }
 
-  /** What tools emit occurrences with (`currentExecution().emit`). */
-  readonly emit: EmitFunction = emitterOf(
+  /**
+   * What tools emit occurrences with (`currentExecution().emit`), for a call of `subject`: to its
+   * own stream of a type scoped per subject.
+   */
+  readonly emitAs: EmitterFor = emitterOf(
     () => this.types,
     (stream, occurrence) => this.occurrences.append(stream, [occurrence]),
   );

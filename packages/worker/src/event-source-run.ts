@@ -25,7 +25,11 @@ export interface RecordedOccurrence {
 }
 
 export interface SourceRunOptions {
+  /** The stream's key (default: the shared stream of the arguments). */
+  readonly stream?: string | undefined;
   readonly arguments: unknown;
+  /** Whose stream it is (a type scoped per subject), as the source is told. */
+  readonly subject?: string | undefined;
   /** Where to resume: the position recorded with the last occurrence; undefined starts from now. */
   readonly position?: string | undefined;
   readonly signal: AbortSignal;
@@ -53,10 +57,11 @@ export async function* sourceOccurrences(
       ErrorCodes.invalidArgument,
       `arguments of ${type.name} do not match its inputSchema: ${args.message}`,
     );
-  const stream = eventStreamKey(type.name, args.value);
+  const stream = options.stream ?? eventStreamKey(type.name, args.value);
   const now = options.now ?? (() => new Date());
   const occurrences = type.source({
     arguments: args.value,
+    subject: options.subject,
     position: options.position,
     signal: options.signal,
   });

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { lastPositionAfter } from '@tidemark/log';
+import { lastPositionAfter, type StreamLease } from '@tidemark/log';
+import { eventStreamKey } from '@tidemark/protocol';
 import type { EventType } from '@tidemark/tools';
 import { sourceOccurrences } from './event-source-run.js';
 import { EventService } from './event-service.js';
@@ -84,18 +85,23 @@ export class EventSources {
       // Revoked meanwhile: what the sync started stops with the rest.
       if (this.owned.get(partition) !== owned) return await this.deliveries.revoke(partition);
       // A live webhook subscription wants its stream as a lease does.
-      for (const { stream, name, arguments: args, expiresAtMs } of subscriptions)
-        if (expiresAtMs > nowMs) live.push({ stream, name, arguments: args, untilMs: expiresAtMs });
+      for (const { stream, name, arguments: args, expiresAtMs, subject } of subscriptions)
+        if (expiresAtMs > nowMs)
+          live.push({
+            stream,
+            name,
+            arguments: args,
+            untilMs: expiresAtMs,
+            // The subscriber's own stream (a type scoped per subject): its source is told whose.
+            ...(stream === eventStreamKey(name, args, subject) ? { subject } : {}),
+          });
       const wanted = new Set<string>();
       for (const lease of live) {
         const type = types.get(lease.name);
         if (type?.source === undefined) continue; // emitted, or a type another deployment offers
         wanted.add(lease.stream);
         if (!owned.running.has(lease.stream))
-          owned.running.set(
-            lease.stream,
-            this.start(partition, lease.stream, type, lease.arguments),
-          );
+          owned.running.set(lease.stream, this.start(partition, lease, type));
       }
       for (const [stream, run] of owned.running)
         if (!wanted.has(stream)) {
@@ -110,23 +116,17 @@ export class EventSources {
     }
   }
 
-  private start(
-    partition: number,
-    stream: string,
-    type: EventType,
-    args: Readonly<Record<string, unknown>>,
-  ): Running {
+  private start(partition: number, lease: StreamLease, type: EventType): Running {
     const abort = new AbortController();
-    const done = this.run(partition, stream, type, args, abort.signal);
+    const done = this.run(partition, lease, type, abort.signal);
     return { abort, done };
   }
 
   /** One stream's source, started again after a failure until it is stopped. */
   private async run(
     partition: number,
-    stream: string,
+    { stream, arguments: args, subject }: StreamLease,
     type: EventType,
-    args: Readonly<Record<string, unknown>>,
     signal: AbortSignal,
   ): Promise<void> {
     const { service, restartMs, onProblem } = this.options;
@@ -140,7 +140,9 @@ export class EventSources {
         const later = await lastPositionAfter(log, topics.occurrences, partition, stream, from);
         const position = later?.position ?? head?.position;
         for await (const occurrence of sourceOccurrences(type, {
+          stream,
           arguments: args,
+          subject,
           position,
           signal,
         })) {

@@ -18,10 +18,10 @@ import {
   type CompiledRetryPolicy,
   type ToolModule,
   type ToolModuleContext,
-  type EmitFunction,
   type Execution,
   type ToolLogger,
 } from '@tidemark/tools';
+import type { EmitterFor } from './event-emit.js';
 import { v1Server } from './v1-server.js';
 
 /** What the retry wrapper needs from whoever runs the tools: the worker runtime or the test harness. */
@@ -33,8 +33,11 @@ export interface RetryHost {
   onExecutionEnd?(end: ExecutionEnd): void;
   /** The logger tools get (`currentExecution().log`), a child per execution. */
   readonly logger?: ToolLogger | undefined;
-  /** What tools emit event occurrences with (`currentExecution().emit`), when events are served. */
-  readonly emit?: EmitFunction | undefined;
+  /**
+   * What tools emit event occurrences with (`currentExecution().emit`), for the call's subject,
+   * when events are served.
+   */
+  readonly emitAs?: EmitterFor | undefined;
 }
 
 /**
@@ -144,7 +147,7 @@ function retrying(
 /** The execution with its tool's logger: a child stamped with the tool and where it runs. */
 function withLogger(host: RetryHost, tool: string, execution: Execution | undefined) {
   if (execution === undefined) return execution;
-  const emit = host.emit === undefined ? {} : { emit: host.emit };
+  const emit = host.emitAs === undefined ? {} : { emit: host.emitAs(execution.subject) };
   if (host.logger === undefined) return { ...execution, ...emit };
   const { sessionId: session, stream, attempt } = execution;
   return { ...execution, ...emit, log: host.logger.child({ tool, session, stream, attempt }) };

@@ -17,16 +17,12 @@ import {
 import { withTraceMeta } from '@tidemark/otel';
 import { backoff } from './backoff.js';
 import type { Call } from './call.js';
-import {
-  currentExecution,
-  type EmitFunction,
-  type Execution,
-  type ToolLogger,
-} from '@tidemark/tools';
+import { currentExecution, type Execution, type ToolLogger } from '@tidemark/tools';
 import { LogTransport, replayInitialize } from './log-transport.js';
 import { authInfoOf, createToolServer, SESSION_SERVER_VERSIONS } from './tool-server.js';
 import { attachEventMethods } from './event-methods.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
+import type { EmitterFor } from './event-emit.js';
 import { callRefusal } from './call-refusal.js';
 import { journaledSteps, type CallSteps } from './steps.js';
 import { JoinedCallGone, joinedMessage, mirrorStream, type MirrorSource } from './stream-mirror.js';
@@ -285,9 +281,9 @@ export class SessionRuntime {
     await this.server.server.sendToolListChanged();
   }
 
-  /** @internal What tools emit event occurrences with. */
-  get emit(): EmitFunction | undefined {
-    return this.options.events?.emit;
+  /** @internal What tools emit event occurrences with, for a call's subject. */
+  get emitAs(): EmitterFor | undefined {
+    return this.options.events?.emitAs;
   }
 
   /** @internal The logger tools get. */

@@ -68,7 +68,7 @@ export async function invokeStateless(
     retry: () => run.retry(),
     onExecutionEnd: (end: ExecutionEnd) => options.onExecutionEnd?.(end),
     logger: options.logger,
-    emit: options.events?.emit,
+    emitAs: options.events?.emitAs,
   };
   for (const module of options.modules)
     await registerModule(server, module, host, { sessionId: options.key });

@@ -11,8 +11,8 @@ import {
 } from '@modelcontextprotocol/server';
 import { STATELESS_PROTOCOL_VERSION, type RequestId, type WorkerEpoch } from '@tidemark/protocol';
 import type { JournaledStep, StoredOccurrence } from '@tidemark/log';
-import type { EmitFunction, Execution, StepEvent, ToolModule } from '@tidemark/tools';
-import { emitterOf } from './event-emit.js';
+import type { Execution, StepEvent, ToolModule } from '@tidemark/tools';
+import { emitterOf, type EmitterFor } from './event-emit.js';
 import { CallSteps } from './steps.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
 import { levelName, lineLogger, type ToolLogLine } from './tool-logger.js';
@@ -254,11 +254,11 @@ class CallLedger {
   );
 
   /** Emits as a worker would — checked against the module's event types — into `emitted`. */
-  readonly emit: EmitFunction;
+  readonly emitAs: EmitterFor;
 
   constructor(module: ToolModule) {
     const types = new Map((module.events ?? []).map((type) => [type.name, type]));
-    this.emit = emitterOf(
+    this.emitAs = emitterOf(
       () => types,
       (_stream, occurrence, args) =>
         Promise.resolve(void this.emitted.push({ ...occurrence, arguments: args })),

@@ -11,7 +11,7 @@ import { Webhook } from 'standardwebhooks';
 import * as z from 'zod';
 import type { DeliveryStatus } from '@tidemark/log';
 import type { EventService } from './event-service.js';
-import { invalidParams, subscribedStream } from './event-stream-params.js';
+import { authenticatedSubject, invalidParams, subscribedStream } from './event-stream-params.js';
 
 // `events/subscribe` and `events/unsubscribe`: webhook subscriptions kept in the log. A
 // subscription is the same one for the same subject, callback, event and arguments (its id is
@@ -59,7 +59,7 @@ async function subscribe(
 ) {
   const { options, registry, occurrences } = service;
   const subject = subjectOf(service, ctx);
-  const stream = await subscribedStream(service, params, 'webhook');
+  const stream = await subscribedStream(service, params, 'webhook', authenticatedSubject(ctx));
   const policy = { allowLoopback: options.allowLoopbackWebhooks };
   const url = refusedAsParams(() => parseCallbackUrl(params.delivery.url, policy));
   const secret = params.delivery.secret;
@@ -135,7 +135,7 @@ async function unsubscribe(
   ctx: ServerContext,
 ) {
   const subject = subjectOf(service, ctx);
-  const stream = await subscribedStream(service, params, 'webhook');
+  const stream = await subscribedStream(service, params, 'webhook', authenticatedSubject(ctx));
   const id = subscriptionIdOf({
     principal: subject,
     url: params.delivery.url,
@@ -149,8 +149,8 @@ async function unsubscribe(
 
 /** The subject a subscription belongs to: the authenticated one (anonymous only in development). */
 function subjectOf(service: EventService, ctx: ServerContext): string {
-  const subject = ctx.http?.authInfo?.extra?.['subject'];
-  if (typeof subject === 'string' && subject !== '') return subject;
+  const subject = authenticatedSubject(ctx);
+  if (subject !== undefined) return subject;
   if (service.options.allowLoopbackWebhooks) return 'anonymous';
   throw new ProtocolError(
     JsonRpcErrorCodes.invalidRequest,

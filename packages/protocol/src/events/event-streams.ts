@@ -32,10 +32,13 @@ function sorted(value: unknown, depth: number): unknown {
 
 /**
  * The key of an event stream in the log (its record key, and so its partition): a digest of the
- * event name and its canonical arguments, 22 base64url characters after `ev.`.
+ * event name and its canonical arguments — and, for a stream of one subject's (an event type
+ * scoped per subject, read by an authenticated client), that subject — 22 base64url characters
+ * after `ev.`. Two subjects with the same arguments read two streams.
  */
-export function eventStreamKey(name: string, args: unknown): string {
-  return `ev.${digest(name, canonicalJson(args ?? {}))}`;
+export function eventStreamKey(name: string, args: unknown, subject?: string): string {
+  const canonical = canonicalJson(args ?? {});
+  return `ev.${subject === undefined ? digest(name, canonical) : digest(name, canonical, subject)}`;
 }
 
 /** What makes a webhook subscription the same subscription when a client subscribes again. */

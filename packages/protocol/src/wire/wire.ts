@@ -16,6 +16,8 @@ export const JsonRpcErrorCodes = {
   missingRequiredClientCapability: -32021,
   /** `tasks/stream` (SEP-2694): the events after the client's `after` are no longer held. */
   eventsGone: -32010,
+  /** An event stream its type does not let this subject read (its `authorize` refused). */
+  forbidden: -32003,
 } as const;
 
 export interface ResetNotification {
