@@ -10,6 +10,7 @@ import {
 } from '@tidemark/protocol';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { embeddedStack } from '../support/embedded-stack.js';
+import { RawMcpClient } from '../support/sse.js';
 import { rpc, rpcResponse, sseMessages } from '../support/task-client.js';
 
 // The Events extension's poll and push deliveries end to end on the embedded log, with two
@@ -166,6 +167,24 @@ describe('Events extension (io.modelcontextprotocol/events): poll and push', () 
       params: { cursor: (active!['params'] as { cursor: string }).cursor },
     });
     // The push stream's request ends with the client: its call slot is free again.
+    await vi.waitFor(() => expect(stack.worker.slotReport().calls.busy).toBe(0), {
+      timeout: 5_000,
+    });
+  });
+
+  it('a session-lane push ends when its connection closes: its slot freed, not held for nobody (security review H2)', async () => {
+    const { urls, stack } = await setup();
+    const client = new RawMcpClient(urls[0]!);
+    await client.initialize();
+    const abort = new AbortController();
+    const response = await client.post(
+      { jsonrpc: '2.0', id: 7, method: 'events/stream', params: ticks(60_000) },
+      {},
+      abort.signal,
+    );
+    await readUntil(response, (m) => methodsOf(m).includes('notifications/events/active'));
+    expect(stack.worker.slotReport().calls.busy).toBe(1);
+    abort.abort();
     await vi.waitFor(() => expect(stack.worker.slotReport().calls.busy).toBe(0), {
       timeout: 5_000,
     });

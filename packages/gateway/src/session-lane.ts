@@ -4,6 +4,7 @@ import type { SessionRecord } from '@tidemark/log';
 import {
   agreedSessionVersion,
   DEFAULT_SESSION_PROTOCOL_VERSION,
+  EventMethods,
   idempotentRoutingKey,
   parseSessionId,
   PRIMING_PROTOCOL_VERSION,
@@ -190,7 +191,33 @@ async function streamRequest(
   deliverStream(ctx, sse, { session, stream, partition, fromOffset: highWatermark }, cursor, {
     onEnd: () => span.end(),
   });
+  if (request.method === EventMethods.stream) endsWithConnection(ctx, res, session, share, request);
   await produce(traced);
+}
+
+/**
+ * A push stream (`events/stream`) is for whoever reads it: its connection closed, it is cancelled
+ * (as every request is on the stateless lane) instead of holding its subject's slot for nobody. A
+ * call goes on for its client to resume; a push client asks again from its last cursor.
+ */
+function endsWithConnection(
+  ctx: GatewayContext,
+  res: Response,
+  session: SessionId,
+  share: string,
+  request: JsonRpcRequest,
+): void {
+  res.once('close', () => {
+    if (res.writableFinished) return;
+    const message = {
+      jsonrpc: '2.0' as const,
+      method: 'notifications/cancelled',
+      params: { requestId: request.id, reason: 'response stream closed' },
+    };
+    void ctx.producer
+      .produce(session, [{ lane: 'session', session, message, share }])
+      .catch(ctx.onError);
+  });
 }
 
 /** DELETE: the session ends in the log, on its worker, and in this replica's open streams. */
