@@ -2,7 +2,7 @@ import { context, trace, type Context } from '@opentelemetry/api';
 import {
   encodeRequestRecord,
   partitionForSession,
-  sealRequestRecord,
+  sealRequestHeaders,
   SESSION_TOUCHED,
   type EncodedRequestRecord,
   type Keyring,
@@ -69,7 +69,7 @@ export class RequestProducer {
   }
 
   private sealed(encoded: EncodedRequestRecord, partition: number) {
-    const headers = [...encoded.headers, sealRequestRecord(this.keyring, encoded)];
+    const headers = [...encoded.headers, ...sealRequestHeaders(this.keyring, encoded, partition)];
     return { ...encoded, partition, headers };
   }
 }

@@ -119,7 +119,13 @@ export function planTopics(options: TopicLayoutOptions = {}): TopicPlan[] {
     'segment.ms': String(o.segmentMs),
   };
   const base: Record<TopicRole, Record<string, string>> = {
-    requests: { 'retention.ms': String(o.requestsRetentionMs), 'segment.ms': String(o.segmentMs) },
+    requests: {
+      'retention.ms': String(o.requestsRetentionMs),
+      'segment.ms': String(o.segmentMs),
+      // The broker's time, not the writer's: a sealed record appended again later is told apart
+      // (its seal carries when its gateway wrote it; a copy cannot keep the original's time).
+      'message.timestamp.type': 'LogAppendTime',
+    },
     events: { 'retention.ms': String(o.resumeWindowMs), 'segment.ms': String(o.segmentMs) },
     streams: compacted,
     sessions: compacted,

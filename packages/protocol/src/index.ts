@@ -41,7 +41,16 @@ export type { BackoffOptions } from './backoff.js';
 export { eventIdMinter } from './ids/event-id-minter.js';
 export { keyringFromSecrets } from './ids/secret-keyring.js';
 export { keyInPartitions, keyOnPartition, partitionTag } from './ids/partition-keys.js';
-export { SEAL_HEADER, checkRequestSeal, sealRequestRecord } from './records/request-seal.js';
+export {
+  SEAL_HEADER,
+  SEAL_WINDOW_MS,
+  SEALED_AT_HEADER,
+  checkRequestSeal,
+  checkSealedRecord,
+  sealRequestHeaders,
+  sealRequestRecord,
+} from './records/request-seal.js';
+export type { ReadRequestRecord, SealCheck } from './records/request-seal.js';
 export type { SealedParts } from './records/request-seal.js';
 export type {
   EventClaim,

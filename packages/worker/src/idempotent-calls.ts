@@ -4,7 +4,7 @@ import type { IdempotencyClaim, SessionRecord } from '@tidemark/log';
 import {
   callFingerprint,
   encodeRequestRecord,
-  sealRequestRecord,
+  sealRequestHeaders,
   idempotencyKeyGone,
   idempotencyKeyReused,
   requestStreamId,
@@ -221,7 +221,7 @@ async function passOn(
   const headers =
     keyring === undefined
       ? unsealed.headers
-      : [...unsealed.headers, sealRequestRecord(keyring, unsealed)];
+      : [...unsealed.headers, ...sealRequestHeaders(keyring, unsealed, partition)];
   await whileUnavailable(
     () =>
       lane.options.log.append(lane.options.topics.requests, [{ ...encoded, partition, headers }]),

@@ -1,6 +1,6 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { recordAssignedPartitions, recordWorkerRefusal } from '@tidemark/otel';
-import { sealedByAGateway } from './sealed-records.js';
+import { SealedRecords } from './sealed-records.js';
 import {
   decodeRequestRecord,
   JsonRpcErrorCodes,
@@ -41,6 +41,7 @@ export class Worker {
   private readonly options: CompiledWorkerOptions;
   private readonly slots: CallSlots;
   private readonly admission: Admission;
+  private readonly sealed: SealedRecords;
   private started: Started | undefined;
   /** Resolves with the membership: a partition may be assigned before `joinGroup` returns. */
   private joined: Promise<GroupMembership> | undefined;
@@ -55,6 +56,7 @@ export class Worker {
     this.options = compileWorkerOptions(options);
     this.slots = new CallSlots(this.options);
     this.admission = new Admission(this.slots, this.options, this.options.onProblem);
+    this.sealed = new SealedRecords(this.options);
   }
 
   /**
@@ -239,7 +241,7 @@ export class Worker {
     reader: PartitionReader,
     record: LogRecord,
   ): Promise<void> {
-    if (!sealedByAGateway(this.options, record, `requests ${reader.partition}@${record.offset}`))
+    if (!this.sealed.admit(record, `requests ${reader.partition}@${record.offset}`))
       return reader.done(record.offset);
     const decoded = decodeRequestRecord(record);
     if (!decoded.ok) {

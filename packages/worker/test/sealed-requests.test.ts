@@ -1,13 +1,18 @@
 import {
+  checkSealedRecord,
   createKeyring,
   encodeRequestRecord,
   partitionForSession,
+  sealRequestHeaders,
   sealRequestRecord,
   SESSION_ENDED,
+  topicNames,
   type SessionId,
 } from '@tidemark/protocol';
+import { EmbeddedLog } from '@tidemark/embedded-log';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { embeddedStack } from '../../../test/support/embedded-stack.js';
+import { replayedRecordsRunOnce } from '../../../test/support/seal-replay.js';
 import { RawMcpClient } from '../../../test/support/sse.js';
 
 // The Kafka trust boundary (issue #33): a worker that holds the gateways' keyring takes only the
@@ -50,5 +55,50 @@ describe('sealed requests', () => {
       'mismatch',
       'mismatch',
     ]);
+  });
+
+  it('a sealed record appended again — on its partition, or on another — runs nothing again (security review M3)', async () => {
+    const log = new EmbeddedLog({ path: ':memory:' });
+    const topics = topicNames('t.');
+    log.provisionTopics(topics, { partitions: 2 });
+    await replayedRecordsRunOnce(log, topics);
+  });
+
+  it('a seal says where and when: another partition, a time outside the window, a forged time are refused; a seal of the release before is legacy', () => {
+    const keyring = createKeyring({ current: { id: 1, secret: new Uint8Array(32).fill(7) } });
+    const record = encodeRequestRecord({
+      lane: 'control',
+      session: 's' as SessionId,
+      control: SESSION_ENDED,
+    });
+    const headers = [...record.headers, ...sealRequestHeaders(keyring, record, 3, 1_000_000)];
+    const read = (changes: object) => ({
+      ...record,
+      headers,
+      partition: 3,
+      timestampMs: 1_000_500,
+      ...changes,
+    });
+    expect(checkSealedRecord(keyring, read({}))).toMatchObject({ ok: true, legacy: false });
+    expect(checkSealedRecord(keyring, read({ partition: 4 }))).toEqual({
+      ok: false,
+      problem: 'other-partition',
+    });
+    expect(checkSealedRecord(keyring, read({ timestampMs: 1_000_000 + 5 * 60_000 + 1 }))).toEqual({
+      ok: false,
+      problem: 'outside-window',
+    });
+    const retimed = headers.map(([name, value]) =>
+      name === 'tm-sealed-at' ? ([name, '3.1400000'] as const) : ([name, value] as const),
+    );
+    expect(checkSealedRecord(keyring, read({ headers: retimed }))).toEqual({
+      ok: false,
+      problem: 'mismatch',
+    });
+    const legacy = [...record.headers, sealRequestRecord(keyring, record)];
+    expect(checkSealedRecord(keyring, read({ headers: legacy }))).toMatchObject({
+      ok: true,
+      legacy: true,
+    });
   });
 });

@@ -10,7 +10,19 @@ import { derivedKey } from '../ids/keyed-token.js';
  */
 export const SEAL_HEADER = 'tm-seal';
 
-/** What a request record looks like to its seal (its partition is not part of it). */
+/**
+ * Header of a request record, under its seal: `<partition>.<ms>` — where its gateway wrote it and
+ * when. A copy appended again (a replay by whoever can write `requests`) is told apart: on another
+ * partition, at another time (the broker stamps `LogAppendTime` on `requests`), or — inside the
+ * window — as a second record of the same seal at another offset. Records of the release before
+ * (#55) have none: a valid seal without it is `legacy`.
+ */
+export const SEALED_AT_HEADER = 'tm-sealed-at';
+
+/** How far a record's log time may be from when its gateway sealed it (clock skew, produce retries). */
+export const SEAL_WINDOW_MS = 5 * 60_000;
+
+/** What a request record looks like to its seal (its partition is in `SEALED_AT_HEADER`). */
 export interface SealedParts {
   readonly key: string | null;
   readonly value: Uint8Array | null;
@@ -21,6 +33,69 @@ export interface SealedParts {
 export function sealRequestRecord(keyring: Keyring, record: SealedParts): [string, string] {
   const key = keyring.current;
   return [SEAL_HEADER, `${key.id}.${mac(key, record).toString('base64url')}`];
+}
+
+/**
+ * The headers that seal a record about to be written to `partition` of `requests`: where and when
+ * (`SEALED_AT_HEADER`), then the seal over the record and that — appended to its headers.
+ */
+export function sealRequestHeaders(
+  keyring: Keyring,
+  record: SealedParts,
+  partition: number,
+  nowMs = Date.now(),
+): Array<[string, string]> {
+  const at: [string, string] = [SEALED_AT_HEADER, `${partition}.${Math.round(nowMs)}`];
+  const withAt = { ...record, headers: [...record.headers, at] };
+  return [at, sealRequestRecord(keyring, withAt)];
+}
+
+/** A record of `requests` as a worker reads it: with where it is and the log's time. */
+export interface ReadRequestRecord extends SealedParts {
+  readonly partition: number;
+  readonly timestampMs: number;
+}
+
+export type SealCheck =
+  | {
+      readonly ok: true;
+      /** The seal's MAC (base64url): a second record with it at another offset is a replay. */
+      readonly seal: string;
+      /** No `SEALED_AT_HEADER`: written by a gateway of the release before. */
+      readonly legacy: boolean;
+    }
+  | {
+      readonly ok: false;
+      readonly problem:
+        | 'missing'
+        | 'unknown-key'
+        | 'mismatch'
+        | 'malformed-time'
+        | 'other-partition'
+        | 'outside-window';
+    };
+
+/**
+ * Whether a record read from `requests` was sealed by a gateway for this partition, near the time
+ * the log says it was written (`windowMs`). What it cannot tell — the same record appended again
+ * on its partition inside the window — the caller tells by the seal (`SealCheck.seal`).
+ */
+export function checkSealedRecord(
+  keyring: Keyring,
+  record: ReadRequestRecord,
+  windowMs = SEAL_WINDOW_MS,
+): SealCheck {
+  const seal = checkRequestSeal(keyring, record);
+  if (seal !== 'valid') return { ok: false, problem: seal };
+  const digest = record.headers.find(([name]) => name === SEAL_HEADER)![1].split('.', 2)[1]!;
+  const at = record.headers.filter(([name]) => name === SEALED_AT_HEADER);
+  if (at.length === 0) return { ok: true, seal: digest, legacy: true };
+  const parsed = at.length === 1 ? /^(\d{1,6})\.(\d{1,15})$/.exec(at[0]![1]) : null;
+  if (parsed === null) return { ok: false, problem: 'malformed-time' };
+  if (Number(parsed[1]) !== record.partition) return { ok: false, problem: 'other-partition' };
+  if (Math.abs(record.timestampMs - Number(parsed[2])) > windowMs)
+    return { ok: false, problem: 'outside-window' };
+  return { ok: true, seal: digest, legacy: false };
 }
 
 /**
