@@ -116,6 +116,8 @@ it('tidemark topics create, two gateways and two workers on the real broker, dri
       tidemark(
         [
           'worker',
+          '--secret-file',
+          secretFile,
           '--tools',
           '@tidemark/examples/counting',
           '--group',

@@ -3,7 +3,7 @@ import counting from '@tidemark/examples/counting';
 import { createGateway } from '@tidemark/gateway';
 import { readRange } from '@tidemark/log';
 import { createKeyring, type LogPort, type LogRecord, type TopicNames } from '@tidemark/protocol';
-import { Worker } from '@tidemark/worker';
+import { Worker, type WorkerOptions } from '@tidemark/worker';
 import { expect, vi } from 'vitest';
 import { rpc } from './task-client.js';
 
@@ -12,7 +12,7 @@ import { rpc } from './task-client.js';
 // and on another — runs nothing again, and each copy is said as dropped.
 
 export async function replayedRecordsRunOnce(
-  log: LogPort & { close(): Promise<void> },
+  log: WorkerOptions['log'] & { close(): Promise<void> },
   topics: TopicNames,
 ): Promise<void> {
   const keyring = createKeyring({ current: { id: 1, secret: new Uint8Array(32).fill(7) } });

@@ -225,6 +225,7 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     'health-port': { type: 'string' },
     'secret-file': { type: 'string' },
     'previous-secret-file': { type: 'string', multiple: true },
+    'accept-unsealed': { type: 'boolean' },
     ...TELEMETRY_FLAGS,
     ...TTL_FLAGS,
     ...WORKER_LIMIT_FLAGS,
@@ -242,7 +243,8 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
   const modules = await loadToolModules(toolSpecifiers(tools, io.cwd, []));
   const secrets = [str(values['secret-file']), list(values['previous-secret-file'])] as const;
   const offersEvents = modules.some((m) => m.events !== undefined);
-  const keyring = workerKeyringOf(...secrets, io, offersEvents);
+  const acceptUnsealed = values['accept-unsealed'] === true;
+  const keyring = workerKeyringOf(...secrets, io, { offersEvents, acceptUnsealed });
   const log = new KafkaLog({
     ...kafka,
     ...group,

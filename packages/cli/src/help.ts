@@ -186,11 +186,12 @@ replica's resume decisions beside what the log holds. --trace-url <url> links tr
   --brokers <list>       Kafka bootstrap host:port[,host:port]; or KAFKA_BROKERS
   --prefix <p>           topic prefix. Default tidemark.
   --group <g>            consumer group. Default tidemark-workers
-  --secret-file <f>      the gateways' event-id secret (or TIDEMARK_SECRET): the worker then takes
-                         only requests a gateway sealed; others are dropped and counted. Without
-                         it, whoever can write the requests topic is trusted (a warning at start)
+  --secret-file <f>      the gateways' event-id secret (or TIDEMARK_SECRET; required): the worker
+                         takes only requests a gateway sealed; others are dropped and counted
   --previous-secret-file <f>  a secret from before a rotation, still accepted (repeatable; or
                          TIDEMARK_PREVIOUS_SECRET)
+  --accept-unsealed      run without the secret: whoever can write the requests topic is trusted
+                         to say which subject a request comes from (a warning at start)
   --group-session-timeout <d>
                          after a worker dies without leaving (kill -9, a lost node), its partitions
                          and running calls wait this long before another worker takes them over.

@@ -117,6 +117,10 @@ describe('the tidemark command line', () => {
       /--secret-file \(or TIDEMARK_SECRET\): required when a tool module offers event types/,
     ],
     [
+      ['worker', '--tools', '@tidemark/examples/counting', '--brokers', 'k:9092'],
+      /--secret-file \(or TIDEMARK_SECRET\): the gateways' secret, .*--accept-unsealed runs without it/,
+    ],
+    [
       ['worker', '--tools', 'x', '--brokers', 'k:9092', '--subscription-ttl', 'a while'],
       /--subscription-ttl: expected a duration/,
     ],

@@ -15,6 +15,9 @@ export function addressClass(address: string): AddressClass {
     parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   const range = parsed.range();
   if (range === 'loopback') return 'loopback';
+  // `::a.b.c.d` (IPv4-compatible, ::/96, deprecated by RFC 4291): ipaddr.js calls it unicast, but a
+  // stack that still routes it reaches the IPv4 address it carries — 10.0.0.1, 169.254.169.254.
+  if (parsed.kind() === 'ipv6' && parsed.match(ipaddr.parseCIDR('::/96'))) return 'not-public';
   return range === 'unicast' ? 'public' : 'not-public';
 }
 

@@ -40,6 +40,9 @@ describe('callback URLs', () => {
       '[fd00::1]',
       '[::ffff:10.0.0.1]',
       '[::ffff:127.0.0.1]',
+      // IPv4-compatible (::/96): the IPv4 address inside, on a stack that still routes them.
+      '[::10.0.0.1]',
+      '[::a9fe:a9fe]',
     ])
       expect(() => parseCallbackUrl(`https://${host}/hook`), host).toThrow(
         /names a (loopback|private, link-local or otherwise non-public) address/,
@@ -63,6 +66,7 @@ describe('callback URLs', () => {
     expect(addressClass('::ffff:127.0.0.1')).toBe('loopback');
     expect(addressClass('192.168.0.1')).toBe('not-public');
     expect(addressClass('224.0.0.1')).toBe('not-public');
+    expect(addressClass('::169.254.169.254')).toBe('not-public');
     expect(addressClass('hooks.example.com')).toBe('not-an-address');
   });
 });

@@ -31,8 +31,10 @@ const CHOOSE =
 /**
  * The gateway's authentication from its flags: exactly one choice. `required`: no choice is a
  * usage error (`tidemark gateway`); otherwise no choice means none (`tidemark dev`, loopback only).
- * A tokens or JWKS file is read again when it changes and on SIGHUP (a file that no longer reads
- * keeps the previous one, said in the log), until the process is asked to stop.
+ * A tokens or JWKS file is read again when it changes and on SIGHUP, until the process is asked to
+ * stop. It fails closed: what the file says now holds (a tokens file's bad lines skipped, said; an
+ * empty one refuses every token), and a file that no longer reads refuses every credential until
+ * it does — a token removed is never kept because something else in the file went wrong.
  */
 export function authOf(
   values: FlagValues,
@@ -45,12 +47,13 @@ export function authOf(
   let current = made.authenticate;
   const reload = () => {
     try {
-      current = make();
+      current = make(true);
       io.logger.info({ file }, 'authentication reloaded');
     } catch (error) {
+      current = () => Promise.resolve(undefined);
       io.logger.error(
         { file, err: messageOf(error) },
-        'authentication not reloaded: kept the previous',
+        'authentication file does not read: every credential is refused until it does',
       );
     }
   };
@@ -72,7 +75,8 @@ function authFrom(
   auth: GatewayAuth;
   authenticate?: Authenticate;
   file?: string;
-  make: () => Authenticate;
+  /** `reloading`: the file read again (a tokens file's bad lines are skipped, said). */
+  make: (reloading?: boolean) => Authenticate;
 } {
   const none = { auth: {}, make: () => () => Promise.resolve(undefined) };
   const cwd = io.cwd;
@@ -88,7 +92,7 @@ function authFrom(
     return none;
   }
   if (tokens !== undefined) {
-    const make = () =>
+    const make = (reloading = false) =>
       asUsage('--auth-tokens', () =>
         tokenFileAuthenticator(readText(tokens, cwd, '--auth-tokens'), {
           onWeakToken: (line) =>
@@ -96,6 +100,12 @@ function authFrom(
               { file: tokens, line },
               'a token shorter than 32 characters can be guessed: use 32 random characters or more',
             ),
+          ...(reloading
+            ? {
+                onBadLine: (line: number, problem: string) =>
+                  io.logger.error({ file: tokens, line, problem }, 'tokens line skipped'),
+              }
+            : {}),
         }),
       );
     const authenticate = make();

@@ -69,23 +69,32 @@ export function previousSecretsOf(files: readonly string[], io: Io): Uint8Array[
 }
 
 /**
- * The gateways' keyring, when the worker is given their secret: then it takes only requests a
- * gateway sealed. Without it, whoever can write `requests` is trusted — said at start.
+ * The gateways' keyring, which the worker must be given: then it takes only requests a gateway
+ * sealed. Without it (`--accept-unsealed`, said, never the default) whoever can write `requests` is
+ * trusted to say which subject a request comes from.
  */
 export function workerKeyringOf(
   file: string | undefined,
   previous: readonly string[],
   io: Io,
-  /** A module offers event types: their cursors are signed with the keyring. */
-  required = false,
+  options: {
+    /** A module offers event types: their cursors are signed with the keyring. */
+    offersEvents: boolean;
+    /** `--accept-unsealed`: run without the secret, trusting every writer of `requests`. */
+    acceptUnsealed: boolean;
+  },
 ): Keyring | undefined {
   if (file === undefined && io.env['TIDEMARK_SECRET'] === undefined) {
-    if (required)
+    if (options.offersEvents)
       throw new UsageError(
         "--secret-file (or TIDEMARK_SECRET): required when a tool module offers event types; the gateways' secret signs their cursors",
       );
+    if (!options.acceptUnsealed)
+      throw new UsageError(
+        "--secret-file (or TIDEMARK_SECRET): the gateways' secret, with which the worker takes only the requests a gateway sealed (--accept-unsealed runs without it: anyone who can write the requests topic can then act as any subject)",
+      );
     io.logger.warn(
-      'no --secret-file or TIDEMARK_SECRET: requests are not checked for a gateway seal; anyone who can write the requests topic can act as any subject',
+      '--accept-unsealed: requests are not checked for a gateway seal; anyone who can write the requests topic can act as any subject',
     );
     return undefined;
   }

@@ -25,6 +25,12 @@ const STRONG_TOKEN_CHARS = 32;
 export interface TokenFileOptions {
   /** A line whose token is shorter than 32 characters (the token itself is never passed). */
   onWeakToken?: (line: number) => void;
+  /**
+   * Reading a file again (a reload): a bad line is passed here and skipped instead of refusing the
+   * file, and a file with no token is taken (every token refused) — what the file says now holds,
+   * so a token removed from it is never kept by a mistake elsewhere in it.
+   */
+  onBadLine?: (line: number, problem: string) => void;
 }
 
 /**
@@ -43,26 +49,28 @@ export function tokenFileAuthenticator(text: string, options: TokenFileOptions =
     const line = raw.trim();
     if (line === '' || line.startsWith('#')) continue;
     const [token, subject, ...rest] = line.split(/\s+/);
+    const bad = (expected: string) => {
+      if (options.onBadLine === undefined)
+        throw invalidOption(`tokens line ${index + 1}`, expected, '(hidden)');
+      options.onBadLine(index + 1, `expected ${expected}`);
+    };
     if (token === undefined || subject === undefined || rest.length > 0 || token.length < 16) {
-      throw invalidOption(
-        `tokens line ${index + 1}`,
-        '"<token> <subject>" with a token of at least 16 characters',
-        '(hidden)',
-      );
+      bad('"<token> <subject>" with a token of at least 16 characters');
+      continue;
     }
     const key = digest(token);
     const earlier = lineOf.get(key);
-    if (earlier !== undefined)
-      throw invalidOption(
-        `tokens line ${index + 1}`,
-        `a token of its own (the same token as line ${earlier}: whose subject would it be?)`,
-        '(hidden)',
-      );
+    if (earlier !== undefined) {
+      // Neither line's subject is taken: which one the writer meant is not known.
+      subjects.delete(key);
+      bad(`a token of its own (the same token as line ${earlier}: whose subject would it be?)`);
+      continue;
+    }
     if (token.length < STRONG_TOKEN_CHARS) options.onWeakToken?.(index + 1);
     subjects.set(key, subject);
     lineOf.set(key, index + 1);
   }
-  if (subjects.size === 0)
+  if (subjects.size === 0 && options.onBadLine === undefined)
     throw invalidOption('tokens', 'at least one "<token> <subject>" line', '');
   return (req) => {
     const token = bearerToken(req);
