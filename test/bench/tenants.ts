@@ -1,7 +1,8 @@
 // `npm run bench:tenants`: a noisy neighbour. One subject (alice) at every cap at once — long tasks
 // past her task share, as many live sessions and open streams as she may hold, a loop of
-// `tasks/get` on a long task — while strangers send unauthenticated gzip bodies that inflate to
-// megabytes of nesting. Meanwhile another subject (bob) calls a tool, one call after another: his
+// `tasks/get` on a long task, her share of calls left running and push streams closed — while
+// strangers send unauthenticated gzip bodies that inflate to megabytes of nesting, and one presents
+// bad tokens from bob's own address (as behind one ingress). Meanwhile another subject (bob) calls a tool, one call after another: his
 // p50/p99 against an idle server, and how many of his calls were refused (the target: p99 within
 // 1.5× of idle, none refused). On `tidemark dev` with a tokens file, behind a (pretend) proxy that
 // says who each client is: alice, bob and the strangers come from addresses of their own.
@@ -25,6 +26,8 @@ const TASKS_EXTENSION = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
 const SESSIONS = 256; // the default live sessions per subject
 const STREAMS = 250; // open streams held (her cap is 256: a few stay for her task/get loops)
 const TASKS = 64; // twice the default task slots
+const HELD_CALLS = 32; // her share of the default 64 call slots
+const CLOSED_PUSHES = 16;
 const SETTLE_MS = 5_000;
 const BOB_EVERY_MS = 12; // bob stays under his rate limit too (100 a second)
 
@@ -41,6 +44,8 @@ async function stateless(
   method: string,
   params: Record<string, unknown>,
   capabilities: Record<string, unknown> = {},
+  /** The address the proxy says it comes from, when not the token's own. */
+  address?: string,
 ) {
   const { headers, body } = statelessRequest(method, params, {
     clientInfo: { name: 'bench-tenants', version: '1' },
@@ -52,7 +57,7 @@ async function stateless(
     method: 'POST',
     headers: {
       ...headers,
-      ...from(token),
+      ...(address === undefined ? from(token) : { 'X-Forwarded-For': address }),
       Accept: 'application/json',
       ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }),
     },
@@ -96,6 +101,23 @@ async function bobsCalls(
   };
 }
 
+/** A request of alice's on one of her sessions (2025-11-25), answered as a stream. */
+function sessionPost(url: string, session: string, signal: AbortSignal, message: unknown) {
+  return fetch(url, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      Authorization: `Bearer ${ALICE}`,
+      ...from(ALICE),
+      'Mcp-Session-Id': session,
+      'MCP-Protocol-Version': '2025-11-25',
+    },
+    body: JSON.stringify(message),
+    signal,
+  });
+}
+
 /** Alice stays under her rate limit (100 a second): she is at her caps, not at the rate limit. */
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const pace = () => sleep(12);
@@ -105,7 +127,14 @@ async function aliceEverywhere(url: string) {
   const controller = new AbortController();
   const { signal } = controller;
   const held: Response[] = [];
-  const counts = { tasks: 0, sessions: 0, streams: 0, refusedHers: 0 };
+  const counts = {
+    tasks: 0,
+    sessions: 0,
+    heldCalls: 0,
+    closedPushes: 0,
+    streams: 0,
+    refusedHers: 0,
+  };
   const taskIds: string[] = [];
   for (let i = 0; i < TASKS; i++) {
     await pace();
@@ -149,6 +178,27 @@ async function aliceEverywhere(url: string) {
       sessions.push(session);
       counts.sessions++;
     } else counts.refusedHers++;
+  }
+  // Calls she leaves running on the session lane (their connections closed: they go on, as a
+  // client that comes back resumes them) — her whole share of call slots — and push streams she
+  // closes at once (security review H2: before, each held a slot for nobody).
+  for (let i = 0; i < HELD_CALLS + CLOSED_PUSHES; i++) {
+    await pace();
+    const call = i < HELD_CALLS;
+    const opened = new AbortController();
+    const response = await sessionPost(url, sessions[i]!, opened.signal, {
+      jsonrpc: '2.0',
+      id: 2,
+      ...(call
+        ? { method: 'tools/call', params: { name: 'hold', arguments: { ms: 600_000 } } }
+        : {
+            method: 'events/stream',
+            params: { name: 'ticks', arguments: { everyMs: 3_600_000 } },
+          }),
+    }).catch(() => undefined);
+    if (response?.status === 200) counts[call ? 'heldCalls' : 'closedPushes']++;
+    else counts.refusedHers++;
+    opened.abort();
   }
   for (let i = 0; i < STREAMS; i++) {
     await pace();
@@ -201,13 +251,29 @@ async function aliceEverywhere(url: string) {
       await sleep(250);
     }
   });
+  // A stranger behind bob's address (one ingress, one address for all) presents bad tokens: past
+  // the address's 30 failures a minute at once, then one a second (security review H1: before,
+  // bob's valid token was refused with the address's).
+  const badLogins = { sent: 0 };
+  const badLogin = () =>
+    stateless(url, randomBytes(24).toString('hex'), 'tools/list', {}, {}, FROM.bob).then(() => {
+      badLogins.sent++;
+    });
+  for (let i = 0; i < 31; i++) await badLogin();
+  const guessing = (async () => {
+    while (!signal.aborted) {
+      await sleep(1_000);
+      await badLogin();
+    }
+  })();
   return {
     counts,
     polls,
     strangers,
+    badLogins,
     stop: async () => {
       controller.abort();
-      await Promise.all([...polling, ...bombing]);
+      await Promise.all([...polling, ...bombing, guessing]);
       for (const response of held) await response.body?.cancel().catch(() => undefined);
     },
   };
@@ -220,6 +286,7 @@ export interface TenantsResult {
   p99Ratio: number;
   alice: Record<string, number>;
   unauthenticatedGzipBodies: number;
+  badLoginsFromBobsAddress: number;
 }
 
 /** The benchmark: bob idle, then bob while alice holds every cap. */
@@ -230,7 +297,8 @@ export async function runTenants(options: { calls: number }): Promise<TenantsRes
   writeFileSync(tokens, `${ALICE} alice\n${BOB} bob\n`);
   const env = { ...process.env, TIDEMARK_LOG_LEVEL: 'error' };
   const dev = await startDev(env, [
-    ...['--tools', TOOLS, '--auth-tokens', tokens, '--trusted-proxy', 'loopback'],
+    ...['--tools', TOOLS, '--tools', '@tidemark/examples/events'],
+    ...['--auth-tokens', tokens, '--trusted-proxy', 'loopback'],
   ]);
   try {
     for (let i = 0; i < Math.min(20, calls); i++)
@@ -247,6 +315,7 @@ export async function runTenants(options: { calls: number }): Promise<TenantsRes
       p99Ratio: round(noisy.p99 / idle.p99),
       alice: { ...alice.counts, tasksGetDuringBob: alice.polls.count },
       unauthenticatedGzipBodies: alice.strangers.sent,
+      badLoginsFromBobsAddress: alice.badLogins.sent,
     };
   } finally {
     await dev.process.stop();
@@ -257,7 +326,8 @@ export function tenantsTable(r: TenantsResult): string {
   return [
     `A noisy neighbour on tidemark dev: bob's ${r.calls} sequential calls, idle and while alice holds`,
     `${r.alice['tasks']} tasks, ${r.alice['sessions']} sessions, ${r.alice['streams']} open streams and loops tasks/get`,
-    `(${r.alice['tasksGetDuringBob']} reads, 20 a second), and strangers sent ${r.unauthenticatedGzipBodies} unauthenticated gzip bodies (16 a second)`,
+    `(${r.alice['tasksGetDuringBob']} reads, 20 a second), leaves ${r.alice['heldCalls']} calls running and ${r.alice['closedPushes']} push streams closed;`,
+    `strangers sent ${r.unauthenticatedGzipBodies} unauthenticated gzip bodies (16 a second), and ${r.badLoginsFromBobsAddress} bad tokens from bob's address (31 at once, then one a second)`,
     '',
     '| bob | p50 | p99 | refused |',
     '| --- | --- | --- | --- |',

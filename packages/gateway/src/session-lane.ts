@@ -64,6 +64,9 @@ async function startSession(
       res,
       HttpRefusals.initializeTooLarge(paramsBytes, ctx.options.maxInitializeBytes),
     );
+  // Its answer is a stream of the subject's like any other: counted against the same cap.
+  const full = ctx.streams.refusalIfFull(undefined, asker.share);
+  if (full !== undefined) return sendRefusal(res, full);
   const session = ctx.keys.returned();
   if (!ctx.shareSessions.start(asker.share, session))
     return sendRefusal(res, HttpRefusals.tooManySessions(ctx.options.maxSessionsPerSubject));

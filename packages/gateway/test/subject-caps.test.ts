@@ -130,6 +130,10 @@ describe('per-subject caps', () => {
         { token: ALICE, signal: controller.signal },
       );
     expect((await listenTo('AAAAAAAAAAAAAAAAAAAAAA')).status).toBe(429);
+    // An initialize answers on a stream of its own: counted too (security review L9).
+    const initializing = await initialize(url, ALICE);
+    expect(initializing.status).toBe(429);
+    await initializing.body?.cancel();
     // Bob has streams of his own.
     const bobGet = await listen(url, BOB, await sessionOf(url, BOB));
     expect(bobGet.status).toBe(200);

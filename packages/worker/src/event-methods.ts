@@ -23,6 +23,12 @@ import { attachWebhookMethods } from './webhook-methods.js';
 /** Occurrences one poll (or one read of a push stream) returns at most. */
 const MAX_EVENTS_PER_POLL = 1_000;
 const DEFAULT_EVENTS_PER_POLL = 100;
+/**
+ * The occurrences of one page take at most this many bytes (as JSON): a poll's answer is one record
+ * of `events`, and a thousand occurrences of 252 KiB would never fit Kafka's 4 MiB. The first
+ * occurrence always goes, whatever its size (each is at most 252 KiB).
+ */
+const MAX_PAGE_BYTES = 1024 * 1024;
 /** An idle push stream waits this long at most for a new occurrence (a long poll). */
 const PUSH_WAIT_MS = 500;
 
@@ -169,12 +175,31 @@ async function read(
       reason: 'beyond-tail',
     });
   const maxAgeMs = Math.min(params.maxAgeMs ?? Infinity, stream.type.replayWindowMs);
-  const kept = page.events.filter((event) => nowMs - Date.parse(event.timestamp) <= maxAgeMs);
+  const fits = withinBytes(page.events, MAX_PAGE_BYTES);
+  const read = fits.length < page.events.length ? fits : page.events;
+  const kept = read.filter((event) => nowMs - Date.parse(event.timestamp) <= maxAgeMs);
+  const last = read.at(-1);
+  const cut = read !== page.events && last !== undefined;
   return {
     events: kept.map(({ offset: _offset, ...event }) => event),
-    cursor: page.cursor,
-    next: page.next,
-    truncated: page.truncated || kept.length < page.events.length,
-    full: page.events.length >= maxEvents,
+    // Cut short by its bytes: the page ends after its last occurrence, and there is more now.
+    cursor: cut ? occurrences.cursorAt(stream.key, last.offset + 1n) : page.cursor,
+    next: cut ? last.offset + 1n : page.next,
+    truncated: page.truncated || kept.length < read.length,
+    full: cut || page.events.length >= maxEvents,
   };
+}
+
+/** The longest prefix of `events` within `maxBytes` as JSON (never empty when `events` is not). */
+function withinBytes<E>(events: readonly E[], maxBytes: number): readonly E[] {
+  let bytes = 0;
+  for (const [index, event] of events.entries()) {
+    bytes += Buffer.byteLength(
+      JSON.stringify(event, (_key, value: unknown) =>
+        typeof value === 'bigint' ? value.toString() : value,
+      ),
+    );
+    if (bytes > maxBytes && index > 0) return events.slice(0, index);
+  }
+  return events;
 }

@@ -41,6 +41,11 @@ export interface CallStepsOptions {
 
 /** Longest step name, in characters. */
 const MAX_STEP_NAME = 200;
+/**
+ * Most durable steps one execution takes: each is a record in `streams` and an entry in memory for
+ * the call's life, so a loop around `step` must end somewhere (security review L10).
+ */
+const MAX_STEPS_PER_EXECUTION = 10_000;
 
 /**
  * The durable steps of one call in this process: the outcomes known here (journaled or replayed)
@@ -55,11 +60,21 @@ export class CallSteps {
   /** The `step` of one execution (generation `epoch.attempt`). */
   forExecution(generation: string): StepFunction {
     const seen = new Map<string, number>();
+    let taken = 0;
     return (name, fn) => {
       if (typeof name !== 'string' || name.length === 0 || name.length > MAX_STEP_NAME)
         return Promise.reject(
           invalidOption('step name', `a string of 1..${MAX_STEP_NAME} characters`, name),
         );
+      if (taken >= MAX_STEPS_PER_EXECUTION)
+        return Promise.reject(
+          invalidOption(
+            'step',
+            `at most ${MAX_STEPS_PER_EXECUTION} durable steps in one call (batch the work inside fewer steps)`,
+            name,
+          ),
+        );
+      taken++;
       const count = (seen.get(name) ?? 0) + 1;
       seen.set(name, count);
       return this.run(count === 1 ? name : `${name}#${count}`, generation, fn);

@@ -119,6 +119,22 @@ describe('durable steps (runTool)', () => {
     expect(JSON.stringify(await failing(() => step('', () => 1)))).toContain('step name');
   });
 
+  it('one call takes at most 10,000 durable steps: the next fails the call, said (security review L10)', async () => {
+    let done = 0;
+    const result = await runTool(
+      toolOf(async () => {
+        for (;;) {
+          await currentExecution()!.step('tick', () => undefined);
+          done++;
+        }
+      }),
+      't',
+      {},
+    );
+    expect(done).toBe(10_000);
+    expect(JSON.stringify(result.result)).toContain('at most 10000 durable steps in one call');
+  });
+
   it('the value is returned as a replay returns it (JSON), the first time too', async () => {
     const run = await runTool(
       toolOf(async () => {
