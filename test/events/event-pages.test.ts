@@ -5,7 +5,8 @@ import { rpc } from '../support/task-client.js';
 
 // A poll's page is bounded by its bytes, not only by its count (security review L8): a stream of
 // large occurrences is read a page of about a megabyte at a time — every occurrence once, in order
-// — instead of one answer too large for Kafka's record (17 such occurrences broke every poll).
+// — instead of one answer too large for Kafka's record (17 such occurrences broke every poll). And
+// its scan is bounded too (M4): a quiet stream on a busy partition is read a stretch at a time.
 
 it('large occurrences are paged by bytes: each page about 1 MiB at most, every occurrence once and in order', async () => {
   const stack = await embeddedStack({ modules: [events] });
@@ -41,4 +42,38 @@ it('large occurrences are paged by bytes: each page about 1 MiB at most, every o
   expect(versions).toEqual(Array.from({ length: 12 }, (_, i) => String(i + 1)));
   expect(pageBytes.length).toBeGreaterThanOrEqual(3);
   for (const bytes of pageBytes) expect(bytes).toBeLessThan(1.3 * 1024 * 1024);
+});
+
+it('a poll of a quiet stream on a busy partition scans a bounded stretch: its cursor goes on from there, and the next occurrence is found (security review M4)', async () => {
+  const stack = await embeddedStack({ modules: [events], partitions: 1 });
+  onTestFinished(() => stack.stop());
+  const url = stack.gateways[0]!.url;
+  const api = { name: 'deployments', arguments: { service: 'quiet' } };
+  let cursor = String((await rpc(url, 'events/poll', api)).body.result!['cursor']);
+  // 25,000 occurrences of other streams on the one partition, then one of this stream's.
+  const value = Buffer.from('{}');
+  for (let i = 0; i < 25_000; i += 1_000)
+    await stack.log.append(
+      stack.topics.occurrences,
+      Array.from({ length: 1_000 }, (_, j) => ({ partition: 0, key: `ev.other-${i + j}`, value })),
+    );
+  await rpc(
+    url,
+    'tools/call',
+    { name: 'record_deployment', arguments: { service: 'quiet', version: 'v1' } },
+    { tasks: false },
+  );
+  const pages: Array<{ events: unknown[]; nextPollMs: number }> = [];
+  for (let i = 0; i < 5 && !pages.some((page) => page.events.length > 0); i++) {
+    const page = (await rpc(url, 'events/poll', { ...api, cursor })).body.result as {
+      events: unknown[];
+      cursor: string;
+      nextPollMs: number;
+    };
+    pages.push(page);
+    cursor = page.cursor;
+  }
+  // Three bounded scans: two cut short (more now: poll again at once), the third finds it.
+  expect(pages.map((page) => page.events.length)).toEqual([0, 0, 1]);
+  expect(pages.slice(0, 2).map((page) => page.nextPollMs)).toEqual([0, 0]);
 });

@@ -3,7 +3,7 @@ import counting from '@tidemark/examples/counting';
 import type { LogPort } from '@tidemark/protocol';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { embeddedStack } from '../support/embedded-stack.js';
-import { pollTask, rpc } from '../support/task-client.js';
+import { pollTask, rpc, rpcResponse } from '../support/task-client.js';
 
 // A task read costs the task, not its partition (issue #33): the worker keeps the task's status
 // in its stream's head with every record that changes it, so `tasks/get` reads that head — not
@@ -75,5 +75,63 @@ describe('task reads', () => {
       status: 'completed',
     });
     expect(counted.events).toBe(0);
+  });
+
+  it('tasks/stream from the last event a client has reads what was written since the task’s head, not the partition (security review M4)', async () => {
+    const { stack, url, counted } = await setup();
+    // The last seq a client has: what a stream from the start gives within half a second.
+    const lastSeq = async (taskId: string) => {
+      const controller = new AbortController();
+      const response = await rpcResponse(
+        url,
+        'tasks/stream',
+        { taskId },
+        { signal: controller.signal },
+      );
+      setTimeout(() => controller.abort(), 500);
+      let text = '';
+      const decoder = new TextDecoder();
+      try {
+        for await (const chunk of response.body as ReadableStream<Uint8Array>)
+          text += decoder.decode(chunk, { stream: true });
+      } catch {
+        // aborted: what came is what the client has
+      }
+      const seqs = [...text.matchAll(/"seq":(\d+)/g)].map((m) => Number(m[1]));
+      expect(seqs.length).toBeGreaterThan(0);
+      return Math.max(...seqs);
+    };
+    // Finished, then traffic: the outcome is in the head, nothing is read.
+    const done = String(
+      (await rpc(url, 'tools/call', { name: 'count', arguments: { to: 3, delayMs: 0 } })).body
+        .result?.['taskId'],
+    );
+    await pollTask([url], done, ['completed']);
+    const doneSeq = await lastSeq(done);
+    await busyPartition(stack.log, stack.topics.events);
+    counted.events = 0;
+    const finished = await rpc(url, 'tasks/stream', { taskId: done, after: doneSeq });
+    expect(finished.text).toContain('"status":"completed"');
+    expect(counted.events).toBe(0);
+    // Waiting for its user, its head written after the traffic: only what follows the head.
+    const waiting = String(
+      (await rpc(url, 'tools/call', { name: 'confirm_deploy', arguments: { env: 'prod' } })).body
+        .result?.['taskId'],
+    );
+    await pollTask([url], waiting, ['input_required']);
+    const waitingSeq = await lastSeq(waiting);
+    counted.events = 0;
+    const controller = new AbortController();
+    const following = rpcResponse(
+      url,
+      'tasks/stream',
+      { taskId: waiting, after: waitingSeq },
+      { signal: controller.signal },
+    );
+    expect((await following).status).toBe(200);
+    controller.abort();
+    expect(counted.events).toBeLessThan(100);
+    // Not left waiting for its user: the worker would wait for it when it stops.
+    await rpc(url, 'tasks/cancel', { taskId: waiting });
   });
 });

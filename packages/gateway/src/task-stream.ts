@@ -43,7 +43,7 @@ export async function handleTaskStream(
   const task = await readTask(ctx, taskId, asker.auth?.subject);
   const head = task.found ? await ctx.heads.get(taskId, TASK_STREAM) : undefined;
   if (!task.found || head === undefined) return refuse(invalid('Task not found'));
-  const reader = await TaskEventReader.open(ctx, taskId, head);
+  const reader = await TaskEventReader.open(ctx, taskId, head, after);
   const replayed = await reader.next();
   if (after + 1 < reader.earliestSeq)
     return refuse({
@@ -117,13 +117,31 @@ class TaskEventReader {
     private readonly endedAt: bigint | undefined,
   ) {}
 
+  /**
+   * A reader for a client that has the events up to `after`: from the stored head's position when
+   * the head accounts for all of them (a resume reads only what was written since — security
+   * review M4), else from the stream's first record (or the log start past it).
+   */
   static async open(
     ctx: GatewayContext,
     taskId: TaskId,
     head: NonNullable<Awaited<ReturnType<GatewayContext['heads']['get']>>>,
+    after: number,
   ): Promise<TaskEventReader> {
     const partition = ctx.heads.partitionOf(taskId);
     const { logStartOffset } = await ctx.port.offsets(ctx.topics.events, partition);
+    const next = TaskEventNumbering.nextSeqAfter(head);
+    if (next !== undefined && after + 1 >= next && head.position >= logStartOffset) {
+      const numbering = TaskEventNumbering.continuing(head);
+      return new TaskEventReader(
+        ctx,
+        taskId,
+        partition,
+        numbering,
+        head.position,
+        head.terminal?.offset,
+      );
+    }
     const first = head.firstOffset ?? head.startOffset;
     const from = first < logStartOffset ? logStartOffset : first;
     const numbering = new TaskEventNumbering(head, from);
@@ -141,6 +159,8 @@ class TaskEventReader {
 
   /** The events recorded since the last read, up to the end of the log now. */
   async next(): Promise<TaskStreamEvent[]> {
+    // Ended before where reading starts (a stored head with its outcome): nothing after counts.
+    if (this.numbering.finished) return [];
     const { port, topics } = this.ctx;
     const { highWatermark } = await port.offsets(topics.events, this.partition);
     const events: TaskStreamEvent[] = [];

@@ -164,17 +164,41 @@ export class OccurrenceLog {
     const from = truncated ? logStartOffset : offset;
     const events: Array<EventOccurrence & { offset: bigint }> = [];
     let next = from;
-    const range = { from, until: highWatermark, key: stream, evicted: 'skip' } as const;
+    let scanned = 0;
+    const range = { from, until: highWatermark, evicted: 'skip' } as const;
     for await (const record of readRange(log, topic, partition, range)) {
       if (events.length >= maxEvents) break;
+      // A quiet stream on a busy partition: one read scans a bounded stretch, and its cursor
+      // stands where the scan stopped (the next poll goes on from there, at once).
+      if (++scanned > MAX_SCANNED_RECORDS)
+        return this.page(stream, events, next, truncated, logStartOffset, true);
       next = record.offset + 1n;
+      if (record.key !== stream) continue;
       const occurrence = decodeOccurrence(record.value, record.headers);
       if (occurrence === undefined) continue;
       const { position: _position, ...delivered } = occurrence;
       events.push({ ...delivered, cursor: this.cursorAt(stream, next), offset: record.offset });
     }
     if (events.length < maxEvents) next = highWatermark;
-    return { events, next, cursor: this.cursorAt(stream, next), truncated, logStartOffset };
+    return this.page(stream, events, next, truncated, logStartOffset, false);
+  }
+
+  private page(
+    stream: string,
+    events: OccurrencePage['events'],
+    next: bigint,
+    truncated: boolean,
+    logStartOffset: bigint,
+    scanCut: boolean,
+  ): OccurrencePage {
+    return {
+      events,
+      next,
+      cursor: this.cursorAt(stream, next),
+      truncated,
+      logStartOffset,
+      scanCut,
+    };
   }
 }
 
@@ -188,7 +212,12 @@ export interface OccurrencePage {
   /** Occurrences between the offset asked for and the first one returned are gone. */
   readonly truncated: boolean;
   readonly logStartOffset: bigint;
+  /** The read stopped at its bound on records scanned (other streams'): there may be more now. */
+  readonly scanCut: boolean;
 }
+
+/** Records of a partition one read scans at most (its stream's and others'). */
+const MAX_SCANNED_RECORDS = 10_000;
 
 /**
  * The last source position recorded for a stream at or after `from` (an offset its source

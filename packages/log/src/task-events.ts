@@ -40,6 +40,29 @@ export class TaskEventNumbering {
     private readonly from: bigint,
   ) {}
 
+  /**
+   * Numbers what follows a stored head — the records from `head.position` on — for a reader that
+   * has every event the head accounts for (its `after` is the head's last): it starts from the
+   * head's state instead of folding the stream again from its first record, so a resume reads
+   * only what was written since, not the partition's traffic since the task began.
+   */
+  static continuing(head: StreamHead): TaskEventNumbering {
+    const numbering = new TaskEventNumbering(head, head.position);
+    numbering.folded = head;
+    numbering.base = baseOf(head);
+    return numbering;
+  }
+
+  /**
+   * The number the next event gets after everything a stored head accounts for; undefined when
+   * the head does not say how many records earlier generations wrote (a head written without
+   * `seqBase`): then only a read from the first record numbers the stream.
+   */
+  static nextSeqAfter(head: StreamHead): number | undefined {
+    const base = baseOf(head);
+    return base === undefined ? undefined : base + head.lastSeq;
+  }
+
   /** The events a record of the partition adds (none for another key's or another stream's). */
   read(raw: LogRecord): TaskStreamEvent[] {
     const record = readStampedRecord(raw);
@@ -88,4 +111,10 @@ export class TaskEventNumbering {
       ? (this.current.seqBase ?? 0)
       : undefined;
   }
+}
+
+/** The current generation's first number: its `seqBase`, or 0 when it is the stream's first. */
+function baseOf(head: StreamHead): number | undefined {
+  if (head.seqBase !== undefined) return head.seqBase;
+  return head.startOffset === (head.firstOffset ?? head.startOffset) ? 0 : undefined;
 }

@@ -186,7 +186,7 @@ async function read(
     cursor: cut ? occurrences.cursorAt(stream.key, last.offset + 1n) : page.cursor,
     next: cut ? last.offset + 1n : page.next,
     truncated: page.truncated || kept.length < read.length,
-    full: cut || page.events.length >= maxEvents,
+    full: cut || page.scanCut || page.events.length >= maxEvents,
   };
 }
 
