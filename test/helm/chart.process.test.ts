@@ -527,6 +527,9 @@ describe('the Helm chart', () => {
     expect(readFileSync(join(chart, 'templates/event-id-secret.yaml'), 'utf8')).toMatch(/lookup "v1" "Secret"/);
     // An ingress without trusted proxies: every client has the ingress pod's address (H1).
     expect(notes).toMatch(/if and \.Values\.ingress\.enabled \(empty \.Values\.gateway\.trustedProxies\)[\s\S]*WARNING[\s\S]*gateway\.trustedProxies/);
+    // Tokens in clear between clients and the ingress are warned of (security review L11).
+    expect(notes).toMatch(/if and \.Values\.ingress\.enabled \(not \.Values\.ingress\.tls\) \(ne \(\.Values\.auth\.mode \| default ""\) "none"\)[\s\S]*WARNING[\s\S]*bearer tokens/);
+    expect(notes).not.toContain('10.0.0.0/8');
   });
 
   it('rejects bad values at install time with a clear message', async () => {
