@@ -73,8 +73,9 @@ unfinished calls run again as a new generation, resuming clients are reset, neve
   --max-queued-calls-per-subject   the worker's slots and fair shares (see tidemark worker --help)
   --allow-loopback-webhooks, --max-subscriptions-per-subject, --subscription-ttl
                      webhook subscriptions of the Events extension (see tidemark worker --help)
-  --session-ttl <d>  a session with no request and no open stream this long expires (its next
-                     request gets 404; clients re-initialize). 90s, 30m, 1h, 7d. Default 1h
+  --session-ttl <d>  a session with no request and no open stream this long expires, and its
+                     running calls are stopped (its next request gets 404; clients
+                     re-initialize). 90s, 30m, 1h, 7d. Default 1h
   --result-ttl <d>   a finished call's result is kept this long for a resume. Default 1h
   --resume-window <d> how long a dropped client can resume (retention of requests and events).
                      Default 1h

@@ -96,7 +96,7 @@ export function describeExpiry(
       await finishedCall(again, 1);
     });
 
-    it('an open stream keeps a session that only listens alive past its TTL; closed, the session expires', async () => {
+    it('an open stream keeps a session that only listens alive past its TTL; closed, the session expires — a call it left running with nobody listening too (security review H2)', async () => {
       const stack = await start({ sessionTtlMs: 1_500, resultTtlMs: 60_000 });
       const client = new RawMcpClient(stack.url);
       await client.initialize();
@@ -113,6 +113,9 @@ export function describeExpiry(
       const reading = readSse(standalone, () => undefined, listening).catch(() => undefined);
       await sleep(4_000);
       expect((await client.post(toolsList(2))).status).toBe(200);
+      // A call of 100 s left running, its stream dropped after its first progress: it holds the
+      // session only while someone listens.
+      await client.callCount(5, 1_000, 100, 1);
       listening.abort();
       await reading;
       await eventually(

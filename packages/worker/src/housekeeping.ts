@@ -25,6 +25,11 @@ export interface HousekeepingOptions {
   now: () => number;
   /** Whether calls of the session (or of a stateless request's key) run on this worker now. */
   isBusy: (session: string) => boolean;
+  /**
+   * Whether an idle session is kept anyway (a stateless request's key while it runs). A session
+   * whose calls run with nobody listening is not: it expires, and its calls are stopped.
+   */
+  keepsSession: (session: string) => boolean;
   /** The session expired: drop what this worker holds of it. */
   onExpired: (session: SessionId) => Promise<void>;
 }
@@ -115,7 +120,7 @@ export class Housekeeping {
   async sweep(partition: number): Promise<{ sessions: number; heads: number }> {
     const state = this.partitions.get(partition);
     if (state === undefined) return { sessions: 0, heads: 0 };
-    const { sessions, heads, sessionTtlMs, resultTtlMs, isBusy } = this.options;
+    const { sessions, heads, sessionTtlMs, resultTtlMs, isBusy, keepsSession } = this.options;
     await Promise.all([sessions.catchUp(partition), heads.catchUp(partition)]);
     const now = this.options.now();
     const idleSince = (session: string, writtenAtMs: number) =>
@@ -124,7 +129,7 @@ export class Housekeeping {
     const live = new Set<string>();
     const expired: SessionId[] = [];
     for (const [session, entry] of sessions.entries(partition)) {
-      if (now - idleSince(session, entry.timestampMs) >= sessionTtlMs && !isBusy(session))
+      if (now - idleSince(session, entry.timestampMs) >= sessionTtlMs && !keepsSession(session))
         expired.push(session as SessionId);
       else live.add(session);
     }

@@ -62,6 +62,9 @@ export function startLanes(
     isBusy: (session) =>
       started.sessionLane.runtimes.isBusy(session as SessionId) ||
       started.stateless.isRunning(session as SessionId),
+    // A session's running calls keep its heads, not the session: one nobody listens to (no
+    // request, no open stream on any gateway) for its TTL expires, and its calls are stopped.
+    keepsSession: (session) => started.stateless.isRunning(session as SessionId),
     onExpired: (session) => started.sessionLane.runtimes.drop(session),
   });
   const handoffs = new Handoffs({
