@@ -1,10 +1,9 @@
-import type { AddressInfo } from 'node:net';
 import counting from '@tidemark/examples/counting';
-import { createGateway } from '@tidemark/gateway';
 import { readRange } from '@tidemark/log';
-import { createKeyring, type LogPort, type LogRecord, type TopicNames } from '@tidemark/protocol';
-import { Worker, type WorkerOptions } from '@tidemark/worker';
+import type { LogPort, LogRecord, TopicNames } from '@tidemark/protocol';
+import type { WorkerOptions } from '@tidemark/worker';
 import { expect, vi } from 'vitest';
+import { startLogStack } from './log-stack.js';
 import { rpc } from './task-client.js';
 
 // The replay of a sealed request record (security review M3), on whichever log: a stateless call
@@ -15,25 +14,15 @@ export async function replayedRecordsRunOnce(
   log: WorkerOptions['log'] & { close(): Promise<void> },
   topics: TopicNames,
 ): Promise<void> {
-  const keyring = createKeyring({ current: { id: 1, secret: new Uint8Array(32).fill(7) } });
   const problems: string[] = [];
   const executions: string[] = [];
-  const worker = new Worker({
-    log,
-    topics,
-    keyring,
-    modules: [counting],
-    pollMs: 20,
+  const stack = await startLogStack(log, topics, [counting], {
     onProblem: (problem) => problems.push(problem),
     onExecution: (event) => executions.push(event.stream),
   });
-  await worker.start();
-  const gateway = await createGateway({ log, topics, keyring, tailWaitMs: 50, onError: () => {} });
-  const server = await gateway.listen(0, '127.0.0.1');
   try {
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
     const called = await rpc(
-      url,
+      stack.url,
       'tools/call',
       { name: 'count', arguments: { to: 2, delayMs: 0 } },
       { tasks: false },
@@ -57,11 +46,7 @@ export async function replayedRecordsRunOnce(
     );
     expect(executions).toHaveLength(1);
   } finally {
-    const drained = gateway.drain();
-    server.closeIdleConnections();
-    await drained;
-    await worker.stop();
-    await log.close();
+    await stack.stop();
   }
 }
 

@@ -32,7 +32,17 @@ export interface StreamWriterOptions {
   epoch: WorkerEpoch;
   /** Partitions of the topics (equal for all). */
   partitionCount: number;
+  /**
+   * The largest message one record of `events` carries (JSON bytes; the topics'
+   * `max.message.bytes` less room for headers). A larger final message is written as an error that
+   * names its size and this limit; a larger one before it is not written, and is said in its place.
+   * @default 4 MiB
+   */
+  maxMessageBytes?: number;
 }
+
+/** What one record of `events` carries by default: the topics' 4 MiB + 64 KiB, less the headers' room. */
+export const DEFAULT_MAX_EVENT_MESSAGE_BYTES = 4 * 1024 * 1024;
 
 export interface BeginOptions {
   /** The stream's head as last known (from the `streams` table); undefined for a new stream. */
@@ -109,14 +119,50 @@ export class StreamWriter {
   }
 
   /** @internal */
+  /**
+   * The record's value: the message as JSON, or — too large for one record — what is said instead:
+   * the final message becomes an error naming its size and the limit (its request is answered,
+   * never retried forever); a message before it becomes a `notifications/message` saying what was
+   * not carried.
+   */
+  fitted(message: unknown, terminal: boolean): { message: unknown; value: Buffer | null } {
+    if (message === undefined) return { message, value: null };
+    const value = Buffer.from(JSON.stringify(message));
+    const limit = this.options.maxMessageBytes ?? DEFAULT_MAX_EVENT_MESSAGE_BYTES;
+    if (value.length <= limit) return { message, value };
+    const what = `${value.length} bytes, more than the ${limit} one record of the log carries (the topics' max.message.bytes)`;
+    const id = (message as { id?: unknown }).id;
+    const instead =
+      terminal && id !== undefined
+        ? {
+            jsonrpc: '2.0',
+            id,
+            error: {
+              code: -32603,
+              message: `Internal error: the answer is ${what}; it was not delivered`,
+              data: { bytes: value.length, limit },
+            },
+          }
+        : {
+            jsonrpc: '2.0',
+            method: 'notifications/message',
+            params: {
+              level: 'error',
+              logger: 'tidemark',
+              data: `a message of ${what} was not delivered`,
+            },
+          };
+    return { message: instead, value: Buffer.from(JSON.stringify(instead)) };
+  }
+
+  /** Appends one record of a stream (`value`: its message, `fitted`). */
   appendEvent(
     partition: number,
     session: SessionId,
     headers: Array<[string, string]>,
-    message: unknown,
+    value: Buffer | null,
     terminal: boolean,
   ): Promise<bigint> {
-    const value = message === undefined ? null : Buffer.from(JSON.stringify(message));
     const parent = context.active();
     if (trace.getSpanContext(parent) === undefined)
       return this.events.append({ partition, key: session, value, headers });
@@ -212,7 +258,7 @@ export class GenerationWriter {
    * generation, and nothing queued behind it is written.
    */
   send(message: unknown): Promise<bigint> {
-    return this.write('message', message);
+    return this.write('message', this.writer.fitted(message, false));
   }
 
   /**
@@ -222,7 +268,7 @@ export class GenerationWriter {
    */
   async record(message: unknown, snapshot: unknown): Promise<bigint> {
     const seq = this.seq + 1;
-    const offset = await this.write('message', message);
+    const offset = await this.write('message', this.writer.fitted(message, false));
     // Finished meanwhile: the terminal head is the last word.
     if (this.done) return offset;
     // Records land in seq order: everything up to this one is in the log below `offset`.
@@ -246,12 +292,14 @@ export class GenerationWriter {
   async finish(message?: unknown, snapshot?: unknown): Promise<bigint> {
     if (snapshot !== undefined) this.head = { ...this.head, snapshot };
     if (this.head.terminal === undefined) {
-      const offset = await this.write('terminal', message);
+      // What the log carries: the final message, or the error said in its place (too large).
+      const fitted = this.writer.fitted(message, true);
+      const offset = await this.write('terminal', fitted);
       this.head = {
         ...this.head,
         lastSeq: this.seq,
         lastOffset: offset,
-        terminal: { seq: this.seq, offset, payload: message },
+        terminal: { seq: this.seq, offset, payload: fitted.message },
         position: offset + 1n,
       };
     }
@@ -264,7 +312,10 @@ export class GenerationWriter {
     return this.failed !== undefined;
   }
 
-  private async write(kind: 'message' | 'terminal', message: unknown): Promise<bigint> {
+  private async write(
+    kind: 'message' | 'terminal',
+    { value }: { value: Buffer | null },
+  ): Promise<bigint> {
     if (this.failed !== undefined) {
       throw new TidemarkError(
         ErrorCodes.logUnavailable,
@@ -285,7 +336,7 @@ export class GenerationWriter {
         this.partition,
         this.session,
         encodeStamp({ stream: this.head.stream, generation: this.head.generation, seq, kind }),
-        message,
+        value,
         kind === 'terminal',
       );
       return this.last;

@@ -1,0 +1,43 @@
+import type { AddressInfo } from 'node:net';
+import { createGateway } from '@tidemark/gateway';
+import { createKeyring, type TopicNames } from '@tidemark/protocol';
+import { Worker, type ToolModule, type WorkerOptions } from '@tidemark/worker';
+
+/** A worker and a gateway in this process on a log of the caller's (embedded or Kafka). */
+export interface LogStack {
+  readonly url: string;
+  readonly worker: Worker;
+  stop(): Promise<void>;
+}
+
+export async function startLogStack(
+  log: WorkerOptions['log'] & { close(): Promise<void> },
+  topics: TopicNames,
+  modules: ToolModule[],
+  worker: Partial<WorkerOptions> = {},
+): Promise<LogStack> {
+  const keyring = createKeyring({ current: { id: 1, secret: new Uint8Array(32).fill(7) } });
+  const w = new Worker({
+    log,
+    topics,
+    keyring,
+    modules,
+    pollMs: 20,
+    onProblem: () => {},
+    ...worker,
+  });
+  await w.start();
+  const gateway = await createGateway({ log, topics, keyring, tailWaitMs: 50, onError: () => {} });
+  const server = await gateway.listen(0, '127.0.0.1');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    worker: w,
+    stop: async () => {
+      const drained = gateway.drain();
+      server.closeIdleConnections();
+      await drained;
+      await w.stop();
+      await log.close();
+    },
+  };
+}
