@@ -1,6 +1,7 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { recordAssignedPartitions, recordWorkerRefusal } from '@tidemark/otel';
 import { SealedRecords } from './sealed-records.js';
+import { answerUnreadable } from './unreadable-records.js';
 import {
   decodeRequestRecord,
   JsonRpcErrorCodes,
@@ -245,9 +246,7 @@ export class Worker {
       return reader.done(record.offset);
     const decoded = decodeRequestRecord(record);
     if (!decoded.ok) {
-      this.options.onProblem(
-        `requests ${reader.partition}@${record.offset}: ${decoded.problem}; skipped`,
-      );
+      await answerUnreadable(started.lane, this.options, record, decoded.problem);
       return reader.done(record.offset);
     }
     const request = decoded.record;
