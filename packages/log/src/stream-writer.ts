@@ -42,7 +42,7 @@ export interface StreamWriterOptions {
 }
 
 /** What one record of `events` carries by default: the topics' 4 MiB + 64 KiB, less the headers' room. */
-export const DEFAULT_MAX_EVENT_MESSAGE_BYTES = 4 * 1024 * 1024;
+const DEFAULT_MAX_EVENT_MESSAGE_BYTES = 4 * 1024 * 1024;
 
 export interface BeginOptions {
   /** The stream's head as last known (from the `streams` table); undefined for a new stream. */
