@@ -6,6 +6,7 @@ import {
   nextGeneration,
   partitionForSession,
   streamHeadKey,
+  JsonRpcErrorCodes,
   TidemarkError,
   type Generation,
   type GenerationCause,
@@ -138,7 +139,7 @@ export class StreamWriter {
             jsonrpc: '2.0',
             id,
             error: {
-              code: -32603,
+              code: JsonRpcErrorCodes.internalError,
               message: `Internal error: the answer is ${what}; it was not delivered`,
               data: { bytes: value.length, limit },
             },
@@ -155,7 +156,6 @@ export class StreamWriter {
     return { message: instead, value: Buffer.from(JSON.stringify(instead)) };
   }
 
-  /** Appends one record of a stream (`value`: its message, `fitted`). */
   appendEvent(
     partition: number,
     session: SessionId,
