@@ -1,10 +1,16 @@
 import counting from '@tidemark/examples/counting';
 import { it, onTestFinished } from 'vitest';
 import { embeddedStack } from '../support/embedded-stack.js';
-import { bigTool, tooLargeAnswersAreErrors } from '../support/oversize.js';
+import {
+  bigTool,
+  largeAnswersArriveWhole,
+  largeTaskResultsArriveWhole,
+} from '../support/oversize.js';
 
-it('an answer too large for one record is an error naming its size and the limit, on either lane (embedded log)', async () => {
-  const stack = await embeddedStack({ modules: [bigTool, counting] });
+it('a 10 MiB answer arrives whole on either lane, after a resume on another gateway and as a task’s outcome; past 16 MiB it is an error naming its size and the limit (embedded log)', async () => {
+  const stack = await embeddedStack({ modules: [bigTool, counting], replicas: 2 });
   onTestFinished(() => stack.stop());
-  await tooLargeAnswersAreErrors(stack.gateways[0]!.url, stack.worker);
+  const urls = stack.gateways.map((g) => g.url);
+  await largeAnswersArriveWhole(urls, stack.worker);
+  await largeTaskResultsArriveWhole(urls);
 });

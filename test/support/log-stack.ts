@@ -3,9 +3,12 @@ import { createGateway } from '@tidemark/gateway';
 import { createKeyring, type TopicNames } from '@tidemark/protocol';
 import { Worker, type ToolModule, type WorkerOptions } from '@tidemark/worker';
 
-/** A worker and a gateway in this process on a log of the caller's (embedded or Kafka). */
+/** A worker and two gateways in this process on a log of the caller's (embedded or Kafka). */
 export interface LogStack {
+  /** The first gateway's endpoint. */
   readonly url: string;
+  /** Every gateway's endpoint: a client may resume on another. */
+  readonly urls: readonly string[];
   readonly worker: Worker;
   stop(): Promise<void>;
 }
@@ -27,15 +30,33 @@ export async function startLogStack(
     ...worker,
   });
   await w.start();
-  const gateway = await createGateway({ log, topics, keyring, tailWaitMs: 50, onError: () => {} });
-  const server = await gateway.listen(0, '127.0.0.1');
+  const gateways = await Promise.all(
+    [0, 1].map(async () => {
+      const gateway = await createGateway({
+        log,
+        topics,
+        keyring,
+        tailWaitMs: 50,
+        onError: () => {},
+      });
+      return { gateway, server: await gateway.listen(0, '127.0.0.1') };
+    }),
+  );
+  const urls = gateways.map(
+    ({ server }) => `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+  );
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    url: urls[0]!,
+    urls,
     worker: w,
     stop: async () => {
-      const drained = gateway.drain();
-      server.closeIdleConnections();
-      await drained;
+      await Promise.all(
+        gateways.map(({ gateway, server }) => {
+          const drained = gateway.drain();
+          server.closeIdleConnections();
+          return drained;
+        }),
+      );
       await w.stop();
       await log.close();
     },

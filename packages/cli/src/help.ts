@@ -70,7 +70,8 @@ unfinished calls run again as a new generation, resuming clients are reset, neve
   --max-failed-auth-per-minute, --trusted-proxy
                      the gateway's limits (see tidemark gateway --help)
   --max-concurrent-calls, --max-concurrent-tasks, --max-calls-per-subject, --max-tasks-per-subject,
-  --max-queued-calls-per-subject   the worker's slots and fair shares (see tidemark worker --help)
+  --max-queued-calls-per-subject, --max-result-bytes
+                     the worker's slots, fair shares and largest result (see tidemark worker --help)
   --allow-loopback-webhooks, --max-subscriptions-per-subject, --subscription-ttl
                      webhook subscriptions of the Events extension (see tidemark worker --help)
   --session-ttl <d>  a session with no request and no open stream this long expires, and its
@@ -229,6 +230,9 @@ replica's resume decisions beside what the log holds. --trace-url <url> links tr
                          fairly behind other subjects'. Default half of each
   --max-queued-calls-per-subject <n>  one subject's requests waiting for a slot; more are
                          answered "retry later". Default 256
+  --max-result-bytes <n> the largest message a tool sends (its result above all), in JSON bytes;
+                         past one record of the log (4 MiB) it is written in parts, past this it
+                         is answered with an error naming its size and the limit. Default 16777216
   --allow-loopback-webhooks  Events: webhook callbacks may be http to 127.0.0.1/::1, and clients
                          without authentication may subscribe. Development and tests only
   --max-subscriptions-per-subject <n>  Events: webhook subscriptions one subject may hold.

@@ -1,5 +1,6 @@
 import {
   ErrorCodes,
+  joinParts,
   invalidOption,
   TidemarkError,
   TOPIC_CLEANUP,
@@ -158,13 +159,16 @@ export class EmbeddedLog implements LogPort, GroupPort {
     options: FetchOptions = {},
   ): Promise<FetchResult> {
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-    const read = () => this.guard(() => this.store.read(topic, partition, fromOffset, maxBytes));
-    const first = await read();
+    const read = (from: bigint) =>
+      this.guard(() => this.store.read(topic, partition, from, maxBytes));
+    // A value written in parts is read whole (the parts before this answer are read back).
+    const whole = (result: FetchResult) => joinParts(result, read);
+    const first = await read(fromOffset);
     const maxWaitMs = options.maxWaitMs ?? 0;
     if (first.records.length > 0 || fromOffset < first.highWatermark || maxWaitMs <= 0)
-      return first;
+      return whole(first);
     if (!this.closed) await this.waiters.wait(partitionKey(topic, partition), maxWaitMs);
-    return read();
+    return whole(await read(fromOffset));
   }
 
   offsets(topic: string, partition: number): Promise<PartitionOffsets> {

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { TracedStreamHead } from '@tidemark/log';
+import { finalMessage, type TracedStreamHead } from '@tidemark/log';
 import {
   decideResume,
   formatGeneration,
@@ -174,8 +174,15 @@ function replay(
   if (plan.kind === 'final') {
     const mint = streamMinter(ctx, session, partition, stream);
     const id = mint(plan.terminal.offset, plan.generation, plan.terminal.seq);
-    if (plan.terminal.payload !== undefined) sse.event(id, plan.terminal.payload);
-    return sse.end();
+    // A final message in parts is read from the log, where the head does not hold it.
+    void finalMessage(ctx.port, ctx.topics.events, partition, session, plan.terminal).then(
+      (payload) => {
+        if (payload !== undefined) sse.event(id, payload);
+        sse.end();
+      },
+      () => sse.end(),
+    );
+    return;
   }
   const cursor = new StreamCursor<unknown>({
     generation: plan.generation,

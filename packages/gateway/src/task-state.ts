@@ -1,4 +1,4 @@
-import { isEvicted, readRange, type SessionRecord } from '@tidemark/log';
+import { finalMessage, isEvicted, readRange, type SessionRecord } from '@tidemark/log';
 import {
   createdTask,
   foldStreamHead,
@@ -51,7 +51,9 @@ export async function readTask(
   if (head === undefined) return { found: false, why: 'expired' };
   const kept = taskSnapshotOf(head.snapshot, taskId);
   if (kept !== undefined) {
-    const ended = isTerminalTaskStatus(kept.status) ? undefined : terminalOf(head, kept);
+    const ended = isTerminalTaskStatus(kept.status)
+      ? undefined
+      : await terminalOf(ctx, taskId, head, kept);
     const latest = ended === undefined ? kept : (foldTask(taskId, kept, ended).state ?? kept);
     return { found: true, state: latest, record, position: head.position };
   }
@@ -81,13 +83,22 @@ export async function readTask(
   return { found: true, state, record, position: upTo };
 }
 
-/** The terminal event of a head whose snapshot was written before its end (a worker from before). */
-function terminalOf(head: StreamHead, state: TaskState): TaskEvent | undefined {
+/**
+ * The terminal event of a head whose snapshot was written before its end: by a worker from before,
+ * or because the outcome was too large for the head (then it is read from the log).
+ */
+async function terminalOf(
+  ctx: GatewayContext,
+  taskId: TaskId,
+  head: StreamHead,
+  state: TaskState,
+): Promise<TaskEvent | undefined> {
   if (head.terminal === undefined) return undefined;
+  const partition = ctx.heads.partitionOf(taskId);
   return taskEventOf({
     kind: 'terminal',
     attempt: head.generation.attempt,
-    payload: head.terminal.payload,
+    payload: await finalMessage(ctx.port, ctx.topics.events, partition, taskId, head.terminal),
     atMs: state.lastUpdatedAtMs,
   });
 }

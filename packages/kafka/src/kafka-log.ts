@@ -10,6 +10,7 @@ import {
 import {
   backoffMs,
   ErrorCodes,
+  joinParts,
   TidemarkError,
   type AppendRecord,
   type FetchOptions,
@@ -154,6 +155,17 @@ export class KafkaLog implements LogPort, GroupPort {
     partition: number,
     fromOffset: bigint,
     options: FetchOptions = {},
+  ): Promise<FetchResult> {
+    const result = await this.fetchRecords(topic, partition, fromOffset, options);
+    // A value written in parts is read whole (the parts before this answer are read back).
+    return joinParts(result, (from) => this.fetchRecords(topic, partition, from, { maxWaitMs: 0 }));
+  }
+
+  private async fetchRecords(
+    topic: string,
+    partition: number,
+    fromOffset: bigint,
+    options: FetchOptions,
   ): Promise<FetchResult> {
     this.assertOpen();
     // fetchMaxBytes is the ceiling: a reader may ask for less.

@@ -15,6 +15,9 @@ export type {
 export { StepJournal } from './step-journal.js';
 export { HandoffNotices, type HandoffNotice } from './handoff-notices.js';
 export { isEvicted, readRange } from './range-read.js';
+export { finalMessage } from './final-message.js';
+export { fitMessage } from './message-size.js';
+export type { FittedMessage, MessageLimits } from './message-size.js';
 export { lastPositionAfter, OccurrenceLog } from './occurrence-log.js';
 export { EventRegistry, RECENT_DELIVERIES } from './event-registry.js';
 export { TaskEventNumbering } from './task-events.js';

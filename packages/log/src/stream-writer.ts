@@ -6,7 +6,6 @@ import {
   nextGeneration,
   partitionForSession,
   streamHeadKey,
-  JsonRpcErrorCodes,
   TidemarkError,
   type Generation,
   type GenerationCause,
@@ -16,6 +15,8 @@ import {
   type StreamId,
   type TopicNames,
   type WorkerEpoch,
+  splitRecord,
+  type AppendRecord,
 } from '@tidemark/protocol';
 import { context, SpanStatusCode, trace } from '@opentelemetry/api';
 import {
@@ -25,6 +26,13 @@ import {
   traceHeaders,
 } from '@tidemark/otel';
 import { AppendQueue } from './append-queue.js';
+import {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  DEFAULT_MAX_RESULT_BYTES,
+  fitMessage,
+  keptFinal,
+  type MessageLimits,
+} from './message-size.js';
 
 export interface StreamWriterOptions {
   port: LogPort;
@@ -35,15 +43,18 @@ export interface StreamWriterOptions {
   partitionCount: number;
   /**
    * The largest message one record of `events` carries (JSON bytes; the topics'
-   * `max.message.bytes` less room for headers). A larger final message is written as an error that
-   * names its size and this limit; a larger one before it is not written, and is said in its place.
+   * `max.message.bytes` less room for headers). A larger message is written in parts, which the
+   * log ports join on read.
    * @default 4 MiB
    */
   maxMessageBytes?: number;
+  /**
+   * The largest message written at all. A larger final message is written as an error that names
+   * its size and this limit; a larger one before it is not written, and is said in its place.
+   * @default 16 MiB
+   */
+  maxResultBytes?: number;
 }
-
-/** What one record of `events` carries by default: the topics' 4 MiB + 64 KiB, less the headers' room. */
-const DEFAULT_MAX_EVENT_MESSAGE_BYTES = 4 * 1024 * 1024;
 
 export interface BeginOptions {
   /** The stream's head as last known (from the `streams` table); undefined for a new stream. */
@@ -71,6 +82,10 @@ export class StreamWriter {
   private readonly streams: AppendQueue;
 
   constructor(private readonly options: StreamWriterOptions) {
+    this.limits = {
+      messageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+      resultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+    };
     this.events = new AppendQueue(options.port, options.topics.events);
     this.streams = new AppendQueue(options.port, options.topics.streams);
   }
@@ -119,43 +134,10 @@ export class StreamWriter {
     return new GenerationWriter(this, session, partition, head);
   }
 
-  /** @internal */
-  /**
-   * The record's value: the message as JSON, or — too large for one record — what is said instead:
-   * the final message becomes an error naming its size and the limit (its request is answered,
-   * never retried forever); a message before it becomes a `notifications/message` saying what was
-   * not carried.
-   */
-  fitted(message: unknown, terminal: boolean): { message: unknown; value: Buffer | null } {
-    if (message === undefined) return { message, value: null };
-    const value = Buffer.from(JSON.stringify(message));
-    const limit = this.options.maxMessageBytes ?? DEFAULT_MAX_EVENT_MESSAGE_BYTES;
-    if (value.length <= limit) return { message, value };
-    const what = `${value.length} bytes, more than the ${limit} one record of the log carries (the topics' max.message.bytes)`;
-    const id = (message as { id?: unknown }).id;
-    const instead =
-      terminal && id !== undefined
-        ? {
-            jsonrpc: '2.0',
-            id,
-            error: {
-              code: JsonRpcErrorCodes.internalError,
-              message: `Internal error: the answer is ${what}; it was not delivered`,
-              data: { bytes: value.length, limit },
-            },
-          }
-        : {
-            jsonrpc: '2.0',
-            method: 'notifications/message',
-            params: {
-              level: 'error',
-              logger: 'tidemark',
-              data: `a message of ${what} was not delivered`,
-            },
-          };
-    return { message: instead, value: Buffer.from(JSON.stringify(instead)) };
-  }
+  /** The limits a message is written within. */
+  readonly limits: MessageLimits;
 
+  /** @internal */
   appendEvent(
     partition: number,
     session: SessionId,
@@ -165,10 +147,10 @@ export class StreamWriter {
   ): Promise<bigint> {
     const parent = context.active();
     if (trace.getSpanContext(parent) === undefined)
-      return this.events.append({ partition, key: session, value, headers });
+      return this.append({ partition, key: session, value, headers });
     // By default only the terminal record gets a span; every event carries the trace's context.
     if (!terminal && !spansPerEvent())
-      return this.events.append({
+      return this.append({
         partition,
         key: session,
         value,
@@ -181,7 +163,7 @@ export class StreamWriter {
       { system: this.options.port.kind, operation: 'send', topic, partition },
       parent,
     );
-    const appended = this.events.append({
+    const appended = this.append({
       partition,
       key: session,
       value,
@@ -195,6 +177,11 @@ export class StreamWriter {
       },
     );
     return appended;
+  }
+
+  /** Appends one record to `events`, in parts when it is larger than one record takes. */
+  private append(record: AppendRecord): Promise<bigint> {
+    return this.events.append(splitRecord(record, this.limits.messageBytes) ?? record);
   }
 
   /** @internal */
@@ -258,7 +245,7 @@ export class GenerationWriter {
    * generation, and nothing queued behind it is written.
    */
   send(message: unknown): Promise<bigint> {
-    return this.write('message', this.writer.fitted(message, false));
+    return this.write('message', fitMessage(message, false, this.writer.limits));
   }
 
   /**
@@ -268,7 +255,7 @@ export class GenerationWriter {
    */
   async record(message: unknown, snapshot: unknown): Promise<bigint> {
     const seq = this.seq + 1;
-    const offset = await this.write('message', this.writer.fitted(message, false));
+    const offset = await this.write('message', fitMessage(message, false, this.writer.limits));
     // Finished meanwhile: the terminal head is the last word.
     if (this.done) return offset;
     // Records land in seq order: everything up to this one is in the log below `offset`.
@@ -288,21 +275,25 @@ export class GenerationWriter {
    * Writes the terminal record (with the final message, if any) and the finished head. When only
    * the head failed to write, calling `finish` again writes the head again (the terminal record is
    * in the log); when the terminal record failed, the generation is poisoned: start another.
+   * A final message written in parts does not fit the head: `partedSnapshot` (the state before
+   * it, which readers complete from the log) is kept in place of `snapshot` then.
    */
-  async finish(message?: unknown, snapshot?: unknown): Promise<bigint> {
-    if (snapshot !== undefined) this.head = { ...this.head, snapshot };
+  async finish(message?: unknown, snapshot?: unknown, partedSnapshot?: unknown): Promise<bigint> {
     if (this.head.terminal === undefined) {
       // What the log carries: the final message, or the error said in its place (too large).
-      const fitted = this.writer.fitted(message, true);
+      const fitted = fitMessage(message, true, this.writer.limits);
       const offset = await this.write('terminal', fitted);
+      const terminal = keptFinal(this.seq, offset, fitted, this.writer.limits);
       this.head = {
         ...this.head,
         lastSeq: this.seq,
         lastOffset: offset,
-        terminal: { seq: this.seq, offset, payload: fitted.message },
+        terminal,
         position: offset + 1n,
       };
     }
+    const kept = this.head.terminal!.inLog === true ? (partedSnapshot ?? snapshot) : snapshot;
+    if (kept !== undefined) this.head = { ...this.head, snapshot: kept };
     await this.writer.writeHead(this.session, this.partition, this.head);
     return this.head.terminal!.offset;
   }

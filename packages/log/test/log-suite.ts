@@ -308,6 +308,53 @@ export function describeLogComponents(name: string, subject: () => Promise<LogSu
       });
     });
 
+    it('writes a message larger than one record in parts and reads it whole at its offset: from before, between and after its parts; gone parts are an eviction', async () => {
+      const { port, topics } = await subject();
+      const names = await topics(1);
+      const session = newSessionId();
+      const stream = requestStreamId(1);
+      const writer = new StreamWriter({
+        port,
+        topics: names,
+        epoch: newWorkerEpoch(),
+        partitionCount: 1,
+        maxMessageBytes: 1_000,
+        maxResultBytes: 10_000,
+      });
+      const execution = await writer.begin(session, stream, { previous: undefined });
+      // Where the first part lands: the partition's end now.
+      const { highWatermark: firstPart } = await port.offsets(names.events, 0);
+      // Every 10 bytes say where they are: a part out of place shows.
+      const text = Array.from({ length: 450 }, (_, i) => String(i).padStart(9, '0')).join(',');
+      const final = { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text }] } };
+      const offset = await execution.finish(final);
+      expect(offset - firstPart).toBe(4n); // four parts of 1,000 bytes, then the record itself
+      // Read from the start, from between the parts (a tail that started there) and at the record.
+      for (const from of [0n, firstPart + 2n, offset]) {
+        const records = stamped((await port.fetch(names.events, 0, from)).records);
+        expect(records.at(-1)).toMatchObject({ offset, stamp: { kind: 'terminal', seq: 1 } });
+        expect(records.at(-1)?.payload).toEqual(final);
+        expect(records.filter((r) => r.stamp.kind === 'terminal')).toHaveLength(1);
+      }
+      // The head does not hold it (it would not fit its one record either): it says it is in the
+      // log, with the error a reader answers once the log no longer holds it.
+      const head = await new StreamHeadStore({ port, topics: names, partitionCount: 1 }).get(
+        session,
+        stream,
+      );
+      expect(head?.terminal).toMatchObject({ offset, inLog: true, payload: { id: 1, error: {} } });
+      await port.deleteRecordsBefore(names.events, 0, firstPart + 1n);
+      await expect(port.fetch(names.events, 0, offset)).rejects.toMatchObject({
+        code: ErrorCodes.offsetOutOfRange,
+      });
+      // Past the result limit: the final message is the error that names its size and the limit.
+      const next = await writer.begin(session, requestStreamId(2), { previous: undefined });
+      const refused = await next.finish({ ...final, id: 2, result: { text: 'x'.repeat(20_000) } });
+      const [record] = stamped((await port.fetch(names.events, 0, refused)).records);
+      expect(record?.payload).toMatchObject({ id: 2, error: { data: { limit: 10_000 } } });
+      expect(JSON.stringify(record?.payload)).toMatch(/more than the 10000 this server carries/);
+    });
+
     it('fences a zombie by log order: the old generation’s late records are dropped by the head reducer', async () => {
       const { port, topics } = await subject();
       const names = await topics(1);

@@ -75,6 +75,8 @@ export {
   JsonText,
 } from './records/record.js';
 export type { RecordKind, RecordStamp, StampDecoding, StampedRecord } from './records/record.js';
+export { joinParts, PART_HEADER, PARTS_HEADER, splitRecord } from './records/record-parts.js';
+export type { PartedRecord, RawFetch } from './records/record-parts.js';
 export { foldStreamHead } from './records/stream-head.js';
 export type { FoldEffect, FoldResult, StreamHead, TerminalRecord } from './records/stream-head.js';
 export { StreamCursor } from './resume/stream-cursor.js';

@@ -1,6 +1,6 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { IdempotencyClaim, SessionRecord } from '@tidemark/log';
+import { finalMessage, type IdempotencyClaim, type SessionRecord } from '@tidemark/log';
 import {
   callFingerprint,
   encodeRequestRecord,
@@ -92,7 +92,16 @@ export class IdempotentCalls {
       if (reader.signal.aborted) return; // the next owner answers it
       // A session's keyed call answers in its session's stream: its final message is waited for.
       const head = await this.finalOf(claim, key, reader.signal);
-      const outcome = head === 'gone' ? undefined : head?.terminal?.payload;
+      const outcome =
+        head === 'gone' || head?.terminal === undefined
+          ? undefined
+          : await finalMessage(
+              this.lane.options.log,
+              this.lane.options.topics.events,
+              this.lane.stores.heads.partitionOf(key),
+              key,
+              head.terminal,
+            );
       if (head === 'gone') {
         await answerRequest(this.lane, key, message, { error: idempotencyKeyGone() });
       } else if (outcome === undefined) {

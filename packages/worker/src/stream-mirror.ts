@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { StreamHeadStore } from '@tidemark/log';
+import { finalMessage, type StreamHeadStore } from '@tidemark/log';
 import {
   ErrorCodes,
   isTidemarkError,
@@ -50,8 +50,11 @@ export async function mirrorStream(source: MirrorSource, sink: MirrorSink): Prom
   const { heads, session, stream } = source;
   const head = await startedHead(source, sink);
   if (head === undefined) return;
-  if (head.terminal !== undefined) return sink.final(head.terminal.payload);
   const partition = heads.partitionOf(session);
+  if (head.terminal !== undefined)
+    return sink.final(
+      await finalMessage(source.log, source.topic, partition, session, head.terminal),
+    );
   const cursor = new StreamCursor<unknown>({
     generation: undefined,
     nextSeq: undefined,

@@ -310,7 +310,9 @@ export class TaskExecution {
       payload: outcome,
       atMs: Date.now(),
     });
-    await run.generation.finish(outcome, ended === undefined ? this.state : this.apply(ended));
+    const before = this.state;
+    // An outcome too large for the head (`before` is kept there) is read from the log instead.
+    await run.generation.finish(outcome, ended ? this.apply(ended) : before, before);
   }
 }
 

@@ -1,4 +1,4 @@
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import {
   createMcpHandler,
   InMemoryTransport,
@@ -10,7 +10,7 @@ import {
   type ElicitResult,
 } from '@modelcontextprotocol/server';
 import { STATELESS_PROTOCOL_VERSION, type RequestId, type WorkerEpoch } from '@tidemark/protocol';
-import type { JournaledStep, StoredOccurrence } from '@tidemark/log';
+import { fitMessage, type JournaledStep, type StoredOccurrence } from '@tidemark/log';
 import type { Execution, StepEvent, ToolModule } from '@tidemark/tools';
 import { emitterOf, type EmitterFor } from './event-emit.js';
 import { CallSteps } from './steps.js';
@@ -92,6 +92,11 @@ export interface ToolSessionOptions {
   sample?: (
     params: CreateMessageRequest['params'],
   ) => CreateMessageResult | Promise<CreateMessageResult>;
+  /**
+   * The worker's `maxResultBytes`: a result larger than this fails the call with the error a
+   * worker answers (`ProtocolError`, -32603, naming the size and the limit). Default the worker's.
+   */
+  maxResultBytes?: number;
 }
 
 export interface CallOptions {
@@ -170,6 +175,7 @@ export async function openToolSession(
           timeout: callOptions.timeoutMs ?? 60_000,
         },
       );
+      checkResultSize(result, options.maxResultBytes ?? WORKER_DEFAULTS.maxResultBytes);
       const executions = calls.ends.slice(before);
       return {
         result,
@@ -187,6 +193,15 @@ export async function openToolSession(
       await closeServer();
     },
   };
+}
+
+/** A result the worker would not carry fails the call as it would there: with the worker's error. */
+function checkResultSize(result: CallToolResult, resultBytes: number): void {
+  const answer = { jsonrpc: '2.0', id: 0, result };
+  const { message } = fitMessage(answer, true, { messageBytes: resultBytes, resultBytes });
+  if (message === answer) return;
+  const { error } = message as { error: { code: number; message: string; data: unknown } };
+  throw new ProtocolError(error.code, error.message, error.data);
 }
 
 const TEST_SERVER = { serverInfo: { name: 'tidemark-test', version: '0.0.0' } };

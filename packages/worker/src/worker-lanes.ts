@@ -74,7 +74,7 @@ export function startLanes(
     timeoutMs: options.handoffTimeoutMs,
     onProblem: options.onProblem,
   });
-  const writer = new StreamWriter({ ...base, epoch });
+  const writer = new StreamWriter({ ...base, epoch, maxResultBytes: options.maxResultBytes });
   const stores = { writer, heads, sessions, steps, housekeeping };
   const lane = { options, stores, slots, events: events?.service, handoffs };
   const started: Started = {

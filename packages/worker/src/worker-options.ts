@@ -96,6 +96,13 @@ export interface WorkerOptions {
    */
   maxStepBytes?: number;
   /**
+   * Bytes of JSON one message a tool sends may take — its result above all. A message larger than
+   * one record of the log is written in parts and read whole; one larger than this is answered with
+   * an error naming its size and this limit (a message before the result: a log message says so).
+   * @default 16 MiB
+   */
+  maxResultBytes?: number;
+  /**
    * A session with no request and no open stream for this long expires: its record and heads are
    * tombstoned, and its next request is answered "session not found" (the client re-initializes).
    * @default 3_600_000 (1 hour)
@@ -247,6 +254,7 @@ export const WORKER_DEFAULTS = {
   maxConcurrentCallsPerSession: 16,
   maxExecutionsPerCall: 8,
   maxStepBytes: 64 * 1024,
+  maxResultBytes: 16 * 1024 * 1024,
   sessionTtlMs: 60 * 60 * 1000,
   resultTtlMs: 60 * 60 * 1000,
   taskTtlMs: 60 * 60 * 1000,
@@ -274,34 +282,18 @@ export type CompiledWorkerOptions = Required<
 > &
   Pick<WorkerOptions, 'onExecution' | 'onExecutionEnd' | 'onStep' | 'instructions' | 'keyring'>;
 
+type NumberOption = {
+  [K in keyof typeof WORKER_DEFAULTS]: (typeof WORKER_DEFAULTS)[K] extends number ? K : never;
+}[keyof typeof WORKER_DEFAULTS];
+
+/** Every number option with a default, and the shares, is a positive integer (0 ms hands off at once). */
 const POSITIVE_INTEGERS = [
-  'maxSessions',
-  'maxConcurrentCalls',
-  'maxConcurrentTasks',
+  ...(Object.keys(WORKER_DEFAULTS) as Array<keyof typeof WORKER_DEFAULTS>).filter(
+    (name): name is NumberOption =>
+      typeof WORKER_DEFAULTS[name] === 'number' && name !== 'handoffTimeoutMs',
+  ),
   'maxCallsPerSubject',
   'maxTasksPerSubject',
-  'maxQueuedCallsPerSubject',
-  'maxQueuedCalls',
-  'maxConcurrentCallsPerSession',
-  'maxExecutionsPerCall',
-  'maxStepBytes',
-  'sessionTtlMs',
-  'resultTtlMs',
-  'taskTtlMs',
-  'taskPollIntervalMs',
-  'serverIdleMs',
-  'commitIntervalMs',
-  'pollMs',
-  'stallMs',
-  'eventLeaseMs',
-  'eventHeartbeatMs',
-  'eventPushMaxMs',
-  'eventScanMs',
-  'maxSubscriptionsPerSubject',
-  'maxEventStreamsPerSubject',
-  'subscriptionTtlMs',
-  'webhookAttempts',
-  'webhookBackoffMs',
 ] as const;
 
 /** Applies the defaults and checks every number up front: a bad option throws a TypeError now. */

@@ -233,4 +233,21 @@ describe('a session in the harness', () => {
     );
     expect(run.result.content).toEqual([{ type: 'text', text: 'abc' }]);
   });
+
+  it('fails a call whose result the worker would not carry with the worker’s error, on both lanes', async () => {
+    const echo = defineToolModule({
+      name: 'echo-size',
+      register(server) {
+        server.registerTool('sized', {}, () => ({
+          content: [{ type: 'text', text: 'y'.repeat(2_000) }],
+        }));
+      },
+    });
+    for (const lane of ['session', 'stateless'] as const) {
+      const refused = runTool(echo, 'sized', {}, { lane, maxResultBytes: 1_000 });
+      await expect(refused).rejects.toMatchObject({ code: -32603, data: { limit: 1_000 } });
+      await expect(refused).rejects.toThrow(/the answer is \d+ bytes, more than the 1000/);
+      expect((await runTool(echo, 'sized', {}, { lane })).result.content).toHaveLength(1);
+    }
+  });
 });

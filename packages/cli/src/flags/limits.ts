@@ -40,6 +40,7 @@ export const WORKER_LIMIT_FLAGS = {
   'max-calls-per-subject': { type: 'string' },
   'max-tasks-per-subject': { type: 'string' },
   'max-queued-calls-per-subject': { type: 'string' },
+  'max-result-bytes': { type: 'string' },
 } as const;
 
 const WORKER_OPTION_OF = {
@@ -48,6 +49,7 @@ const WORKER_OPTION_OF = {
   'max-calls-per-subject': 'maxCallsPerSubject',
   'max-tasks-per-subject': 'maxTasksPerSubject',
   'max-queued-calls-per-subject': 'maxQueuedCallsPerSubject',
+  'max-result-bytes': 'maxResultBytes',
 } as const;
 
 export function workerLimitsOf(

@@ -58,7 +58,7 @@ interface StoredHead {
   lastOffset: string;
   contiguousFromSeq: number;
   contiguousFromOffset: string;
-  terminal: { seq: number; offset: string; payload?: unknown } | null;
+  terminal: { seq: number; offset: string; payload?: unknown; inLog?: true } | null;
   position: string;
   progressBase?: number;
   snapshot?: unknown;
@@ -85,6 +85,7 @@ export function encodeStreamHead(head: StreamHead): string {
             seq: head.terminal.seq,
             offset: String(head.terminal.offset),
             ...(head.terminal.payload === undefined ? {} : { payload: head.terminal.payload }),
+            ...(head.terminal.inLog ? { inLog: true as const } : {}),
           },
     position: String(head.position),
     ...(head.progressBase ? { progressBase: head.progressBase } : {}),
@@ -137,15 +138,19 @@ export function decodeStreamHead(text: string): StreamHead | undefined {
     lastOffset,
     contiguousFromSeq: stored.contiguousFromSeq,
     contiguousFromOffset,
-    terminal:
-      stored.terminal === null || terminalOffset === null
-        ? undefined
-        : { seq: stored.terminal.seq, offset: terminalOffset, payload: stored.terminal.payload },
+    terminal: terminalOf(stored.terminal, terminalOffset),
     position,
     ...progressBaseOf(stored.progressBase),
     ...(stored.snapshot === undefined ? {} : { snapshot: stored.snapshot }),
     ...wholeStreamOf(stored, big),
   };
+}
+
+/** A stored head's final record, with its offset decoded. */
+function terminalOf(stored: StoredHead['terminal'], offset: bigint | null): StreamHead['terminal'] {
+  if (stored === null || offset === null) return undefined;
+  const { seq, payload, inLog } = stored;
+  return { seq, offset, payload, ...(inLog === true ? { inLog } : {}) };
 }
 
 /** Where a stored head's whole stream starts and its generation's base, when valid. */

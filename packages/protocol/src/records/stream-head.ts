@@ -8,6 +8,11 @@ export interface TerminalRecord<Payload = unknown> {
   readonly seq: number;
   readonly offset: bigint;
   readonly payload: Payload | undefined;
+  /**
+   * The final message was too large for the head (it was written in parts): `payload` is absent
+   * and readers take the message from `events` at `offset`, while the log holds it.
+   */
+  readonly inLog?: true;
 }
 
 /**
