@@ -32,8 +32,17 @@ export const bigTool = defineToolModule({
   register(server) {
     server.registerTool(
       'big',
-      { inputSchema: z.object({ mib: z.number(), notify: z.boolean().default(false) }) },
-      async ({ mib, notify }, ctx) => {
+      {
+        inputSchema: z.object({
+          mib: z.number(),
+          notify: z.boolean().default(false),
+          /** A large argument: its digest is the answer (a request as large as a body may be). */
+          payload: z.string().optional(),
+        }),
+      },
+      async ({ mib, notify, payload }, ctx) => {
+        if (payload !== undefined)
+          return { content: [{ type: 'text', text: `${payload.length} ${digest(payload)}` }] };
         if (notify)
           await ctx.mcpReq.notify({
             method: 'notifications/message',
@@ -152,4 +161,39 @@ export async function largeTaskResultsArriveWhole(urls: readonly string[]): Prom
     .map((m) => m['params'] as { type?: string; data?: Record<string, unknown> } | undefined)
     .find((event) => event?.type === 'io.tidemark/terminal');
   expect(digest(textOf(terminal?.data))).toBe(expected);
+}
+
+/**
+ * A request as large as a body may be (4 MiB, `--max-body-bytes`) becomes one record with its
+ * headers and seal, within the topics' `max.message.bytes` (4 MiB + 64 KiB), and the tool gets it
+ * whole, on either lane; a byte more is refused (413) before anything is written.
+ */
+export async function largeRequestsAreCarried(url: string): Promise<void> {
+  const payload = 'x'.repeat(4 * 1024 * 1024 - 1024);
+  const expected = `${payload.length} ${digest(payload)}`;
+  const stateless = await rpc(
+    url,
+    'tools/call',
+    { name: 'big', arguments: { mib: 0, payload } },
+    { tasks: false },
+  );
+  expect(stateless.body.error).toBeUndefined();
+  expect(textOf(stateless.body as Record<string, unknown>)).toBe(expected);
+  const client = new RawMcpClient(url);
+  await client.initialize();
+  const call = {
+    jsonrpc: '2.0',
+    id: 20,
+    method: 'tools/call',
+    params: { name: 'big', arguments: { mib: 0, payload: payload.slice(0, -200) } },
+  };
+  const { final } = await finalOf(await client.post(call), 20);
+  expect(textOf(final)).toBe(`${payload.length - 200} ${digest(payload.slice(0, -200))}`);
+  const over = await rpc(
+    url,
+    'tools/call',
+    { name: 'big', arguments: { mib: 0, payload: `${payload}${'x'.repeat(1024)}` } },
+    { tasks: false },
+  );
+  expect(over.status).toBe(413);
 }
