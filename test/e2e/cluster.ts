@@ -8,6 +8,7 @@ import { topicNames, type TopicNames } from '@tidemark/protocol';
 import { groupMembers, uniqueTopicName } from '@tidemark/kafka-fixtures';
 import { join } from 'node:path';
 import { startProcess, supportScript, type TestProcess } from '../support/processes.ts';
+import { TestNetwork, type TestHost } from '../support/netns.ts';
 import { TcpProxy } from '../support/tcp-proxy.ts';
 
 export interface ClusterOptions {
@@ -34,6 +35,10 @@ export interface ClusterOptions {
    * cluster run its support scripts, on its own packages; later ones run this tree's by default.
    */
   release?: string;
+  /** Each member on a host of its own in this network (partition tests); the brokers too. */
+  network?: TestNetwork;
+  /** The gateways' deadline for one operation on the log (their default: 20 s). */
+  gatewayLogTimeoutMs?: number;
 }
 
 export interface Member {
@@ -41,6 +46,8 @@ export interface Member {
   readonly process: TestProcess;
   /** A gateway's port. */
   readonly port: number;
+  /** Its host, in a cluster on a test network. */
+  readonly host?: TestHost;
 }
 
 /** A dead loopback port: a held balancer points here, so reconnects fail until released. */
@@ -61,6 +68,8 @@ export class Cluster {
   private readonly events: boolean;
   private readonly workerEnv: NodeJS.ProcessEnv;
   private readonly cleanups: Array<() => void> = [];
+  private readonly network: TestNetwork | undefined;
+  private readonly gatewayLogTimeoutMs: number | undefined;
   private counter = 0;
 
   private constructor(
@@ -76,6 +85,8 @@ export class Cluster {
     this.secret = randomBytes(32).toString('hex');
     this.balancer = balancer;
     this.events = options.events === true;
+    this.network = options.network;
+    this.gatewayLogTimeoutMs = options.gatewayLogTimeoutMs;
     const { handoffTimeoutMs: handoff, groupSessionTimeoutMs: session } = options;
     this.workerEnv = {
       ...process.env,
@@ -115,36 +126,57 @@ export class Cluster {
 
   /** Starts a gateway — of this tree, or of the release checked out at `from`. */
   async startGateway(from?: string): Promise<Member> {
-    const process = startProcess((fn) => this.cleanups.push(fn), globalThis.process.execPath, [
+    const host = this.network?.host();
+    const [command, args] = this.onHost(host, [
       script('gateway-process.ts', from),
       this.brokers.join(','),
       this.prefix,
       this.secret,
     ]);
+    const env = {
+      ...globalThis.process.env,
+      TIDEMARK_TEST_HOST: host?.address ?? '127.0.0.1',
+      ...(this.gatewayLogTimeoutMs === undefined
+        ? {}
+        : { TIDEMARK_TEST_LOG_TIMEOUT_MS: String(this.gatewayLogTimeoutMs) }),
+    };
+    const process = startProcess((fn) => this.cleanups.push(fn), command, args, { env });
     const { port } = (await process.waitFor((e) => typeof e['port'] === 'number')) as {
       port: number;
     };
-    const member = { name: `gateway-${++this.counter}${from ? '-previous' : ''}`, process, port };
+    const name = `gateway-${++this.counter}${from ? '-previous' : ''}`;
+    const member = { name, process, port, ...(host === undefined ? {} : { host }) };
     this.gateways.push(member);
     return member;
   }
 
+  /** A gateway's MCP endpoint, reached directly (not through the balancer). */
+  urlOf(gateway: Member): string {
+    return `http://${gateway.host?.address ?? '127.0.0.1'}:${gateway.port}/mcp`;
+  }
+
+  /** Node running `args`, on `host` when there is one. */
+  private onHost(host: TestHost | undefined, args: string[]): [string, string[]] {
+    const node = globalThis.process.execPath;
+    return host === undefined ? [node, args] : TestNetwork.on(host, node, args);
+  }
+
   /** Starts a worker — of this tree, or of the release checked out at `from`. */
   async startWorker(from?: string): Promise<Member> {
-    const process = startProcess(
-      (fn) => this.cleanups.push(fn),
-      globalThis.process.execPath,
-      [
-        script('worker-process.ts', from),
-        this.brokers.join(','),
-        this.prefix,
-        `${this.prefix}workers`,
-        ...(this.events ? [this.secret, 'events'] : []),
-      ],
-      { env: this.workerEnv },
-    );
+    const host = this.network?.host();
+    const [command, args] = this.onHost(host, [
+      script('worker-process.ts', from),
+      this.brokers.join(','),
+      this.prefix,
+      `${this.prefix}workers`,
+      ...(this.events ? [this.secret, 'events'] : []),
+    ]);
+    const process = startProcess((fn) => this.cleanups.push(fn), command, args, {
+      env: this.workerEnv,
+    });
     await process.waitFor((e) => Array.isArray(e['assigned']));
-    const member = { name: `worker-${++this.counter}${from ? '-previous' : ''}`, process, port: 0 };
+    const name = `worker-${++this.counter}${from ? '-previous' : ''}`;
+    const member = { name, process, port: 0, ...(host === undefined ? {} : { host }) };
     this.workers.push(member);
     return member;
   }

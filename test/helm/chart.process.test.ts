@@ -120,6 +120,9 @@ describe('the Helm chart', () => {
     // The gateway's drain likewise: preStop sleep + drain within its grace period.
     const gatewayArgs = podSpec(deployment(await template(), 'gateway')).spec.containers[0]!.args.join(' ');
     expect(gatewayArgs).toContain('--drain-timeout 20s');
+    // A gateway cut from its brokers answers by this deadline instead of hanging.
+    expect(gatewayArgs).toContain('--log-timeout 20s');
+    expect(await refused('--set', 'gateway.logTimeout=soon')).toMatch(/logTimeout/);
     // The gateways share out the partitions they mint keys onto in a group of their own.
     expect(gatewayArgs).toContain('--group tidemark-gateways');
     const gatewayGroup = async (...sets: string[]) =>

@@ -1,5 +1,5 @@
 // A gateway process for tests: `node gateway-process.ts <brokers> <prefix> <secret-hex>`.
-// Prints {"port": N} once listening on 127.0.0.1; drains on SIGTERM. With
+// Prints {"port": N} once listening on 127.0.0.1 (or TIDEMARK_TEST_HOST); drains on SIGTERM. With
 // TIDEMARK_TEST_COUNT_FETCHES=1 it also prints {"fetched": {records, bytes}} every 500 ms: what it
 // read of `events` (the fan-out benchmark's measure of broker egress to gateways), and
 // {"keyPartitions": [...]} when the partitions it mints keys onto change.
@@ -19,6 +19,10 @@ const gateway = await createGateway({
     : { group: { groups: log, name: `${prefix}gateways` } }),
   keyring: createKeyring({ current: { id: 1, secret: Buffer.from(secret, 'hex') } }),
   tailWaitMs: 200,
+  // Partition tests wait for a cut gateway's deadline; a shorter one keeps them quick.
+  ...(process.env['TIDEMARK_TEST_LOG_TIMEOUT_MS'] === undefined
+    ? {}
+    : { logTimeoutMs: Number(process.env['TIDEMARK_TEST_LOG_TIMEOUT_MS']) }),
 });
 let shown = '';
 setInterval(() => {
@@ -26,7 +30,8 @@ setInterval(() => {
   if (now !== shown) console.log(JSON.stringify({ keyPartitions: gateway.keyPartitions }));
   shown = now;
 }, 200).unref();
-const server = await gateway.listen(0, '127.0.0.1');
+// A gateway on a test host of its own (network partition tests) listens on that host's address.
+const server = await gateway.listen(0, process.env['TIDEMARK_TEST_HOST'] ?? '127.0.0.1');
 const address = server.address();
 console.log(
   JSON.stringify({ port: typeof address === 'object' && address !== null ? address.port : 0 }),

@@ -67,7 +67,7 @@ unfinished calls run again as a new generation, resuming clients are reset, neve
                      authenticate clients as the gateway does. Default: none (loopback only)
   --max-body-bytes, --max-streams-per-session, --max-streams-per-subject,
   --max-sessions-per-subject, --max-requests-per-second, --max-connections,
-  --max-failed-auth-per-minute, --trusted-proxy
+  --max-failed-auth-per-minute, --trusted-proxy, --log-timeout
                      the gateway's limits (see tidemark gateway --help)
   --max-concurrent-calls, --max-concurrent-tasks, --max-calls-per-subject, --max-tasks-per-subject,
   --max-queued-calls-per-subject, --max-result-bytes
@@ -133,6 +133,9 @@ Limits (each answered with a clear 4xx; see README "Security"):
                                 429 before the token is verified. Default 30
   --trusted-proxy <addr|cidr>   a proxy whose X-Forwarded-For is believed (repeatable; also
                                 loopback, linklocal, uniquelocal). Default: none
+  --log-timeout <d>             one read or write of the log a client waits on; past it 503 with
+                                Retry-After (a gateway cut from its brokers hears nothing, not an
+                                error). Default 20s
   --sse-retry <d>               the retry hint 2025-11-25 clients wait before reconnecting
                                 (priming event, drain). Default 1s: a drained client reconnects
                                 to another replica

@@ -96,6 +96,7 @@ describe('the tidemark command line', () => {
       ['dev', '--max-body-bytes', '4MB'],
       /--max-body-bytes: expected a positive integer, got "4MB"/,
     ],
+    [['dev', '--log-timeout', '20'], /--log-timeout: expected a duration/],
     [
       ['gateway', '--port', '8080', '--auth', 'none', '--brokers', 'nohostport'],
       /--brokers: expected host:port/,

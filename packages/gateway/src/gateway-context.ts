@@ -12,6 +12,7 @@ import { Access, isExemptShare } from './access.js';
 import { EventTails } from './delivery.js';
 import type { CompiledGatewayOptions, GatewayOptions } from './gateway-options.js';
 import { KeyMint } from './key-mint.js';
+import { withDeadline } from './log-deadline.js';
 import { OffsetsReader } from './offsets-reader.js';
 import { OpenStreams } from './open-streams.js';
 import { RequestProducer } from './request-producer.js';
@@ -48,7 +49,8 @@ export async function createGatewayContext(
   options: CompiledGatewayOptions,
   metadataUrl: string | undefined,
 ): Promise<GatewayContext> {
-  const { log: port, topics, keyring } = options;
+  const { topics, keyring } = options;
+  const port = withDeadline(options.log, options.logTimeoutMs);
   const partitionCount = await port.partitionCount(topics.events);
   const stores = { port, topics, partitionCount };
   const onWarning = options.onWarning ?? warnToStderr;

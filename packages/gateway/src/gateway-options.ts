@@ -38,6 +38,13 @@ export interface GatewayOptions {
    */
   allowedHosts?: readonly string[];
   /**
+   * How long one operation on the log may take while a client waits (a write of its request, a
+   * read), beyond a read's own wait; past it the client is answered 503 (a write's answer says the
+   * request may still be written). A gateway cut from its brokers sees no error, only silence.
+   * @default 20 s
+   */
+  logTimeoutMs?: number;
+  /**
    * Largest request body, bytes.
    * @default 4 MiB
    */
@@ -206,6 +213,7 @@ export interface ResumeObservation {
 export const GATEWAY_DEFAULTS = {
   path: '/mcp',
   maxBodyBytes: 4 * 1024 * 1024,
+  logTimeoutMs: 20_000,
   maxJsonDepth: 64,
   maxBatchMessages: 64,
   maxStreamsPerSession: 32,
@@ -235,6 +243,7 @@ export function compileGatewayOptions(options: GatewayOptions): CompiledGatewayO
   const o = { ...GATEWAY_DEFAULTS, ...options };
   positiveIntegers(o, [
     'maxBodyBytes',
+    'logTimeoutMs',
     'maxJsonDepth',
     'maxBatchMessages',
     'maxStreamsPerSession',

@@ -7,6 +7,7 @@ import { serveResourceMetadata } from './auth/resource-metadata.js';
 import { createGatewayContext, type GatewayContext } from './gateway-context.js';
 import { compileGatewayOptions, type GatewayOptions } from './gateway-options.js';
 import { sendRefusal } from './http-answers.js';
+import { LogDeadlineError } from './log-deadline.js';
 import {
   accepts,
   bodyRefusal,
@@ -170,13 +171,22 @@ function installRoutes(
   app.all(path, (_req, res) => sendRefusal(res, HttpRefusals.methodNotAllowed()));
   // One place that turns anything thrown into an answer: bad JSON, oversize bodies, log failures.
   // A client's mistake is a 4xx and not logged as a failure; only the server's own is a 5xx.
-  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) return void res.end();
     const refusal = bodyRefusal(error, maxBodyBytes, maxJsonDepth);
     if (refusal !== undefined) return sendRefusal(res, refusal);
     ctx.onError(error);
-    sendRefusal(res, HttpRefusals.logUnavailable());
+    const detail = error instanceof LogDeadlineError ? error.message : undefined;
+    sendRefusal(res, HttpRefusals.logUnavailable(detail, idOf(req)));
   });
+}
+
+/** The id of a single request whose body was read, to answer it by. */
+function idOf(req: Request): string | number | undefined {
+  const body = req.body as { id?: unknown } | undefined;
+  const id =
+    typeof body === 'object' && body !== null && !Array.isArray(body) ? body.id : undefined;
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
 }
 
 /** What body-parser's `verify` throws for a body nested too deep: a 400, never parsed. */

@@ -33,7 +33,19 @@ function refusal(
 }
 
 export const HttpRefusals = {
-  logUnavailable: () => refusal(503, badRequest, 'The log is unavailable; retry'),
+  /** The log failed or did not answer in time: the detail says which, the id is the request's. */
+  logUnavailable: (detail?: string, id?: string | number) => ({
+    ...refusal(
+      503,
+      badRequest,
+      detail === undefined
+        ? 'The log is unavailable; retry'
+        : `The log is unavailable (${detail}); retry`,
+      'other',
+      { 'Retry-After': '1' },
+    ),
+    ...(id === undefined ? {} : { id }),
+  }),
   origin: () => refusal(403, badRequest, 'Forbidden: Origin not allowed', 'origin'),
   host: () => refusal(403, badRequest, 'Forbidden: Host not allowed', 'host'),
   /** A declared length past the limit: refused unread, and the connection closes. */

@@ -42,6 +42,12 @@ export interface DedicatedBrokerOptions {
   formatArgs?: readonly string[];
   /** Runs before the broker starts, with its ports and directory (e.g. to make certificates). */
   prepare?: (port: number, dir: string) => Promise<void> | void;
+  /**
+   * A network namespace of the test's own to run the broker in, listening on `address` there
+   * (tests that cut the network between the broker and its clients); its controller stays on the
+   * namespace's loopback.
+   */
+  netns?: { readonly ns: string; readonly address: string };
 }
 
 export async function startDedicatedBroker(
@@ -55,23 +61,31 @@ export async function startDedicatedBroker(
   const dir = mkdtempSync(join(tmpdir(), 'tidemark-dedicated-kafka-'));
   const port = await reservePorts({ count: options.ports ?? 2 });
   await options.prepare?.(port, dir);
-  const extra = options.config?.(port, dir);
-  if (extra !== undefined) writeFileSync(join(dir, 'extra.properties'), extra);
+  const extra = [options.config?.(port, dir), listenersIn(options.netns, port)]
+    .filter((part) => part !== undefined)
+    .join('\n');
+  if (extra !== '') writeFileSync(join(dir, 'extra.properties'), extra);
   const env = {
     ...process.env,
     TIDEMARK_KAFKA_DIR: dir,
     TIDEMARK_KAFKA_PORT: String(port),
     TIDEMARK_KAFKA_HEAP: '384m',
-    ...(extra === undefined ? {} : { TIDEMARK_KAFKA_EXTRA_CONFIG: join(dir, 'extra.properties') }),
+    ...(extra === '' ? {} : { TIDEMARK_KAFKA_EXTRA_CONFIG: join(dir, 'extra.properties') }),
     ...(options.formatArgs === undefined
       ? {}
       : { TIDEMARK_KAFKA_FORMAT_ARGS: options.formatArgs.join(' ') }),
   };
+  const { netns } = options;
   const kafka = (command: string) =>
-    run('bash', [script, command], { env, maxBuffer: 16 * 1024 * 1024 });
+    netns === undefined
+      ? run('bash', [script, command], { env, maxBuffer: 16 * 1024 * 1024 })
+      : run('ip', ['netns', 'exec', netns.ns, 'bash', script, command], {
+          env,
+          maxBuffer: 16 * 1024 * 1024,
+        });
   await kafka('start');
   return {
-    brokers: [`127.0.0.1:${port}`],
+    brokers: [`${netns?.address ?? '127.0.0.1'}:${port}`],
     port,
     dir,
     stop: async () => {
@@ -85,4 +99,14 @@ export async function startDedicatedBroker(
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The listeners of a broker in a namespace: clients on its address, the controller on loopback. */
+function listenersIn(netns: DedicatedBrokerOptions['netns'], port: number): string | undefined {
+  if (netns === undefined) return undefined;
+  return [
+    `listeners=PLAINTEXT://${netns.address}:${port},CONTROLLER://127.0.0.1:${port + 1}`,
+    `advertised.listeners=PLAINTEXT://${netns.address}:${port}`,
+    '',
+  ].join('\n');
 }

@@ -1,6 +1,7 @@
 import type { GatewayOptions } from '@tidemark/gateway';
 import type { WorkerOptions } from '@tidemark/worker';
 import { list, positiveInt, str, type FlagValues } from '../options.js';
+import { duration } from './ttl.js';
 
 /** The gateway's limits as flags (`gateway` and `dev`); each unset one keeps its default. */
 export const LIMIT_FLAGS = {
@@ -12,6 +13,7 @@ export const LIMIT_FLAGS = {
   'max-connections': { type: 'string' },
   'max-failed-auth-per-minute': { type: 'string' },
   'trusted-proxy': { type: 'string', multiple: true },
+  'log-timeout': { type: 'string' },
 } as const;
 
 const OPTION_OF = {
@@ -24,12 +26,17 @@ const OPTION_OF = {
   'max-failed-auth-per-minute': 'maxFailedAuthPerMinute',
 } as const;
 
-type Limits = Pick<GatewayOptions, (typeof OPTION_OF)[keyof typeof OPTION_OF] | 'trustedProxies'>;
+type Limits = Pick<
+  GatewayOptions,
+  (typeof OPTION_OF)[keyof typeof OPTION_OF] | 'trustedProxies' | 'logTimeoutMs'
+>;
 
 export function limitsOf(values: FlagValues): Limits {
   const limits: Limits = positiveIntegers(values, OPTION_OF);
   const proxies = list(values['trusted-proxy']);
   if (proxies.length > 0) limits.trustedProxies = proxies;
+  const logTimeoutMs = duration(str(values['log-timeout']), '--log-timeout');
+  if (logTimeoutMs !== undefined) limits.logTimeoutMs = logTimeoutMs;
   return limits;
 }
 

@@ -1,0 +1,273 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PretendPayments } from '@tidemark/examples/payments';
+import { startDedicatedBroker, type DedicatedBroker } from '@tidemark/kafka-fixtures';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Cluster, sleep, type Member } from './cluster.js';
+import { TestNetwork } from '../support/netns.js';
+import { RawMcpClient, readSse } from '../support/sse.js';
+import { pollTask, rpc, sseMessages } from '../support/task-client.js';
+
+// Partitions of the network, for real (issue #56): the broker, two workers and two gateways each on
+// a host of their own (a network namespace), the test's clients on the bridge between them. A cut
+// drops packets inside a host while its process keeps running — nothing closes, nothing refuses —
+// which is how a zombie is made: a worker that still runs a call whose partition has moved on.
+
+const SESSION_TIMEOUT_MS = 6_000;
+/** A cut gateway answers 503 after this long (its default is 20 s). */
+const GATEWAY_LOG_TIMEOUT_MS = 5_000;
+let network: TestNetwork;
+let broker: DedicatedBroker;
+let cluster: Cluster;
+let api: PretendPayments;
+let brokerAddress: string;
+
+beforeAll(async () => {
+  network = TestNetwork.create();
+  const brokerHost = network.host();
+  brokerAddress = brokerHost.address;
+  broker = await startDedicatedBroker({ netns: brokerHost });
+  const ledger = join(mkdtempSync(join(tmpdir(), 'tidemark-partitions-')), 'payments.jsonl');
+  process.env['PAYMENTS_LEDGER'] = ledger;
+  api = new PretendPayments(ledger);
+  cluster = await Cluster.start({
+    brokers: broker.brokers,
+    label: 'partitions',
+    gateways: 2,
+    workers: 2,
+    network,
+    groupSessionTimeoutMs: SESSION_TIMEOUT_MS,
+    handoffTimeoutMs: 2_000,
+    gatewayLogTimeoutMs: GATEWAY_LOG_TIMEOUT_MS,
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+  await broker?.destroy();
+  network?.destroy();
+});
+
+const urls = () => cluster.gateways.map((g) => cluster.urlOf(g));
+
+/** The worker that journaled `step` first (not a replay), once one has. */
+async function journaledBy(step: string): Promise<Member> {
+  return vi.waitFor(
+    () => {
+      const found = cluster.workers.find((worker) =>
+        worker.process.events.some((e) => {
+          const line = e['step'] as { step: string; replayed: boolean } | undefined;
+          return line?.step === step && !line.replayed;
+        }),
+      );
+      if (found === undefined) throw new Error(`no worker journaled ${step} yet`);
+      return found;
+    },
+    { timeout: 30_000, interval: 20 },
+  );
+}
+
+/** How many `assigned` lines a worker printed: a new one means its partitions changed. */
+const assignments = (worker: Member) =>
+  worker.process.events.filter((e) => Array.isArray(e['assigned'])).length;
+
+describe('network partitions (network namespaces, iptables)', () => {
+  it('a worker cut from the broker past its session timeout mid-task: its partitions move, the task completes on the other worker with the charge replayed, and the zombie’s late records change nothing', async () => {
+    const [url, other] = urls() as [string, string];
+    const created = await rpc(url, 'tools/call', {
+      name: 'pay',
+      arguments: { to: 'zombie@example.com', amountCents: 4200, holdMs: 3_000 },
+    });
+    const taskId = String(created.body.result?.['taskId']);
+    const zombie = await journaledBy('charge');
+    const survivor = cluster.workers.find((w) => w !== zombie)!;
+    const before = assignments(zombie);
+    network.cut(zombie.host!, brokerAddress);
+    const cutAt = Date.now();
+    let done: Record<string, unknown>;
+    try {
+      done = await pollTask([other, url], taskId, ['completed'], {
+        timeoutMs: 60_000,
+        intervalMs: 250,
+      });
+      console.log(`a task whose worker was cut completed ${Date.now() - cutAt} ms after the cut`);
+      // The survivor ran it, replaying the charge the zombie journaled.
+      expect(
+        survivor.process.events.some(
+          (e) => (e['step'] as { replayed?: boolean } | undefined)?.replayed,
+        ),
+      ).toBe(true);
+    } finally {
+      network.heal(zombie.host!, brokerAddress);
+    }
+    // The zombie comes back: it learns it lost its partitions, and what it still writes is fenced.
+    await vi.waitFor(() => expect(assignments(zombie)).toBeGreaterThan(before), {
+      timeout: 60_000,
+      interval: 200,
+    });
+    await sleep(2_000);
+    const chargeId = (done.result as { structuredContent?: { chargeId?: string } } | undefined)
+      ?.structuredContent?.chargeId;
+    expect(chargeId).toBeDefined();
+    for (const at of [url, other]) {
+      const again = await rpc(at, 'tasks/get', { taskId });
+      expect(again.body.result).toMatchObject({ status: 'completed' });
+      expect(again.body.result?.['result']).toEqual(done['result']);
+    }
+    const fresh = api.entries().filter((e) => e.fresh && e.to === 'zombie@example.com');
+    expect(fresh.filter((e) => e.kind === 'charge')).toEqual([
+      expect.objectContaining({ id: chargeId }),
+    ]);
+    expect(fresh.filter((e) => e.kind === 'receipt')).toHaveLength(1);
+    await cluster.assigned();
+  });
+
+  it('a worker cut for less than its session timeout: the task goes on where it was, nothing runs again', async () => {
+    const [url] = urls() as [string];
+    const members = await cluster.workerMembers();
+    const created = await rpc(
+      url,
+      'tools/call',
+      { name: 'count', arguments: { to: 10, delayMs: 300 } },
+      { meta: { progressToken: 'short-cut' } },
+    );
+    const taskId = String(created.body.result?.['taskId']);
+    const runner = await vi.waitFor(
+      () => {
+        const found = cluster.runnerOf(taskId);
+        if (found === undefined) throw new Error('not started yet');
+        return found;
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+    await sleep(600);
+    network.cut(runner.host!, brokerAddress);
+    await sleep(SESSION_TIMEOUT_MS / 3);
+    network.heal(runner.host!, brokerAddress);
+    await pollTask(urls(), taskId, ['completed'], { timeoutMs: 30_000, intervalMs: 200 });
+    expect(cluster.executionsOf(taskId).map((e) => e.attempt)).toEqual([1]);
+    expect(await cluster.workerMembers()).toBe(members);
+    const streamed = await rpc(url, 'tasks/stream', { taskId });
+    const progress = sseMessages(streamed.text)
+      .map(
+        (m) =>
+          (
+            m['params'] as
+              { data?: { method?: string; params?: { progress?: number } } } | undefined
+          )?.data,
+      )
+      .filter((data) => data?.method === 'notifications/progress')
+      .map((data) => data?.params?.progress);
+    expect(progress).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
+  it('a gateway cut from the broker answers its clients instead of hanging; the other gateway serves them', async () => {
+    const [cutGateway, otherGateway] = cluster.gateways as [Member, Member];
+    network.cut(cutGateway.host!, brokerAddress);
+    try {
+      const startedAt = Date.now();
+      const answer = await fetchAnswer(cluster.urlOf(cutGateway));
+      console.log(
+        `a gateway cut from the broker answered ${answer.status} in ${Date.now() - startedAt} ms: ${answer.text.slice(0, 200)}`,
+      );
+      // Answered by its deadline, saying why and when to come back.
+      expect(answer.status).toBe(503);
+      expect(answer.text).toMatch(
+        /The log is unavailable \(the log did not answer .+ within \d+ ms\)/,
+      );
+      expect(Date.now() - startedAt).toBeLessThan(GATEWAY_LOG_TIMEOUT_MS * 3);
+      const served = await fetchAnswer(cluster.urlOf(otherGateway));
+      expect(served.status).toBe(200);
+      expect(served.text).toContain('"text":"1,2"');
+    } finally {
+      network.heal(cutGateway.host!, brokerAddress);
+    }
+    await vi.waitFor(
+      async () =>
+        expect((await fetchAnswer(cluster.urlOf(cutGateway))).text).toContain('"text":"1,2"'),
+      { timeout: 60_000, interval: 1_000 },
+    );
+  });
+
+  it('a gateway cut from its client mid-stream: the client resumes on the other gateway and gets exactly the rest', async () => {
+    const [cutGateway, otherGateway] = cluster.gateways as [Member, Member];
+    const client = new RawMcpClient(cluster.urlOf(cutGateway));
+    await client.initialize();
+    const controller = new AbortController();
+    const response = await client.post(
+      {
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: {
+          name: 'count',
+          arguments: { to: 12, delayMs: 250 },
+          _meta: { progressToken: 'p7' },
+        },
+      },
+      {},
+      controller.signal,
+    );
+    const seen: number[] = [];
+    let lastId: string | undefined;
+    let stall: NodeJS.Timeout | undefined;
+    const quiet = () => {
+      clearTimeout(stall);
+      // A cut shows as silence: the client gives up on a stream that says nothing for 1.5 s.
+      stall = setTimeout(() => controller.abort(), 1_500);
+    };
+    try {
+      await readSse(
+        response,
+        (event) => {
+          if (event.id !== undefined) lastId = event.id;
+          if (event.data === '') return;
+          const message = JSON.parse(event.data) as {
+            method?: string;
+            params?: { progress?: number };
+          };
+          if (message.method === 'notifications/progress') seen.push(message.params!.progress!);
+          if (seen.length === 3 && stall === undefined) {
+            network.cut(cutGateway.host!, network.gatewayAddress);
+            quiet();
+          } else if (stall !== undefined) quiet();
+        },
+        controller,
+      );
+    } finally {
+      clearTimeout(stall);
+      network.heal(cutGateway.host!, network.gatewayAddress);
+    }
+    expect(lastId).toBeDefined();
+    const elsewhere = new RawMcpClient(cluster.urlOf(otherGateway), client.session);
+    let final: Record<string, unknown> | undefined;
+    await readSse(await elsewhere.resume(lastId!), (event) => {
+      if (event.data === '') return;
+      const message = JSON.parse(event.data) as Record<string, unknown>;
+      if (message['method'] === 'notifications/progress')
+        seen.push((message['params'] as { progress: number }).progress);
+      if (message['id'] === 7) {
+        final = message;
+        return false;
+      }
+    });
+    expect(seen).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    expect(JSON.stringify(final?.['result'])).toContain('1,2,3,4,5,6,7,8,9,10,11,12');
+  });
+});
+
+/** A stateless `count` to 2 on `url`: its HTTP status and body, or status 0 after 30 s. */
+async function fetchAnswer(url: string): Promise<{ status: number; text: string }> {
+  try {
+    const answer = await rpc(
+      url,
+      'tools/call',
+      { name: 'count', arguments: { to: 2, delayMs: 10 } },
+      { tasks: false, signal: AbortSignal.timeout(30_000) },
+    );
+    return { status: answer.status, text: answer.text };
+  } catch (error) {
+    return { status: 0, text: String(error) };
+  }
+}
