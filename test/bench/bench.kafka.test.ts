@@ -121,13 +121,18 @@ describe('benchmarks (smoke sizes)', () => {
         maxBuffer: 16 * 1024 * 1024,
       },
     );
-    expect(stdout).toMatch(/session timeout 3 s: kill -9 → takeover median [\d.]+ s/);
+    // On a broker with Kafka's own group settings the workers join classic to keep 10 s.
+    expect(stdout).toMatch(
+      /kafka defaults broker, session timeout 10 s \(classic protocol\): kill -9 → takeover median [\d.]+ s/,
+    );
     const { rows } = JSON.parse(readFileSync(out, 'utf8')) as {
-      rows: Array<{ groupSessionTimeoutMs: number; takeoverMedianS: number }>;
+      rows: Array<{ broker: string; groupSessionTimeoutMs: number; takeoverMedianS: number }>;
     };
-    expect(rows.map((row) => row.groupSessionTimeoutMs)).toEqual([3_000]);
+    expect(rows.map((row) => [row.broker, row.groupSessionTimeoutMs])).toEqual([
+      ['kafka defaults', 10_000],
+    ]);
     // Nothing moves a dead member's partitions before its session times out.
-    expect(rows[0]!.takeoverMedianS).toBeGreaterThan(3);
+    expect(rows[0]!.takeoverMedianS).toBeGreaterThan(10);
   }, 300_000);
 
   it('npm run bench:fanout: what the gateways fetch per event delivered, with two gateways, on every lane', async () => {

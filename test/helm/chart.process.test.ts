@@ -99,7 +99,7 @@ describe('the Helm chart', () => {
   it('renders how workers hand partitions over (group protocol, session timeout, handoff within the grace period) as the flags the CLI takes', async () => {
     const workerArgs = async (...sets: string[]) =>
       podSpec(deployment(await template(...sets), 'worker')).spec.containers[0]!.args.join(' ');
-    expect(await workerArgs()).toContain('--group-protocol consumer --handoff-timeout 20s');
+    expect(await workerArgs()).toContain('--group-protocol auto --handoff-timeout 20s');
     expect(await workerArgs()).not.toContain('--group-session-timeout');
     const tuned = await workerArgs(
       '--set', 'worker.groupProtocol=classic', '--set', 'worker.groupSessionTimeout=6s',

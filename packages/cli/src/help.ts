@@ -204,8 +204,11 @@ replica's resume decisions beside what the log holds. --trace-url <url> links tr
                          unless lowered) on the consumer protocol, group.min.session.timeout.ms
                          (6s) on the classic one. Default 10s
   --group-protocol <p>   consumer (KIP-848: the broker assigns partitions, a scale event moves only
-                         those it must) or classic. A broker that refuses consumer (before Kafka
-                         4.0) gets classic, with a warning. Default consumer
+                         those it must), classic, or auto: consumer unless the brokers refuse the
+                         session timeout on it (group.consumer.min.session.timeout.ms is 45s unless
+                         lowered), then classic, which allows it — said at start. A broker that
+                         refuses consumer (before Kafka 4.0) gets classic, with a warning. Default
+                         auto
   --handoff-timeout <d>  a worker giving up partitions (SIGTERM, or workers scaling) stops taking
                          their requests at once — another worker serves them — and lets its running
                          calls end, up to this long; the next owner waits for them instead of

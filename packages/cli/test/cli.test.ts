@@ -85,7 +85,7 @@ describe('the tidemark command line', () => {
     ],
     [
       ['worker', '--tools', 'x', '--brokers', 'k:9092', '--group-protocol', 'eager'],
-      /--group-protocol: expected consumer or classic, got "eager"/,
+      /--group-protocol: expected auto, consumer or classic, got "eager"/,
     ],
     [
       ['worker', '--tools', 'x', '--brokers', 'k:9092', '--handoff-timeout', '-1s'],

@@ -6,7 +6,7 @@ import { joinKafkaGroup, type KafkaGroupOptions } from './kafka-group.js';
 
 /** What joining a group needs of the Kafka log. */
 export interface GroupJoinContext {
-  readonly protocol: 'consumer' | 'classic';
+  readonly protocol: 'consumer' | 'classic' | 'auto';
   readonly sessionTimeoutMs: number;
   readonly admin: Admin;
   /** Connections to group coordinators (the consumer protocol's members). */
@@ -18,22 +18,39 @@ export interface GroupJoinContext {
   readonly onProblem: (problem: string, error?: unknown) => void;
 }
 
-/** Kafka's config resource type of a group, and the incremental SET operation. */
+/** Kafka's config resource types of a group and a broker, and the incremental SET operation. */
 const GROUP_RESOURCE = 32 as const;
+const BROKER_RESOURCE = 4 as const;
 const SET_CONFIG = 0 as const;
+const MIN_SESSION = 'group.consumer.min.session.timeout.ms';
+const MAX_SESSION = 'group.consumer.max.session.timeout.ms';
+const DEFAULT_SESSION = 'group.consumer.session.timeout.ms';
 
 /**
- * Joins a group on the consumer protocol (KIP-848) — or on the classic one when told to, or when
- * the brokers refuse the consumer protocol (said through `onProblem`).
+ * Joins a group on the consumer protocol (KIP-848) — or on the classic one when told to, when the
+ * brokers refuse the consumer protocol, or (`auto`) when they refuse its session timeout: most
+ * brokers keep `group.consumer.min.session.timeout.ms` at 45 s, and a dead member's partitions
+ * would wait that long, while the classic protocol's bound is 6 s. Each choice is said through
+ * `onProblem`; every member on the same brokers makes the same one.
  */
 export async function joinGroupOf(
   context: GroupJoinContext,
   options: JoinGroupOptions,
 ): Promise<GroupMembership> {
   const { admin, topicMetadata } = context;
-  if (context.protocol === 'consumer') {
+  if (context.protocol !== 'classic') {
     try {
-      await setGroupTimeouts(context, options.group);
+      const refused = await setGroupTimeouts(context, options.group);
+      if (refused !== undefined && context.protocol === 'auto') {
+        const classic = await joinClassic(context, options).catch((error: unknown) => {
+          context.onProblem(
+            `group ${options.group}: the classic protocol refused a session timeout of ${context.sessionTimeoutMs} ms too (group.min.session.timeout.ms and group.max.session.timeout.ms bound it); joining with the consumer protocol at the brokers' default session timeout`,
+            error,
+          );
+          return undefined;
+        });
+        if (classic !== undefined) return classic;
+      }
       return await joinConsumerGroup(
         {
           connections: context.connections,
@@ -53,6 +70,13 @@ export async function joinGroupOf(
       );
     }
   }
+  return joinClassic(context, options);
+}
+
+function joinClassic(
+  context: GroupJoinContext,
+  options: JoinGroupOptions,
+): Promise<GroupMembership> {
   return joinKafkaGroup(
     {
       ...context.classic,
@@ -69,10 +93,14 @@ function heartbeatIntervalOf(sessionTimeoutMs: number): number {
 }
 
 /**
- * The group's session timeout on the consumer protocol (a group config, not the member's): a
- * value outside the brokers' bounds is refused, said, and the brokers' default stays.
+ * The group's session timeout on the consumer protocol (a group config, not the member's). A value
+ * outside the brokers' bounds is refused: said, with what a dead member's takeover will really
+ * take and the broker setting that changes it, and returned (`auto` then joins classic).
  */
-async function setGroupTimeouts(context: GroupJoinContext, group: string): Promise<void> {
+async function setGroupTimeouts(
+  context: GroupJoinContext,
+  group: string,
+): Promise<{ readonly error: unknown } | undefined> {
   const sessionMs = context.sessionTimeoutMs;
   const config = (name: string, value: number) => ({
     name,
@@ -92,11 +120,45 @@ async function setGroupTimeouts(context: GroupJoinContext, group: string): Promi
         },
       ],
     });
+    return undefined;
   } catch (error) {
+    const bounds = await brokerSessionBounds(context.admin);
+    const said =
+      bounds === undefined
+        ? `${MIN_SESSION} and ${MAX_SESSION} bound it`
+        : `their bounds: ${MIN_SESSION}=${bounds.min}, ${MAX_SESSION}=${bounds.max}`;
+    const theirs = bounds === undefined ? 'their default' : `${bounds.default} ms`;
     context.onProblem(
-      `group ${group}: the brokers refused a session timeout of ${sessionMs} ms (group.consumer.min.session.timeout.ms and group.consumer.min.heartbeat.interval.ms bound it); their default stays`,
+      context.protocol === 'auto'
+        ? `group ${group}: the brokers refused a session timeout of ${sessionMs} ms on the consumer protocol (${said}); joining with the classic protocol, so a member that dies without leaving has its partitions taken over after ${sessionMs} ms (set ${MIN_SESSION} on the brokers to ${sessionMs} or less for the consumer protocol)`
+        : `group ${group}: the brokers refused a session timeout of ${sessionMs} ms (${said}); their default stays, so a member that dies without leaving has its partitions taken over after ${theirs}, not ${sessionMs} ms (change ${MIN_SESSION} on the brokers, or use the classic protocol)`,
       error,
     );
+    return { error };
+  }
+}
+
+/** The brokers' bounds and default of a consumer-protocol session timeout, when they say them. */
+async function brokerSessionBounds(
+  admin: Admin,
+): Promise<{ min: string; max: string; default: string } | undefined> {
+  try {
+    const { brokers } = await admin.metadata({ topics: [] });
+    const [id] = brokers.keys();
+    if (id === undefined) return undefined;
+    const keys = [MIN_SESSION, MAX_SESSION, DEFAULT_SESSION];
+    const [described] = await admin.describeConfigs({
+      resources: [
+        { resourceType: BROKER_RESOURCE, resourceName: `${id}`, configurationKeys: keys },
+      ],
+    });
+    const [min, max, fallback] = keys.map(
+      (key) => described?.configs.find((c) => c.name === key)?.value ?? undefined,
+    );
+    if (min === undefined || max === undefined || fallback === undefined) return undefined;
+    return { min, max, default: fallback };
+  } catch {
+    return undefined; // not allowed to describe the brokers: said without the numbers
   }
 }
 

@@ -28,12 +28,15 @@ export interface KafkaLogOptions {
   groupSessionTimeoutMs?: number;
   /**
    * The consumer-group protocol: `consumer` (KIP-848: the broker assigns, a scale event moves only
-   * the partitions it must, nothing else pauses) — or `classic`. A broker that refuses the
-   * consumer protocol (before Kafka 4.0, or configured classic-only) gets the classic one, said
-   * through `onProblem`.
-   * @default 'consumer'
+   * the partitions it must, nothing else pauses) — or `classic`. `auto`: the consumer protocol
+   * unless the brokers refuse `groupSessionTimeoutMs` on it (their
+   * `group.consumer.min.session.timeout.ms` is 45 s unless lowered, and a dead member's partitions
+   * would wait that long); then the classic one, which allows it. A broker that refuses the
+   * consumer protocol (before Kafka 4.0, or configured classic-only) gets the classic one. Each
+   * fallback is said through `onProblem`.
+   * @default 'auto'
    */
-  groupProtocol?: 'consumer' | 'classic';
+  groupProtocol?: 'auto' | 'consumer' | 'classic';
   /**
    * What the log reports that is not an error of a call (a protocol fallback, a setting the brokers
    * refused).
@@ -46,7 +49,7 @@ export const KAFKA_LOG_DEFAULTS = {
   clientId: 'tidemark',
   fetchMaxBytes: 1 << 20,
   groupSessionTimeoutMs: 10_000,
-  groupProtocol: 'consumer',
+  groupProtocol: 'auto',
 } as const;
 
 type Compiled = Required<
@@ -68,8 +71,8 @@ export function compileKafkaLogOptions(options: KafkaLogOptions): Compiled {
     groupProtocol: options.groupProtocol ?? KAFKA_LOG_DEFAULTS.groupProtocol,
     onProblem: options.onProblem ?? problemToStderr,
   };
-  if (compiled.groupProtocol !== 'consumer' && compiled.groupProtocol !== 'classic')
-    throw invalidOption('groupProtocol', "'consumer' or 'classic'", compiled.groupProtocol);
+  if (!['auto', 'consumer', 'classic'].includes(compiled.groupProtocol))
+    throw invalidOption('groupProtocol', "'auto', 'consumer' or 'classic'", compiled.groupProtocol);
   if (!Number.isInteger(compiled.fetchMaxBytes) || compiled.fetchMaxBytes < 1024)
     throw invalidOption('fetchMaxBytes', 'an integer >= 1024', compiled.fetchMaxBytes);
   if (!Number.isInteger(compiled.groupSessionTimeoutMs) || compiled.groupSessionTimeoutMs < 1000)

@@ -52,7 +52,7 @@ export class KafkaLog implements LogPort, GroupPort {
   private readonly clientId: string;
   private readonly brokers: string[];
   private readonly groupSessionTimeoutMs: number;
-  private readonly groupProtocol: 'consumer' | 'classic';
+  private readonly groupProtocol: 'auto' | 'consumer' | 'classic';
   private readonly onProblem: (problem: string, error?: unknown) => void;
   /** Connections to group coordinators (the consumer protocol's members). */
   private readonly groupConnections: ConnectionPool;

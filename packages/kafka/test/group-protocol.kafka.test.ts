@@ -101,15 +101,36 @@ describe('consumer groups on the real broker', () => {
     await member.membership!.leave();
   });
 
-  it('a session timeout outside the brokers bounds is refused and said; the member joins all the same', async (ctx) => {
+  it('consumer: a session timeout outside the brokers bounds is refused and said, with the takeover time the member really has; it joins all the same', async (ctx) => {
     const topic = await createTestTopic(ctx, { brokers, label: 'bounds', partitions: 1 });
     const member = new Member();
     // Above group.consumer.max.session.timeout.ms (60 s by default).
-    const { log, problems } = logOf(ctx, brokers, { groupSessionTimeoutMs: 120_000 });
+    const { log, problems } = logOf(ctx, brokers, {
+      groupSessionTimeoutMs: 120_000,
+      groupProtocol: 'consumer',
+    });
     await member.join(log, topic, `${topic}-group`);
+    expect(member.membership?.protocol).toBe('consumer');
     await until(() => member.owned.size === 1, 15_000, 'the member to own the partition');
     expect(problems).toEqual([
-      expect.stringMatching(/refused a session timeout of 120000 ms .*their default stays/),
+      expect.stringMatching(
+        /refused a session timeout of 120000 ms \(their bounds: group.consumer.min.session.timeout.ms=\d+, group.consumer.max.session.timeout.ms=60000\); their default stays, so a member that dies without leaving has its partitions taken over after 45000 ms, not 120000 ms/,
+      ),
+    ]);
+    await member.membership!.leave();
+  });
+
+  it('auto (the default): a session timeout the consumer protocol refuses joins the classic protocol, which allows it, and says why', async (ctx) => {
+    const topic = await createTestTopic(ctx, { brokers, label: 'auto', partitions: 1 });
+    const member = new Member();
+    const { log, problems } = logOf(ctx, brokers, { groupSessionTimeoutMs: 120_000 });
+    await member.join(log, topic, `${topic}-group`);
+    expect(member.membership?.protocol).toBe('classic');
+    await until(() => member.owned.size === 1, 15_000, 'the member to own the partition');
+    expect(problems).toEqual([
+      expect.stringMatching(
+        /refused a session timeout of 120000 ms on the consumer protocol .*joining with the classic protocol, so a member that dies without leaving has its partitions taken over after 120000 ms/,
+      ),
     ]);
     await member.membership!.leave();
   });

@@ -47,8 +47,13 @@ export function groupLogOptionsOf(
   // How long a killed worker's partitions wait before another worker takes them over.
   const sessionMs = duration(str(values['group-session-timeout']), '--group-session-timeout');
   const protocol = str(values['group-protocol']);
-  if (protocol !== undefined && protocol !== 'consumer' && protocol !== 'classic')
-    throw new UsageError(`--group-protocol: expected consumer or classic, got "${protocol}"`);
+  if (
+    protocol !== undefined &&
+    protocol !== 'auto' &&
+    protocol !== 'consumer' &&
+    protocol !== 'classic'
+  )
+    throw new UsageError(`--group-protocol: expected auto, consumer or classic, got "${protocol}"`);
   return {
     ...(sessionMs === undefined ? {} : { groupSessionTimeoutMs: sessionMs }),
     ...(protocol === undefined ? {} : { groupProtocol: protocol }),
