@@ -248,6 +248,7 @@ export class Cluster {
   async kill(member: Member, signal: 'SIGKILL' | 'SIGTERM' = 'SIGKILL'): Promise<void> {
     const { child } = member.process;
     const list = member.port === 0 ? this.workers : this.gateways;
+    if (!list.includes(member)) return; // killed already
     list.splice(list.indexOf(member), 1);
     this.retired.push(member);
     if (child.exitCode !== null || child.signalCode !== null) return;

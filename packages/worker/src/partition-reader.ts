@@ -1,5 +1,6 @@
 import type { StreamHeadStore } from '@tidemark/log';
 import {
+  backoffMs,
   ErrorCodes,
   isTidemarkError,
   type GroupMembership,
@@ -148,7 +149,8 @@ export class PartitionReader {
     const { log, topic, partition } = this.options;
     // Without waiting for the membership, the committed offset is unknown and the partition
     // would be read from its start.
-    const committed = await (await this.options.membership)?.committed(partition);
+    const committed = await this.committedOffset();
+    if (this.signal.aborted) return;
     let next = committed ?? (await log.offsets(topic, partition)).logStartOffset;
     const tracker = new OffsetTracker(next);
     this.tracker = tracker;
@@ -176,6 +178,25 @@ export class PartitionReader {
   }
 
   /**
+   * The group's committed offset of the partition. A rebalance racing the read refuses it
+   * (`ILLEGAL_GENERATION`, `REBALANCE_IN_PROGRESS`): asked again until it answers or the partition
+   * is revoked — giving up would leave the partition unread until the process restarts.
+   */
+  private async committedOffset(): Promise<bigint | undefined> {
+    const { partition, onProblem } = this.options;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await (await this.options.membership)?.committed(partition);
+      } catch (error) {
+        if (this.signal.aborted) return undefined;
+        onProblem(`reading the committed offset of requests ${partition}; asking again`, error);
+        await sleepUnless(this.signal, backoffMs(attempt, { maxMs: 2_000 }));
+        if (this.signal.aborted) return undefined;
+      }
+    }
+  }
+
+  /**
    * One fetch: the records, a new start offset when requests expired unread, `closed`, or
    * undefined after a failure (reported, then waited out).
    */
@@ -196,4 +217,17 @@ export class PartitionReader {
       return undefined;
     }
   }
+}
+
+/** Waits `ms`, or less when `signal` aborts first. */
+function sleepUnless(signal: AbortSignal, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
 }
