@@ -253,7 +253,9 @@ replica's resume decisions beside what the log holds. --trace-url <url> links tr
   topics: `Usage: tidemark topics create|check [--brokers <list>] [--partitions 12] [--replication-factor 3] [--prefix tidemark.]
 
   create   creates the topics with explicit configs (idempotent), then checks them
-  check    verifies them; exits 1 listing every problem
+  check    verifies them (configs, equal partition counts, and records still where their keys
+           hash: partitions added to live topics are refused, docs/scaling.md); exits 1 listing
+           every problem
 
   --brokers <list>         Kafka bootstrap host:port[,host:port]; or KAFKA_BROKERS
   --partitions <n>         partitions of every topic. Default 12

@@ -1,4 +1,5 @@
-import { checkTopics, provisionTopics } from '@tidemark/kafka';
+import { checkTopics, KafkaLog, provisionTopics } from '@tidemark/kafka';
+import { checkPartitionPlacement } from '@tidemark/worker';
 import type { Io } from './io.js';
 import { KAFKA_FLAGS, kafkaOptions, prefixOf } from './flags/kafka.js';
 import { parseFlags, positiveInt, str, UsageError } from './options.js';
@@ -36,6 +37,13 @@ export async function topics(args: readonly string[], io: Io): Promise<void> {
     );
   } else {
     const names = await checkTopics(admin, layout);
+    // Equal counts can still be changed ones: records written before partitions were added.
+    const log = new KafkaLog(kafka);
+    try {
+      await checkPartitionPlacement(log, names, await log.partitionCount(names.events));
+    } finally {
+      await log.close();
+    }
     io.out(`topics ok: ${Object.values(names).join(', ')}`);
   }
 }

@@ -1,4 +1,4 @@
-import { SessionStore, StreamHeadStore } from '@tidemark/log';
+import { checkPartitionPlacement, SessionStore, StreamHeadStore } from '@tidemark/log';
 import {
   eventIdMinter,
   type Keyring,
@@ -52,6 +52,7 @@ export async function createGatewayContext(
   const { topics, keyring } = options;
   const port = withDeadline(options.log, options.logTimeoutMs);
   const partitionCount = await port.partitionCount(topics.events);
+  await checkPartitionPlacement(port, topics, partitionCount);
   const stores = { port, topics, partitionCount };
   const onWarning = options.onWarning ?? warnToStderr;
   return {

@@ -81,7 +81,9 @@ export class KeyMint {
   }
 
   private hold(partitions: readonly number[]): void {
-    this.owned = new Set(partitions);
+    // Partitions added to the topics after this gateway started are not its to mint onto: it
+    // routes by the count it started with (docs/scaling.md, "Changing the partition count").
+    this.owned = new Set(partitions.filter((p) => p < this.partitionCount));
     this.ownedList = [...this.owned].sort((a, b) => a - b);
   }
 }

@@ -47,3 +47,28 @@ describe("a gateway that cannot join the gateways' group", () => {
     ).rejects.toThrow(/group\.name/);
   });
 });
+
+it('partitions added after the gateway started are not minted onto: it routes by the count it started with', async () => {
+  const grown: GroupPort = {
+    joinGroup: (join) => {
+      join.onAssigned([1, 5, 6]);
+      return Promise.resolve({
+        committed: () => Promise.resolve(undefined),
+        commit: () => Promise.resolve(),
+        leave: () => Promise.resolve(),
+      } as never);
+    },
+  };
+  const stack = await embeddedStack({
+    partitions: 4,
+    gateway: { group: { groups: grown, name: 'tidemark-gateways' } },
+  });
+  onTestFinished(() => stack.stop());
+  const { gateway, url } = stack.gateways[0]!;
+  await expect.poll(() => gateway.keyPartitions).toEqual([1]);
+  for (let i = 0; i < 4; i++) {
+    const client = new RawMcpClient(url);
+    await client.initialize();
+    expect(partitionForSession(client.session as never, 4)).toBe(1);
+  }
+});

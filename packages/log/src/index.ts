@@ -40,3 +40,4 @@ export type {
 } from './occurrence-log.js';
 export type { RangeReadOptions } from './range-read.js';
 export type { JournaledStep, StepOutcome } from './step-journal.js';
+export { checkPartitionPlacement, partitionPlacementProblems } from './partition-placement.js';

@@ -5,6 +5,8 @@ export type { ExecutionEnd } from './retries.js';
 export type { SlotKind, SlotOccupancy } from './call-slots.js';
 export { loadToolModules, toToolModule } from './module-loader.js';
 export { probeToolModules } from './module-probe.js';
+// What a worker checks of its topics at start, for `tidemark topics check` to say it too.
+export { checkPartitionPlacement } from '@tidemark/log';
 export type { ModuleListing } from './module-probe.js';
 export type { CallStepEvent } from './steps.js';
 

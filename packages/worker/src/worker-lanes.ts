@@ -1,4 +1,5 @@
 import {
+  checkPartitionPlacement,
   HandoffNotices,
   SessionStore,
   StepJournal,
@@ -36,6 +37,7 @@ export async function requestPartitions(options: CompiledWorkerOptions): Promise
       `requests and events with equal partition counts`,
       `${count} and ${eventsCount}`,
     );
+  await checkPartitionPlacement(log, topics, count);
   return count;
 }
 
