@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { StreamHeadStore } from '@tidemark/log';
 import {
   backoffMs,
@@ -190,7 +191,10 @@ export class PartitionReader {
       } catch (error) {
         if (this.signal.aborted) return undefined;
         onProblem(`reading the committed offset of requests ${partition}; asking again`, error);
-        await sleepUnless(this.signal, backoffMs(attempt, { maxMs: 2_000 }));
+        // Cut short by a revocation: the loop then ends below.
+        await sleep(backoffMs(attempt, { maxMs: 2_000 }), undefined, { signal: this.signal }).catch(
+          () => undefined,
+        );
         if (this.signal.aborted) return undefined;
       }
     }
@@ -217,17 +221,4 @@ export class PartitionReader {
       return undefined;
     }
   }
-}
-
-/** Waits `ms`, or less when `signal` aborts first. */
-function sleepUnless(signal: AbortSignal, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 }
