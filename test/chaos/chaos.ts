@@ -14,6 +14,10 @@
 //   npm run chaos                           # the long profile (10 min, 16 sessions)
 //   npm run chaos -- --profile ci           # the short one `npm test` runs
 //   npm run chaos -- --seconds 60 --sessions 8 --seed 7
+//   npm run chaos -- --profile partitions   # network partitions instead (root: namespaces, iptables)
+//
+// The partitions profiles (partitions.ts) put the broker and every process on a host of its own and
+// cut hosts apart instead of killing processes; `partitions-ci` is the short one `npm test` runs.
 //
 // Kafka: KAFKA_BROKERS, else Testcontainers, else the local broker (infra/kafka).
 import { randomUUID } from 'node:crypto';
@@ -29,11 +33,26 @@ import { TrackedClient, type CallWindow, type CheckedCall } from '../e2e/calls.t
 import { checkedTask } from '../e2e/task-calls.ts';
 import { Cluster, sleep } from '../e2e/cluster.ts';
 import { countEffects, type EffectCount } from './effects.ts';
-import { Timeline, type HappeningKind } from './timeline.ts';
+import { startPartitioned, type PartitionedCluster } from './partitions.ts';
+import { faultReport, Timeline, type Fault, type Firing } from './timeline.ts';
 
 const PROFILES = {
-  ci: { seconds: 45, sessions: 6, faultEveryMs: 4_000, callTimeoutMs: 90_000 },
-  long: { seconds: 600, sessions: 16, faultEveryMs: 5_000, callTimeoutMs: 180_000 },
+  ci: { seconds: 45, sessions: 6, faultEveryMs: 4_000, callTimeoutMs: 90_000, network: false },
+  long: { seconds: 600, sessions: 16, faultEveryMs: 5_000, callTimeoutMs: 180_000, network: false },
+  'partitions-ci': {
+    seconds: 60,
+    sessions: 4,
+    faultEveryMs: 3_000,
+    callTimeoutMs: 90_000,
+    network: true,
+  },
+  partitions: {
+    seconds: 300,
+    sessions: 8,
+    faultEveryMs: 5_000,
+    callTimeoutMs: 180_000,
+    network: true,
+  },
 } as const;
 
 const { values } = parseArgs({
@@ -47,7 +66,9 @@ const { values } = parseArgs({
 const profile = PROFILES[values.profile as keyof typeof PROFILES] as
   (typeof PROFILES)[keyof typeof PROFILES] | undefined;
 if (profile === undefined) {
-  console.error(`chaos: --profile must be ci or long, got ${values.profile}`);
+  console.error(
+    `chaos: --profile must be one of ${Object.keys(PROFILES).join(', ')}, got ${values.profile}`,
+  );
   process.exit(2);
 }
 const seconds = Number(values.seconds ?? profile.seconds);
@@ -69,25 +90,44 @@ function random(): number {
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
 const between = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
 
-const kafka = await resolveKafka({ log: (line) => console.error(line) });
 // Every call takes one durable step (counting's `effect`), recorded by the workers in this file.
 const effectsFile = join(mkdtempSync(join(tmpdir(), 'tidemark-chaos-')), 'effects.jsonl');
 process.env['TIDEMARK_EFFECTS'] = effectsFile;
-const cluster = await Cluster.start({
-  brokers: kafka.brokers,
-  label: 'chaos',
-  partitions: 4,
-  gateways: 2,
-  workers: 2,
-});
-const log = new KafkaLog({ brokers: [...kafka.brokers] });
+/**
+ * The pids the runner killed -9 or cut from the broker past their session: only theirs excuse a
+ * durable step's second run (its outcome may not have reached the journal).
+ */
+const killedPids = new Set<number>();
+const setup: Omit<PartitionedCluster, 'faults'> & { faults?: Record<string, Fault> } =
+  profile.network
+    ? await startPartitioned('chaos', { pick, excuse: (pid) => void killedPids.add(pid) })
+    : await startOnBroker();
+const { cluster, brokers } = setup;
+const log = new KafkaLog({ brokers: [...brokers] });
+
+/** The process faults' cluster: on KAFKA_BROKERS, else a broker of its own. */
+async function startOnBroker() {
+  const kafka = await resolveKafka({ log: (line) => console.error(line) });
+  const started = await Cluster.start({
+    brokers: kafka.brokers,
+    label: 'chaos',
+    partitions: 4,
+    gateways: 2,
+    workers: 2,
+  });
+  return {
+    cluster: started,
+    brokers: kafka.brokers,
+    stop: () => started.stop().finally(() => kafka.stop()),
+  };
+}
 const faults: Record<string, number> = {};
-const verdicts: Array<Verdict & { call: string }> = [];
+const verdicts: Array<Verdict & { call: string; window: CallWindow }> = [];
 /**
  * Session-lane calls, classified again once the run is over: whether a reset had a cause is asked of
  * the whole timeline (a membership change is seen by polling, a moment after the reset it caused).
  */
-const judged: Array<() => Verdict & { call: string }> = [];
+const judged: Array<() => Verdict & { call: string; window: CallWindow }> = [];
 const errors = new Map<string, number>();
 /** The effect keys of the calls that succeeded: each must have been applied, once. */
 const answeredEffects = new Set<string>();
@@ -96,8 +136,8 @@ let stopping = false;
 let tasks = 0;
 /** What the runner did and the broker saw, when: what may excuse a reset or an error. */
 const timeline = new Timeline();
-/** The pids the runner killed -9: only their death excuses a durable step's second run. */
-const killedPids = new Set<number>();
+/** Each fault the runner injected, when: the report per fault. */
+const firings: Firing[] = [];
 /** The calls under way, by name, with when each started: what a stopped run reports. */
 const underWay = new Map<string, number>();
 /** Runs a call, known as under way until it ends. */
@@ -165,7 +205,7 @@ async function taskSession(index: number): Promise<void> {
       idempotencyKey: randomUUID(),
     };
     const task = await tracked(name, () => checkedTask(cluster.url, sent));
-    verdicts.push({ ...task.verdict, call: name });
+    verdicts.push({ ...task.verdict, call: name, window: { startedMs, endedMs: Date.now() } });
     if (task.effect !== undefined) answeredEffects.add(task.effect);
     tasks++;
     if (task.verdict.outcome === 'errored') {
@@ -200,7 +240,11 @@ async function sendAgain(
   const startedMs = Date.now();
   resends++;
   const again = await tracked(`${name}, sent again`, () => checkedTask(cluster.url, sent));
-  verdicts.push({ ...again.verdict, call: `${name}, sent again with its key` });
+  verdicts.push({
+    ...again.verdict,
+    call: `${name}, sent again with its key`,
+    window: { startedMs, endedMs: Date.now() },
+  });
   if (again.effect !== undefined) answeredEffects.add(again.effect);
   if (first.taskId !== undefined && again.taskId !== undefined && again.taskId !== first.taskId)
     resent.push(`${name}: task ${first.taskId}, sent again with its key: task ${again.taskId}`);
@@ -242,7 +286,7 @@ async function session(index: number): Promise<void> {
         });
         if (verdict.outcome === 'needless-reset')
           console.error(`!! ${name}: ${verdict.why} ${JSON.stringify(call.seen)}`);
-        return { ...verdict, call: name };
+        return { ...verdict, call: name, window: call.window };
       });
       for (const seen of call.seen)
         if (seen.kind === 'error') errored(name, seen.message, call.window, seen.answered);
@@ -294,7 +338,7 @@ async function report(key: string): Promise<void> {
   console.error(lines.join('\n'));
 }
 
-const FAULTS: Record<string, { kind: HappeningKind; run: () => Promise<void> }> = {
+const FAULTS: Record<string, Fault> = setup.faults ?? {
   'worker kill -9': {
     kind: 'worker',
     run: async () => {
@@ -366,13 +410,15 @@ async function chaos(): Promise<void> {
     faults[name] = (faults[name] ?? 0) + 1;
     console.error(`fault: ${name} at ${new Date().toISOString().slice(11, 23)}`);
     const fault = FAULTS[name]!;
+    const startMs = Date.now();
     await timeline.around(fault.kind, fault.run);
+    firings.push({ name, startMs, endMs: Date.now() });
   }
 }
 
 const started = Date.now();
 console.error(
-  `chaos: ${sessions} sessions, ${seconds} s, seed ${firstSeed}, cluster of 2 gateways and 2 workers on ${kafka.brokers.join(',')}`,
+  `chaos: ${sessions} sessions, ${seconds} s, seed ${firstSeed}, cluster of 2 gateways and 2 workers on ${brokers.join(',')}${profile.network ? ', each on a host of its own' : ''}`,
 );
 /** At least this share of the calls must succeed (exact or reset): the faults are not that many. */
 const MIN_SUCCEEDED = 0.75;
@@ -447,14 +493,14 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const)
       `chaos failed — replay: npm run chaos -- --profile ${values.profile} --seed ${firstSeed}`,
     );
     setTimeout(() => process.exit(1), 10_000).unref();
-    void Promise.allSettled([cluster.stop(), log.close()])
-      .then(() => kafka.stop())
+    void Promise.allSettled([log.close()])
+      .then(() => setup.stop())
       .finally(() => process.exit(1));
   });
 
 let exitCode = 1;
 try {
-  const stopWatching = timeline.watchGroup(kafka.brokers, `${cluster.prefix}workers`);
+  const stopWatching = timeline.watchGroup(brokers, `${cluster.prefix}workers`);
   const running = Promise.all(Array.from({ length: sessions }, (_, i) => session(i)));
   const injecting = chaos();
   await running;
@@ -477,7 +523,8 @@ try {
       `  exact: ${counts.exact}, reset: ${counts.reset}, errored: ${counts.errored} (${unexplained.length} with no fault near)`,
       `  silently wrong: ${counts['silently-wrong']}, lost: ${counts.lost}, needless resets: ${counts['needless-reset']}`,
       `  errored task calls sent again with their key: ${resends}, run as another task: ${resent.length}`,
-      `  effects: ${effects.applied} applied for ${answeredEffects.size} answered calls, ${effects.inFlight} steps run again after their process was killed -9 (same effect key), duplicated: ${effects.duplicated.length}, lost: ${effects.lost.length}`,
+      `  effects: ${effects.applied} applied for ${answeredEffects.size} answered calls, ${effects.inFlight} steps run again after their process was killed -9 or cut from the broker past its session (same effect key), duplicated: ${effects.duplicated.length}, lost: ${effects.lost.length}`,
+      ...faultReport(firings, verdicts).map((line) => `  ${line}`),
       ...[...errors]
         .sort((a, b) => b[1] - a[1])
         .slice(0, 5)
@@ -488,8 +535,7 @@ try {
   exitCode = broken.length === 0 && verdicts.length > 0 ? 0 : 1;
 } finally {
   await log.close();
-  await cluster.stop();
-  await kafka.stop();
+  await setup.stop();
   // Last, so that no cut of the output loses it: how to run this again.
   if (exitCode !== 0)
     console.error(

@@ -5,6 +5,7 @@
 // (Runs under Node's type stripping: the chaos runner imports it.)
 import { groupMembers } from '@tidemark/kafka-fixtures';
 import type { CallWindow } from '../e2e/calls.ts';
+import { tally, type Verdict } from '../e2e/checker.ts';
 
 export type HappeningKind =
   /** A worker killed or drained by the runner. */
@@ -17,7 +18,18 @@ export type HappeningKind =
   /** Records deleted from `events`: `keys` are the keys of every record deleted. */
   | 'delete'
   /** The broker saw the worker group's members change (a kill, a drain, a missed heartbeat). */
-  | 'membership';
+  | 'membership'
+  /**
+   * A worker cut from the broker while it runs (a network partition): it excuses nothing by itself
+   * — a cut that moves partitions is seen by the broker, as a membership change.
+   */
+  | 'partition';
+
+/** A fault the runner injects: what kind of happening it is, and how to cause it. */
+export interface Fault {
+  readonly kind: HappeningKind;
+  readonly run: () => Promise<void>;
+}
 
 interface Happening {
   readonly kind: HappeningKind;
@@ -146,4 +158,35 @@ export class Timeline {
       await watching;
     };
   }
+}
+
+/** One fault the runner injected, from its start to its end (a cut ends when it heals). */
+export interface Firing {
+  readonly name: string;
+  readonly startMs: number;
+  readonly endMs: number;
+}
+
+/** A call that started this soon after a fault ended may still meet what it left (a takeover). */
+const FAULT_REACH_MS = 5_000;
+
+/**
+ * The report per fault: for each kind, how often it fired and what became of the calls it could
+ * reach — under way while it ran or begun just after — each call counted once per kind.
+ */
+export function faultReport(
+  firings: readonly Firing[],
+  verdicts: ReadonlyArray<Verdict & { window: CallWindow }>,
+): string[] {
+  const names = [...new Set(firings.map((f) => f.name))];
+  return names.map((name) => {
+    const fired = firings.filter((f) => f.name === name);
+    const reached = verdicts.filter(({ window }) =>
+      fired.some(
+        (f) => window.endedMs >= f.startMs && window.startedMs <= f.endMs + FAULT_REACH_MS,
+      ),
+    );
+    const counts = tally(reached);
+    return `${name} ×${fired.length}: ${reached.length} calls under way — exact ${counts.exact}, reset ${counts.reset}, errored ${counts.errored}, silently wrong ${counts['silently-wrong']}, lost ${counts.lost}, needless resets ${counts['needless-reset']}`;
+  });
 }

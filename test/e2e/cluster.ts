@@ -39,6 +39,13 @@ export interface ClusterOptions {
   network?: TestNetwork;
   /** The gateways' deadline for one operation on the log (their default: 20 s). */
   gatewayLogTimeoutMs?: number;
+  /** The gateways' keep-alive interval on idle streams (their default: 15 s). */
+  gatewayKeepAliveMs?: number;
+  /**
+   * The event-id format this tree's gateways mint (the library's default: 2). 1 where gateways of
+   * 0.1.0, which verifies only 1, may be handed their ids — as the CLI's default does.
+   */
+  eventIdVersion?: 1 | 2;
 }
 
 export interface Member {
@@ -69,7 +76,7 @@ export class Cluster {
   private readonly workerEnv: NodeJS.ProcessEnv;
   private readonly cleanups: Array<() => void> = [];
   private readonly network: TestNetwork | undefined;
-  private readonly gatewayLogTimeoutMs: number | undefined;
+  private readonly gatewayEnv: NodeJS.ProcessEnv;
   private counter = 0;
 
   private constructor(
@@ -86,7 +93,19 @@ export class Cluster {
     this.balancer = balancer;
     this.events = options.events === true;
     this.network = options.network;
-    this.gatewayLogTimeoutMs = options.gatewayLogTimeoutMs;
+    const { gatewayLogTimeoutMs: logTimeout, gatewayKeepAliveMs: keepAlive } = options;
+    this.gatewayEnv = {
+      ...process.env,
+      ...(logTimeout === undefined ? {} : { TIDEMARK_TEST_LOG_TIMEOUT_MS: String(logTimeout) }),
+      ...(keepAlive === undefined ? {} : { TIDEMARK_TEST_KEEP_ALIVE_MS: String(keepAlive) }),
+      ...(options.eventIdVersion === undefined
+        ? {}
+        : { TIDEMARK_EVENT_ID_VERSION: String(options.eventIdVersion) }),
+    };
+    // On a test network each gateway listens on its own host's address.
+    if (this.network !== undefined)
+      balancer.hostOf = (port) =>
+        this.gateways.find((g) => g.port === port)?.host?.address ?? '127.0.0.1';
     const { handoffTimeoutMs: handoff, groupSessionTimeoutMs: session } = options;
     this.workerEnv = {
       ...process.env,
@@ -133,13 +152,7 @@ export class Cluster {
       this.prefix,
       this.secret,
     ]);
-    const env = {
-      ...globalThis.process.env,
-      TIDEMARK_TEST_HOST: host?.address ?? '127.0.0.1',
-      ...(this.gatewayLogTimeoutMs === undefined
-        ? {}
-        : { TIDEMARK_TEST_LOG_TIMEOUT_MS: String(this.gatewayLogTimeoutMs) }),
-    };
+    const env = { ...this.gatewayEnv, TIDEMARK_TEST_HOST: host?.address ?? '127.0.0.1' };
     const process = startProcess((fn) => this.cleanups.push(fn), command, args, { env });
     const { port } = (await process.waitFor((e) => typeof e['port'] === 'number')) as {
       port: number;
@@ -162,7 +175,7 @@ export class Cluster {
   }
 
   /** Starts a worker — of this tree, or of the release checked out at `from`. */
-  async startWorker(from?: string): Promise<Member> {
+  async startWorker(from?: string, env: NodeJS.ProcessEnv = {}): Promise<Member> {
     const host = this.network?.host();
     const [command, args] = this.onHost(host, [
       script('worker-process.ts', from),
@@ -172,7 +185,7 @@ export class Cluster {
       ...(this.events ? [this.secret, 'events'] : []),
     ]);
     const process = startProcess((fn) => this.cleanups.push(fn), command, args, {
-      env: this.workerEnv,
+      env: { ...this.workerEnv, ...env },
     });
     await process.waitFor((e) => Array.isArray(e['assigned']));
     const name = `worker-${++this.counter}${from ? '-previous' : ''}`;

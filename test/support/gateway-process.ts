@@ -17,12 +17,20 @@ const gateway = await createGateway({
   ...(process.env['TIDEMARK_TEST_NO_GROUP'] === '1'
     ? {}
     : { group: { groups: log, name: `${prefix}gateways` } }),
-  keyring: createKeyring({ current: { id: 1, secret: Buffer.from(secret, 'hex') } }),
+  keyring: createKeyring({
+    current: { id: 1, secret: Buffer.from(secret, 'hex') },
+    // As the CLI reads it: a cluster with gateways of 0.1.0 (which verifies only version 1) mints 1.
+    ...(process.env['TIDEMARK_EVENT_ID_VERSION'] === '1' ? { mints: 1 as const } : {}),
+  }),
   tailWaitMs: 200,
   // Partition tests wait for a cut gateway's deadline; a shorter one keeps them quick.
   ...(process.env['TIDEMARK_TEST_LOG_TIMEOUT_MS'] === undefined
     ? {}
     : { logTimeoutMs: Number(process.env['TIDEMARK_TEST_LOG_TIMEOUT_MS']) }),
+  // ... and a balancer's idle timeout notices a cut gateway sooner with keep-alives more often.
+  ...(process.env['TIDEMARK_TEST_KEEP_ALIVE_MS'] === undefined
+    ? {}
+    : { keepAliveMs: Number(process.env['TIDEMARK_TEST_KEEP_ALIVE_MS']) }),
 });
 let shown = '';
 setInterval(() => {

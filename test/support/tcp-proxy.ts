@@ -12,6 +12,17 @@ export class TcpProxy {
    * front of several gateways; a gateway leaves the pool before it drains, as endpoints do.
    */
   pool: number[] = [];
+  /**
+   * The host a port is on (default: loopback): a cluster whose gateways each listen on a network
+   * namespace of their own names their addresses here.
+   */
+  hostOf: (port: number) => string = () => '127.0.0.1';
+  /**
+   * When set, a connection nothing crossed for this long is closed — a load balancer's idle
+   * timeout (nginx's `proxy_read_timeout`): how a client learns that the gateway behind a
+   * connection went silent (cut from the network), since a stream that is only quiet never closes.
+   */
+  idleTimeoutMs: number | undefined;
   private turn = 0;
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
@@ -19,7 +30,10 @@ export class TcpProxy {
   private constructor(target: number) {
     this.target = target;
     this.server = createServer((client) => {
-      const upstream = connect(this.next(), '127.0.0.1');
+      const port = this.next();
+      const upstream = connect(port, this.hostOf(port));
+      if (this.idleTimeoutMs !== undefined)
+        upstream.setTimeout(this.idleTimeoutMs, () => upstream.destroy());
       for (const socket of [client, upstream]) {
         this.sockets.add(socket);
         socket.on('close', () => this.sockets.delete(socket));
