@@ -13,6 +13,8 @@ export interface CallRecord {
   /** Why the call failed; undefined when it returned the exact result. */
   failed: string | undefined;
   resets: number;
+  /** The client's session: what to look for in the processes' output when the call failed. */
+  session: string;
 }
 
 const COUNT_TO = 20;
@@ -65,7 +67,13 @@ export class CallLoad {
       return Promise.resolve();
     };
     while (!this.stopping) {
-      const record: CallRecord = { startAt: Date.now(), endAt: 0, failed: undefined, resets: 0 };
+      const record: CallRecord = {
+        startAt: Date.now(),
+        endAt: 0,
+        failed: undefined,
+        resets: 0,
+        session: (client.transport as StreamableHTTPClientTransport | undefined)?.sessionId ?? '',
+      };
       current = record;
       seen = [];
       try {

@@ -23,6 +23,10 @@ const eventOptions =
 const log = new KafkaLog({
   brokers: brokers.split(','),
   groupSessionTimeoutMs: Number(process.env['TIDEMARK_TEST_GROUP_SESSION_MS'] ?? 6_000),
+  // A mixed group of releases can be tried on each protocol (rollback tests).
+  ...(process.env['TIDEMARK_TEST_GROUP_PROTOCOL'] === undefined
+    ? {}
+    : { groupProtocol: process.env['TIDEMARK_TEST_GROUP_PROTOCOL'] as 'classic' | 'consumer' }),
 });
 const worker = new Worker({
   log,

@@ -82,6 +82,8 @@ function joinClassic(
       ...context.classic,
       sessionTimeoutMs: context.sessionTimeoutMs,
       heartbeatIntervalMs: heartbeatIntervalOf(context.sessionTimeoutMs),
+      committed: (partition) =>
+        committedOffset(context.admin, options.group, options.topic, partition),
     },
     options,
   );

@@ -14,6 +14,13 @@ export interface KafkaGroupOptions {
   /** The broker removes a member it has not heard from for this long. Default 10 s. */
   sessionTimeoutMs: number;
   heartbeatIntervalMs: number;
+  /**
+   * Reads the group's committed offset of a partition without the member's identity. Asked as the
+   * member, a classic member (it sends no epoch) in a group on the consumer protocol — a rolling
+   * switch of protocols, 0.1.0 beside 0.2.0 — is refused (ILLEGAL_GENERATION) for as long as the
+   * group stays on it. A read needs no fencing: the commits are fenced.
+   */
+  committed: (partition: number) => Promise<bigint | undefined>;
 }
 
 /**
@@ -67,17 +74,7 @@ export async function joinKafkaGroup(
   sync(consumer.assignments);
   return {
     protocol: 'classic',
-    committed: async (partition) => {
-      try {
-        const offsets = await consumer.listCommittedOffsets({
-          topics: [{ topic: join.topic, partitions: [partition] }],
-        });
-        const offset = offsets.get(join.topic)?.[partition];
-        return offset === undefined || offset < 0n ? undefined : offset;
-      } catch (error) {
-        throw toTidemarkError(error, `committed offset of ${join.topic}/${partition}`);
-      }
-    },
+    committed: options.committed,
     commit: async (partition, offset) => {
       // Only a partition this member owns: once the group gave it to another member, the new
       // owner decides its progress. (The old owner learns of the move after the rebalance, and

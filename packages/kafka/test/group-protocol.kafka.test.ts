@@ -101,6 +101,24 @@ describe('consumer groups on the real broker', () => {
     await member.membership!.leave();
   });
 
+  it('a classic member in a group on the consumer protocol (a rolling switch of protocols, or 0.1.0 beside 0.2.0) reads the committed offsets of what it is given', async (ctx) => {
+    const topic = await createTestTopic(ctx, { brokers, label: 'mixed', partitions: 2 });
+    const group = `${topic}-group`;
+    const [consumer, classic] = [new Member(), new Member()];
+    await consumer.join(logOf(ctx, brokers).log, topic, group);
+    expect(consumer.membership?.protocol).toBe('consumer');
+    await until(() => consumer.owned.size === 2, 15_000, 'the first member to own both partitions');
+    await consumer.membership!.commit(0, 7n);
+    await consumer.membership!.commit(1, 9n);
+    await classic.join(logOf(ctx, brokers, { groupProtocol: 'classic' }).log, topic, group);
+    expect(classic.membership?.protocol).toBe('classic');
+    await until(() => classic.owned.size === 1, 15_000, 'the classic member to get a partition');
+    const [given] = [...classic.owned];
+    // Asked by the member's identity, the broker refused it (ILLEGAL_GENERATION) for as long as
+    // the group stayed on the consumer protocol: the partition went unread.
+    expect(await classic.membership!.committed(given!)).toBe(given === 0 ? 7n : 9n);
+  });
+
   it('consumer: a session timeout outside the brokers bounds is refused and said, with the takeover time the member really has; it joins all the same', async (ctx) => {
     const topic = await createTestTopic(ctx, { brokers, label: 'bounds', partitions: 1 });
     const member = new Member();

@@ -179,9 +179,10 @@ export class PartitionReader {
   }
 
   /**
-   * The group's committed offset of the partition. A rebalance racing the read refuses it
-   * (`ILLEGAL_GENERATION`, `REBALANCE_IN_PROGRESS`): asked again until it answers or the partition
-   * is revoked — giving up would leave the partition unread until the process restarts.
+   * The group's committed offset of the partition. A read can be refused for a while (a moving
+   * coordinator, a rebalance where a membership reads as the member): asked again until it
+   * answers or the partition is revoked — giving up would leave the partition unread until the
+   * process restarts, as 0.1.0's workers do.
    */
   private async committedOffset(): Promise<bigint | undefined> {
     const { partition, onProblem } = this.options;
