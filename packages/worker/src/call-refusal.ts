@@ -1,5 +1,6 @@
 import { isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/server';
 import { JsonRpcErrorCodes } from '@tidemark/protocol';
+import type { RunDecision } from './run-decision.js';
 
 /**
  * Why a session's request is answered with an error instead of run: not a request the SDK accepts
@@ -8,20 +9,16 @@ import { JsonRpcErrorCodes } from '@tidemark/protocol';
  */
 export function callRefusal(
   message: JSONRPCMessage,
-  attempt: number,
+  verdict: RunDecision,
   running: number,
-  limits: { readonly maxExecutionsPerCall: number; readonly maxConcurrentCalls: number },
+  limits: { readonly maxConcurrentCalls: number },
 ): { code: number; message: string } | undefined {
   if (!isJSONRPCRequest(message))
     return {
       code: JsonRpcErrorCodes.invalidRequest,
       message: 'Invalid Request: not a JSON-RPC 2.0 request',
     };
-  if (attempt > limits.maxExecutionsPerCall)
-    return {
-      code: JsonRpcErrorCodes.internalError,
-      message: `Internal error: the call was started ${attempt - 1} times without finishing (limit ${limits.maxExecutionsPerCall}); it is not run again`,
-    };
+  if (verdict.kind === 'refuse') return verdict.error;
   // One busy session must not hold the partition (and every other session on it) back.
   if (running >= limits.maxConcurrentCalls)
     return {

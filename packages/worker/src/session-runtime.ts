@@ -24,6 +24,7 @@ import { attachEventMethods } from './event-methods.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
 import type { EmitterFor } from './event-emit.js';
 import { callRefusal } from './call-refusal.js';
+import { decideRun, type RunDecision } from './run-decision.js';
 import { journaledSteps, type CallSteps } from './steps.js';
 import { JoinedCallGone, joinedMessage, mirrorStream, type MirrorSource } from './stream-mirror.js';
 import { StreamRun } from './stream-run.js';
@@ -88,8 +89,8 @@ export class SessionRuntime {
 
   /** A request from the client: starts (or skips) its stream, then hands it to the SDK. */
   async request(call: Call, message: Request): Promise<void> {
-    await this.once(call, message, async (entry) => {
-      const refusal = callRefusal(message, entry.run.attempt, this.inflight.size, this.options);
+    await this.once(call, message, async (entry, verdict) => {
+      const refusal = callRefusal(message, verdict, this.inflight.size, this.options);
       if (refusal !== undefined) {
         await entry.run.generation.finish({ jsonrpc: '2.0', id: message.id, error: refusal });
         return call.finish('answered');
@@ -147,7 +148,7 @@ export class SessionRuntime {
   private async once(
     call: Call,
     message: Request,
-    start: (entry: InFlight & { stream: StreamId }) => Promise<void>,
+    start: (entry: InFlight & { stream: StreamId }, verdict: RunDecision) => Promise<void>,
   ): Promise<void> {
     this.lastActivityMs = Date.now();
     const stream = requestStreamId(message.id);
@@ -155,8 +156,9 @@ export class SessionRuntime {
     this.starting.add(stream);
     try {
       const head = await this.options.heads.decided(this.session, stream);
+      const verdict = decideRun(head, this.options);
       // Redelivered after it finished (a crash before the commit): never run a call twice.
-      if (head?.terminal !== undefined) return call.finish('answered');
+      if (verdict.kind === 'done') return call.finish('answered');
       // Reading its partition waits while the log is waited out; a call it refuses for longer
       // than that is answered with an error by the worker.
       const run = await StreamRun.begin(
@@ -171,7 +173,7 @@ export class SessionRuntime {
         onStep: this.options.onStep,
         onRetry: (error) => this.options.onWriteFailure?.(stream, error),
       });
-      await start({ stream, call, run, steps, requestId: message.id, closed: false });
+      await start({ stream, call, run, steps, requestId: message.id, closed: false }, verdict);
     } finally {
       this.starting.delete(stream);
     }

@@ -13,6 +13,7 @@ import { whileUnavailable } from './backoff.js';
 import type { StatelessExchangeOptions } from './exchange-options.js';
 import { invokeStateless } from './stateless-invocation.js';
 import { journaledSteps } from './steps.js';
+import { decideRun } from './run-decision.js';
 import { StreamRun } from './stream-run.js';
 import { TaskExecution } from './task-lane.js';
 import { taskSupportOf } from '@tidemark/tools';
@@ -106,7 +107,8 @@ export class StatelessExchange {
       const existing = read === undefined ? await sessions.get(key) : (read ?? undefined);
       if (existing?.task !== undefined) return this.taskExecution().resume(existing, head);
     }
-    if (head?.terminal !== undefined) return false;
+    const verdict = decideRun(head, this.options);
+    if (verdict.kind === 'done') return false;
     const tool = (message.params as { name?: unknown } | undefined)?.name;
     const decision =
       message.method === 'tools/call' && typeof tool === 'string'
@@ -125,6 +127,11 @@ export class StatelessExchange {
       head,
       () => this.abort.signal.aborted,
     );
+    if (verdict.kind === 'refuse') {
+      await claimed;
+      await run.generation.finish({ jsonrpc: '2.0', id: message.id, error: verdict.error });
+      return true;
+    }
     run.reportStart();
     if (decision === 'refuse') {
       await claimed;

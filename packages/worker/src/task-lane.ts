@@ -20,6 +20,7 @@ import {
 import type { StatelessExchangeOptions } from './exchange-options.js';
 import { invokeStateless } from './stateless-invocation.js';
 import { journaledSteps, type CallSteps } from './steps.js';
+import { decideRun } from './run-decision.js';
 import { notOwned, StreamRun } from './stream-run.js';
 
 type TaskRecord = SessionRecord & { task: NonNullable<SessionRecord['task']> };
@@ -95,7 +96,8 @@ export class TaskExecution {
     // Its previous worker may be finishing it (a handoff): then it is not run again here.
     const head =
       handoffs === undefined ? decided : await handoffs.settle(key, TASK_STREAM, decided, stopped);
-    if (head?.terminal !== undefined) return false;
+    const verdict = decideRun(head, this.options);
+    if (verdict.kind === 'done') return false;
     // Input asked and answered before the takeover stays as the previous worker recorded it.
     this.state = taskSnapshotOf(head?.snapshot, task.id) ?? createdState(task);
     const again =
@@ -108,11 +110,10 @@ export class TaskExecution {
           });
     if (again !== undefined) this.apply(again);
     await this.begin(head);
-    const executions = this.run!.attempt;
-    if (executions > this.options.maxExecutionsPerCall) {
+    if (verdict.kind === 'refuse') {
       await this.finish(
         this.error(
-          `the task was started ${executions - 1} times without finishing (limit ${this.options.maxExecutionsPerCall}); it is not run again`,
+          `the task was started ${verdict.attempt - 1} times without finishing (limit ${this.options.maxExecutionsPerCall}); it is not run again`,
         ),
       );
       return true;
