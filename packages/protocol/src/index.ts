@@ -1,3 +1,11 @@
+/**
+ * @tidemark/protocol — what every Tidemark process agrees on, byte for byte: the ids and their
+ * keys, the records in the log, the resume decision, the wire. It depends on nothing but Node;
+ * every other package depends on it. One section per folder, in floor order: a folder imports only
+ * from the ones above it.
+ */
+
+// The ground floor: typed errors and option checks, the byte codec, one backoff.
 export {
   ErrorCodes,
   TidemarkError,
@@ -8,6 +16,40 @@ export {
   positiveIntegers,
 } from './errors.js';
 export type { ErrorCode, TidemarkErrorOptions } from './errors.js';
+export { backoffMs } from './backoff.js';
+export type { BackoffOptions } from './backoff.js';
+
+// wire/ — what crosses HTTP: JSON-RPC codes, protocol revisions, `_meta` keys.
+export { MetaKeys } from './wire/meta-keys.js';
+export { progressOf, JsonRpcErrorCodes } from './wire/wire.js';
+export {
+  agreedSessionVersion,
+  DEFAULT_SESSION_PROTOCOL_VERSION,
+  DEFAULT_TOPIC_PREFIX,
+  PRIMING_PROTOCOL_VERSION,
+  SESSION_PROTOCOL_VERSIONS,
+  STATELESS_PROTOCOL_VERSION,
+  isStatelessRevision,
+} from './wire/revisions.js';
+
+// keys/ — the secrets every replica shares: the keyring, keyed tokens, request seals, sealed secrets.
+export { EVENT_ID_VERSION, createKeyring } from './keys/keyring.js';
+export { keyringFromSecrets } from './keys/secret-keyring.js';
+export {
+  SEAL_HEADER,
+  SEAL_WINDOW_MS,
+  SEALED_AT_HEADER,
+  checkRequestSeal,
+  checkSealedRecord,
+  sealRequestHeaders,
+  sealRequestRecord,
+} from './keys/request-seal.js';
+export type { ReadRequestRecord, SealCheck } from './keys/request-seal.js';
+export type { SealedParts } from './keys/request-seal.js';
+export type { EventIdVersion, Keyring, KeyringOptions, SigningKey } from './keys/keyring.js';
+export { openSecret, sealSecret } from './keys/sealed-secret.js';
+
+// ids/ — the names: sessions, streams, worker epochs, generations, event ids, partition keys.
 export {
   STANDALONE_STREAM,
   TASK_STREAM,
@@ -27,44 +69,20 @@ export {
   sameGeneration,
 } from './ids/generation.js';
 export type { Generation, GenerationCause } from './ids/generation.js';
-export {
-  EVENT_ID_VERSION,
-  MAX_EVENT_ID_LENGTH,
-  createKeyring,
-  encodeEventId,
-  logIdOf,
-  verifyEventId,
-} from './ids/event-id.js';
-export { backoffMs } from './backoff.js';
-export { MetaKeys } from './wire/meta-keys.js';
-export type { BackoffOptions } from './backoff.js';
+export { MAX_EVENT_ID_LENGTH, encodeEventId, logIdOf, verifyEventId } from './ids/event-id.js';
 export { eventIdMinter } from './ids/event-id-minter.js';
-export { keyringFromSecrets } from './ids/secret-keyring.js';
 export { keyInPartitions, keyOnPartition, partitionTag } from './ids/partition-keys.js';
-export {
-  SEAL_HEADER,
-  SEAL_WINDOW_MS,
-  SEALED_AT_HEADER,
-  checkRequestSeal,
-  checkSealedRecord,
-  sealRequestHeaders,
-  sealRequestRecord,
-} from './records/request-seal.js';
-export type { ReadRequestRecord, SealCheck } from './records/request-seal.js';
-export type { SealedParts } from './records/request-seal.js';
 export type {
   EventClaim,
   EventIdProblem,
   EventIdVerification,
-  EventIdVersion,
   EventPosition,
-  Keyring,
-  KeyringOptions,
   LogIdentity,
-  SigningKey,
   StreamIdentity,
   VerifyOptions,
 } from './ids/event-id.js';
+
+// records/ — the log's records: stamps, parts, stream heads, requests, idempotency, the log port.
 export {
   STAMP_VERSION,
   StampHeaders,
@@ -79,29 +97,6 @@ export { joinParts, PART_HEADER, PARTS_HEADER, splitRecord } from './records/rec
 export type { PartedRecord, RawFetch } from './records/record-parts.js';
 export { foldStreamHead } from './records/stream-head.js';
 export type { FoldEffect, FoldResult, StreamHead, TerminalRecord } from './records/stream-head.js';
-export { StreamCursor } from './resume/stream-cursor.js';
-export type {
-  CursorStep,
-  ResetReason,
-  SkipReason,
-  StreamCursorOptions,
-} from './resume/stream-cursor.js';
-export { decideResume } from './resume/resume.js';
-export type {
-  InvalidReason,
-  ReplayPlan,
-  ResumeDecision,
-  ResumeInput,
-  ResumeReason,
-  StreamEnd,
-} from './resume/resume.js';
-export {
-  progressOf,
-  JsonRpcErrorCodes,
-  RESET_NOTIFICATION_METHOD,
-  resetNotification,
-} from './wire/wire.js';
-export type { ResetNotification } from './wire/wire.js';
 export { TOPIC_CLEANUP, TOPIC_ROLES, partitionForSession, topicNames } from './records/log-port.js';
 export type {
   AppendRecord,
@@ -148,21 +143,46 @@ export type {
   RequestRecordDecoding,
   SessionControl,
 } from './records/request-records.js';
-export {
-  agreedSessionVersion,
-  DEFAULT_SESSION_PROTOCOL_VERSION,
-  DEFAULT_TOPIC_PREFIX,
-  PRIMING_PROTOCOL_VERSION,
-  SESSION_PROTOCOL_VERSIONS,
-  STATELESS_PROTOCOL_VERSION,
-  isStatelessRevision,
-} from './wire/revisions.js';
 export { answerInBody, statelessRequest } from './records/stateless-envelope.js';
+export { TASK_MODES } from './records/request-records.js';
+export type { TaskMode } from './records/request-records.js';
+export {
+  IDEMPOTENCY_KEY_GONE,
+  IDEMPOTENCY_KEY_REUSED,
+  IDEMPOTENCY_META_KEY,
+  callFingerprint,
+  idempotencyKeyGone,
+  idempotencyKeyReused,
+  idempotentRoutingKey,
+  readIdempotencyKey,
+} from './records/idempotency.js';
+export type { IdempotencyKeyReading } from './records/idempotency.js';
+
+// resume/ — the product: the resume decision, the cursor that walks a stream, the reset notice.
+export { StreamCursor } from './resume/stream-cursor.js';
+export type {
+  CursorStep,
+  ResetReason,
+  SkipReason,
+  StreamCursorOptions,
+} from './resume/stream-cursor.js';
+export { decideResume } from './resume/resume.js';
+export type {
+  InvalidReason,
+  ReplayPlan,
+  ResumeDecision,
+  ResumeInput,
+  ResumeReason,
+  StreamEnd,
+} from './resume/resume.js';
+export { RESET_NOTIFICATION_METHOD, resetNotification } from './resume/reset-notice.js';
+export type { ResetNotification } from './resume/reset-notice.js';
+
+// tasks/ — the Tasks extension: task states, their fold, the `tasks/stream` records.
 export {
   CLIENT_CAPABILITIES_META_KEY,
   MISSING_REQUIRED_CLIENT_CAPABILITY,
   TASKS_EXTENSION,
-  TASK_MODES,
   TASK_SUPPORTS,
   createTaskResult,
   createdTask,
@@ -190,22 +210,12 @@ export type {
   TaskEvent,
   TaskFold,
   TaskFoldSkip,
-  TaskMode,
   TaskState,
   TaskStatus,
   TaskSupport,
 } from './tasks/tasks.js';
-export {
-  IDEMPOTENCY_KEY_GONE,
-  IDEMPOTENCY_KEY_REUSED,
-  IDEMPOTENCY_META_KEY,
-  callFingerprint,
-  idempotencyKeyGone,
-  idempotencyKeyReused,
-  idempotentRoutingKey,
-  readIdempotencyKey,
-} from './records/idempotency.js';
-export type { IdempotencyKeyReading } from './records/idempotency.js';
+
+// events/ — the Events extension: occurrences, event streams, webhook deliveries, cursors.
 export {
   EVENT_DELIVERIES,
   EVENTS_EXTENSION,
@@ -221,7 +231,6 @@ export type {
   WebhookControl,
 } from './events/events.js';
 export { canonicalJson, eventStreamKey, subscriptionIdOf } from './events/event-streams.js';
-export { openSecret, sealSecret } from './events/sealed-secret.js';
 export type { SubscriptionIdentity } from './events/event-streams.js';
 export {
   EVENT_CURSOR_VERSION,

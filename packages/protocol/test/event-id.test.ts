@@ -13,7 +13,7 @@ import {
   type SessionId,
   type WorkerEpoch,
 } from '../src/index.js';
-import { MAC_BYTES, tokenMac } from '../src/ids/keyed-token.js';
+import { MAC_BYTES, tokenMac } from '../src/keys/keyed-token.js';
 import { epochA, gen, idFor, keyring, log, otherSession, session, stream } from './helpers.js';
 
 const now = 1_000_000;

@@ -1,14 +1,14 @@
 export { Worker } from './worker.js';
 export { WORKER_DEFAULTS } from './worker-options.js';
 export type { ExecutionEvent, WorkerOptions } from './worker-options.js';
-export type { ExecutionEnd } from './retries.js';
-export type { SlotKind, SlotOccupancy } from './call-slots.js';
-export { loadToolModules, toToolModule } from './module-loader.js';
-export { probeToolModules } from './module-probe.js';
+export type { ExecutionEnd } from './execution/index.js';
+export type { SlotKind, SlotOccupancy } from './calls/index.js';
+export { loadToolModules, toToolModule } from './modules/index.js';
+export { probeToolModules } from './modules/index.js';
 // What a worker checks of its topics at start, for `tidemark topics check` to say it too.
 export { checkPartitionPlacement } from '@tidemark/log';
-export type { ModuleListing } from './module-probe.js';
-export type { CallStepEvent } from './steps.js';
+export type { ModuleListing } from './modules/index.js';
+export type { CallStepEvent } from './execution/index.js';
 
 // The authoring API moved to @tidemark/tools (#34): tool modules import it from there. These names
 // stay here for one release so that modules written against @tidemark/worker keep working.

@@ -12,16 +12,16 @@ import {
 import { STATELESS_PROTOCOL_VERSION, type RequestId, type WorkerEpoch } from '@tidemark/protocol';
 import { fitMessage, type JournaledStep, type StoredOccurrence } from '@tidemark/log';
 import type { Execution, StepEvent, ToolModule } from '@tidemark/tools';
-import { emitterOf, type EmitterFor } from './event-emit.js';
-import { CallSteps } from './steps.js';
-import { registerModule, type ExecutionEnd } from './retries.js';
-import { levelName, lineLogger, type ToolLogLine } from './tool-logger.js';
+import { emitterOf, type EmitterFor } from './events/index.js';
+import { CallSteps } from './execution/index.js';
+import { registerModule, type ExecutionEnd } from './execution/index.js';
+import { levelName, lineLogger, type ToolLogLine } from './execution/index.js';
 
-export type { ToolLogLine } from './tool-logger.js';
-export { runEventSource } from './event-source-testing.js';
-export type { EventSourceRun, EventSourceRunOptions } from './event-source-testing.js';
-export type { RecordedOccurrence } from './event-source-run.js';
-import { createToolServer, SESSION_SERVER_VERSIONS } from './tool-server.js';
+export type { ToolLogLine } from './execution/index.js';
+export { runEventSource } from './events/index.js';
+export type { EventSourceRun, EventSourceRunOptions } from './events/index.js';
+export type { RecordedOccurrence } from './events/index.js';
+import { createToolServer, SESSION_SERVER_VERSIONS } from './execution/index.js';
 import { WORKER_DEFAULTS } from './worker-options.js';
 
 /**

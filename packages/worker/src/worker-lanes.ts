@@ -7,13 +7,14 @@ import {
   StreamWriter,
 } from '@tidemark/log';
 import { invalidOption, type SessionId, type WorkerEpoch } from '@tidemark/protocol';
-import type { CallSlots } from './call-slots.js';
-import type { EventSources, WorkerEvents } from './event-sources.js';
-import { Handoffs } from './handoff.js';
-import { Housekeeping } from './housekeeping.js';
-import type { LaneContext, WorkerStores } from './lane-context.js';
-import { SessionLane } from './session-lane.js';
-import { StatelessLane } from './stateless-lane.js';
+import type { CallSlots } from './calls/index.js';
+import { EventSources } from './events/index.js';
+import { EventService } from './events/index.js';
+import { Handoffs } from './calls/index.js';
+import { Housekeeping } from './calls/index.js';
+import type { LaneContext, WorkerStores } from './calls/index.js';
+import { SessionLane } from './session/index.js';
+import { StatelessLane } from './stateless/index.js';
 import type { CompiledWorkerOptions } from './worker-options.js';
 
 /** What exists once the worker started: the stores, both lanes and the handoffs. */
@@ -88,4 +89,43 @@ export function startLanes(
     handoffs,
   };
   return started;
+}
+
+/** The Events extension of a started worker. */
+export interface WorkerEvents {
+  readonly service: EventService;
+  readonly sources: EventSources;
+}
+
+/** The Events extension on a worker whose modules offer event types; undefined when none do. */
+export async function startEvents(
+  options: CompiledWorkerOptions,
+  partitionCount: number,
+): Promise<WorkerEvents | undefined> {
+  const { log, topics, keyring, modules } = options;
+  if (keyring === undefined || !modules.some((module) => (module.events ?? []).length > 0))
+    return undefined;
+  const service = await EventService.create({
+    log,
+    topics,
+    partitionCount,
+    keyring,
+    modules,
+    leaseMs: options.eventLeaseMs,
+    heartbeatMs: options.eventHeartbeatMs,
+    pushMaxMs: options.eventPushMaxMs,
+    allowLoopbackWebhooks: options.allowLoopbackWebhooks,
+    maxSubscriptionsPerSubject: options.maxSubscriptionsPerSubject,
+    maxStreamsPerSubject: options.maxEventStreamsPerSubject,
+    subscriptionTtlMs: options.subscriptionTtlMs,
+    webhookAttempts: options.webhookAttempts,
+    webhookBackoffMs: options.webhookBackoffMs,
+  });
+  const sources = new EventSources({
+    service,
+    scanMs: options.eventScanMs,
+    restartMs: Math.max(1_000, options.eventScanMs),
+    onProblem: options.onProblem,
+  });
+  return { service, sources };
 }

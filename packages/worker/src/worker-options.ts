@@ -8,10 +8,10 @@ import {
   type StreamId,
   type TopicNames,
 } from '@tidemark/protocol';
-import type { ExecutionEnd } from './retries.js';
-import type { CallStepEvent } from './steps.js';
+import type { ExecutionEnd } from './execution/index.js';
+import type { CallStepEvent } from './execution/index.js';
 import type { ToolLogger, ToolModule } from '@tidemark/tools';
-import { stderrLogger } from './tool-logger.js';
+import { stderrLogger } from './execution/index.js';
 
 export interface WorkerOptions {
   /** The log: Kafka or the embedded one. It must also manage consumer groups. */

@@ -1,7 +1,7 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { recordAssignedPartitions, recordWorkerRefusal } from '@tidemark/otel';
-import { SealedRecords } from './sealed-records.js';
-import { answerUnreadable } from './unreadable-records.js';
+import { SealedRecords } from './calls/index.js';
+import { answerUnreadable } from './calls/index.js';
 import {
   decodeRequestRecord,
   JsonRpcErrorCodes,
@@ -12,20 +12,19 @@ import {
   type RequestRecord,
   type WorkerEpoch,
 } from '@tidemark/protocol';
-import { Admission, admissionOf } from './admission.js';
-import { CallSlots, slotNotes, slotShareOf, type SlotOccupancy } from './call-slots.js';
-import { startEvents } from './event-sources.js';
-import { probeToolModules, type ModuleListing } from './module-probe.js';
-import { PartitionReader } from './partition-reader.js';
-import { joinsOf } from './session-lane.js';
+import { Admission, admissionOf } from './calls/index.js';
+import { CallSlots, slotNotes, slotShareOf, type SlotOccupancy } from './calls/index.js';
+import { probeToolModules, type ModuleListing } from './modules/index.js';
+import { PartitionReader } from './calls/index.js';
+import { joinsOf } from './session/index.js';
 import type { ToolModule } from '@tidemark/tools';
 import {
   compileWorkerOptions,
   type CompiledWorkerOptions,
   type WorkerOptions,
 } from './worker-options.js';
-import { answerFailure } from './lane-context.js';
-import { requestPartitions, startLanes, type Started } from './worker-lanes.js';
+import { answerFailure } from './calls/index.js';
+import { requestPartitions, startEvents, startLanes, type Started } from './worker-lanes.js';
 
 /**
  * The tool worker: a member of the workers' consumer group on `requests`. For each session of its

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CallSlots, slotShareOf } from '../src/call-slots.js';
+import { CallSlots, slotShareOf } from '../src/calls/call-slots.js';
 
 // The cap is the subject's, over all its requests (security review H2): one subject holding its
 // share in calls and more in other requests (pushes that never end) leaves the rest to the others.

@@ -2,7 +2,7 @@ import { EmbeddedLog } from '@tidemark/embedded-log';
 import { StreamHeadStore } from '@tidemark/log';
 import { topicNames, type GroupMembership, type LogRecord } from '@tidemark/protocol';
 import { expect, it, onTestFinished } from 'vitest';
-import { PartitionReader } from '../src/partition-reader.js';
+import { PartitionReader } from '../src/calls/partition-reader.js';
 
 // A rebalance that races a partition's first read refuses the committed offset (the classic
 // protocol's ILLEGAL_GENERATION): the reader asks again and reads from it, instead of stopping the

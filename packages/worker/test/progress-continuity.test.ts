@@ -9,8 +9,8 @@ import {
   type StreamHead,
 } from '@tidemark/protocol';
 import { expect, it, onTestFinished } from 'vitest';
-import { lastProgressInLog } from '../src/progress-continuity.js';
-import { StreamRun } from '../src/stream-run.js';
+import { lastProgressInLog } from '../src/execution/progress-continuity.js';
+import { StreamRun } from '../src/execution/stream-run.js';
 
 // Progress continues across the generations of a call (a worker's death, a retry): each takeover
 // continues from the highest progress written before it — also when the generation it takes over

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { ByteReader, ByteWriter } from '../bytes.js';
-import { logIdOf, type Keyring, type LogIdentity } from '../ids/event-id.js';
+import { logIdOf, type LogIdentity } from '../ids/event-id.js';
+import type { Keyring } from '../keys/keyring.js';
 import {
   contextTag,
   MAC_BYTES,
@@ -8,7 +9,7 @@ import {
   tokenMac,
   type TokenProblem,
   type TokenVerification,
-} from '../ids/keyed-token.js';
+} from '../keys/keyed-token.js';
 
 /**
  * The cursor of an event stream: a position in the log, authenticated like an SSE event id, and

@@ -3,14 +3,13 @@ import { ByteWriter } from '../bytes.js';
 import {
   EPOCH_BYTES,
   EVENT_ID_MAC_INFO,
-  type EventIdVersion,
   logIdOf,
   sessionTag,
-  type SigningKey,
   type StreamIdentity,
 } from './event-id.js';
 import type { Generation } from './generation.js';
-import { derivedKey, MAC_BYTES, tokenMac } from './keyed-token.js';
+import { derivedKey, MAC_BYTES, tokenMac } from '../keys/keyed-token.js';
+import type { EventIdVersion, SigningKey } from '../keys/keyring.js';
 
 /** Version 2's MAC key, in front of the body: 32 bytes (HKDF's output). */
 const KEY_BYTES = 32;

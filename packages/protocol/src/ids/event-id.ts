@@ -1,6 +1,5 @@
 import { createHash, hash, timingSafeEqual } from 'node:crypto';
 import { ByteReader, ByteWriter } from '../bytes.js';
-import { invalidOption } from '../errors.js';
 import { isValidAttempt, type Generation } from './generation.js';
 import { parseStreamId, parseWorkerEpoch, type SessionId, type StreamId } from './ids.js';
 import {
@@ -11,7 +10,8 @@ import {
   tokenMac,
   type TokenProblem,
   type TokenVerification,
-} from './keyed-token.js';
+} from '../keys/keyed-token.js';
+import { EVENT_ID_VERSION, type Keyring, type SigningKey } from '../keys/keyring.js';
 
 /**
  * The opaque `id:` of every SSE event and the client's `Last-Event-ID`.
@@ -27,14 +27,11 @@ import {
  *     on the path that mints an id per delivered event;
  *   version 1 (still verified, so ids minted before an upgrade resume): HMAC-SHA256.
  * The session tag (a keyed hash of the session id) lets a mismatch be reported as "another
- * session's id" rather than "tampered"; the MAC alone decides validity.
+ * session's id" rather than "tampered"; the MAC alone decides validity. The version minted is the
+ * keyring's (`EVENT_ID_VERSION` by default).
  */
-export const EVENT_ID_VERSION = 2;
 /** The format minted before version 2, still accepted. */
 const EVENT_ID_V1 = 1;
-
-/** The event-id formats a keyring can mint (both always verify). */
-export type EventIdVersion = 1 | 2;
 
 const LOG_ID_BYTES = 8;
 const SESSION_TAG_BYTES = 4;
@@ -71,56 +68,6 @@ export interface EventClaim {
   readonly seq: number;
   readonly stream: StreamId;
   readonly logId: string;
-}
-
-export interface SigningKey {
-  /** 0–255, carried in every id so a rotated key can still verify ids minted before the rotation. */
-  readonly id: number;
-  /** At least 32 bytes. */
-  readonly secret: Uint8Array;
-  /** After this instant (ms since epoch) ids signed with this key no longer verify. */
-  readonly verifyUntilMs?: number;
-}
-
-export interface KeyringOptions {
-  /** The key that signs new ids. */
-  current: SigningKey;
-  /** Keys that still verify ids minted before a rotation, during their grace period. */
-  previous?: readonly SigningKey[];
-  /**
-   * The format new ids are minted in (default 2). 1 while replicas of a release that verifies
-   * only version 1 may be handed an id: during a rolling upgrade from 0.1.0.
-   */
-  mints?: EventIdVersion;
-}
-
-export interface Keyring {
-  readonly current: SigningKey;
-  readonly byId: ReadonlyMap<number, SigningKey>;
-  readonly mints: EventIdVersion;
-}
-
-/** Validates keys up front: a short secret or a duplicate key id is a configuration bug. */
-export function createKeyring(options: KeyringOptions): Keyring {
-  const keys = [options.current, ...(options.previous ?? [])];
-  const byId = new Map<number, SigningKey>();
-  for (const key of keys) {
-    if (!Number.isInteger(key.id) || key.id < 0 || key.id > 255) {
-      throw invalidOption('key.id', 'an integer 0..255', key.id);
-    }
-    if (!(key.secret instanceof Uint8Array) || key.secret.length < 32) {
-      throw invalidOption(
-        `key ${key.id}: secret`,
-        'at least 32 bytes',
-        key.secret?.length ?? key.secret,
-      );
-    }
-    if (byId.has(key.id)) throw invalidOption('key.id', 'unique key ids', key.id);
-    byId.set(key.id, key);
-  }
-  const mints = options.mints ?? EVENT_ID_VERSION;
-  if (mints !== 1 && mints !== 2) throw invalidOption('mints', 'event-id version 1 or 2', mints);
-  return { current: options.current, byId, mints };
 }
 
 /** The 8-byte log id carried in event ids (hex), from the cluster id and topic id. */

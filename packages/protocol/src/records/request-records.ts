@@ -1,10 +1,14 @@
 import { parseSessionId, type SessionId } from '../ids/ids.js';
-import { TASK_MODES, type TaskMode } from '../tasks/tasks.js';
 
 // The records the gateway writes to `requests` for the worker: a client's JSON-RPC message keyed
 // by its session (or, on the stateless lane, by a key of its own), plus headers the worker reads.
 // Encoded and decoded only here, so both sides agree byte for byte. Trace context travels in
 // further headers (`traceparent`), which the codec passes through untouched.
+
+/** When a gateway lets `tools/call` become a task: never, as each tool declares, or always. */
+export type TaskMode = 'never' | 'tool' | 'always';
+
+export const TASK_MODES: readonly TaskMode[] = ['never', 'tool', 'always'];
 
 /** Header naming the request-record format; a record without it is version 1 (the first gateways). */
 export const REQUEST_RECORD_VERSION_HEADER = 'tm-rv';

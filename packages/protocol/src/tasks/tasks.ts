@@ -1,3 +1,4 @@
+import type { TaskMode } from '../records/request-records.js';
 import { MetaKeys } from '../wire/meta-keys.js';
 import { JsonRpcErrorCodes } from '../wire/wire.js';
 
@@ -230,11 +231,6 @@ export function detailedTask(state: TaskState): Record<string, unknown> {
     ...(state.status === 'failed' ? { error: state.error } : {}),
   };
 }
-
-/** When a gateway lets `tools/call` become a task: never, as each tool declares, or always. */
-export type TaskMode = 'never' | 'tool' | 'always';
-
-export const TASK_MODES: readonly TaskMode[] = ['never', 'tool', 'always'];
 
 /** A tool's declared task support (`execution.taskSupport`); undeclared is `forbidden`. */
 export type TaskSupport = 'forbidden' | 'optional' | 'required';

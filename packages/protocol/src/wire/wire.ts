@@ -1,9 +1,3 @@
-import { formatGeneration, type Generation } from '../ids/generation.js';
-import type { ResetReason } from '../resume/stream-cursor.js';
-
-/** The JSON-RPC notification that opens a reset stream: the client must discard what it has. */
-export const RESET_NOTIFICATION_METHOD = 'notifications/tidemark/reset';
-
 /** JSON-RPC error codes used at the wire. -32000..-32099 are the implementation-defined range. */
 export const JsonRpcErrorCodes = {
   parseError: -32700,
@@ -19,23 +13,6 @@ export const JsonRpcErrorCodes = {
   /** An event stream its type does not let this subject read (its `authorize` refused). */
   forbidden: -32003,
 } as const;
-
-export interface ResetNotification {
-  readonly jsonrpc: '2.0';
-  readonly method: typeof RESET_NOTIFICATION_METHOD;
-  readonly params: { readonly reason: ResetReason; readonly generation: string | null };
-}
-
-export function resetNotification(
-  reason: ResetReason,
-  generation: Generation | undefined,
-): ResetNotification {
-  return {
-    jsonrpc: '2.0',
-    method: RESET_NOTIFICATION_METHOD,
-    params: { reason, generation: generation === undefined ? null : formatGeneration(generation) },
-  };
-}
 
 /** The progress value of a message, if it is a `notifications/progress` with a numeric one. */
 export function progressOf(message: unknown): number | undefined {

@@ -15,20 +15,20 @@ import {
   type StreamId,
 } from '@tidemark/protocol';
 import { withTraceMeta } from '@tidemark/otel';
-import { backoff } from './backoff.js';
-import type { Call } from './call.js';
+import { backoff } from '../execution/index.js';
+import type { Call } from '../calls/index.js';
 import { currentExecution, type Execution, type ToolLogger } from '@tidemark/tools';
 import { LogTransport, replayInitialize } from './log-transport.js';
-import { authInfoOf, createToolServer, SESSION_SERVER_VERSIONS } from './tool-server.js';
-import { attachEventMethods } from './event-methods.js';
-import { registerModule, type ExecutionEnd } from './retries.js';
-import type { EmitterFor } from './event-emit.js';
-import { callRefusal } from './call-refusal.js';
-import { decideRun, type RunDecision } from './run-decision.js';
-import { journaledSteps, type CallSteps } from './steps.js';
+import { authInfoOf, createToolServer, SESSION_SERVER_VERSIONS } from '../execution/index.js';
+import { attachEventMethods } from '../events/index.js';
+import { registerModule, type ExecutionEnd } from '../execution/index.js';
+import type { EmitterFor } from '../events/index.js';
+import { callRefusal } from '../execution/index.js';
+import { decideRun, type RunDecision } from '../execution/index.js';
+import { journaledSteps, type CallSteps } from '../execution/index.js';
 import { JoinedCallGone, joinedMessage, mirrorStream, type MirrorSource } from './stream-mirror.js';
-import { StreamRun } from './stream-run.js';
-import { JOIN_FAILED } from './lane-context.js';
+import { StreamRun } from '../execution/index.js';
+import { JOIN_FAILED } from '../calls/index.js';
 import type { SessionRuntimeOptions } from './session-options.js';
 
 export type { SessionRuntimeOptions } from './session-options.js';

@@ -1,6 +1,6 @@
 import { recordWorkerRefusal } from '@tidemark/otel';
 import { checkSealedRecord, SEAL_WINDOW_MS, type LogRecord } from '@tidemark/protocol';
-import type { CompiledWorkerOptions } from './worker-options.js';
+import type { CompiledWorkerOptions } from '../worker-options.js';
 
 /**
  * With the gateways' keyring, a record is taken only with a valid gateway seal, made for its

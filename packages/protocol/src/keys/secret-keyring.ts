@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createKeyring, type EventIdVersion, type Keyring, type SigningKey } from './event-id.js';
+import { createKeyring, type EventIdVersion, type Keyring, type SigningKey } from './keyring.js';
 import { invalidOption } from '../errors.js';
 
 /** The key id event ids carried before keys had ids of their own: the one secret of the time. */

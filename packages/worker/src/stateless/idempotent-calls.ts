@@ -15,10 +15,10 @@ import {
   type RequestRecord,
   type SessionId,
 } from '@tidemark/protocol';
-import type { PartitionReader } from './partition-reader.js';
+import type { PartitionReader } from '../calls/index.js';
 import type { StatelessExchange } from './stateless-exchange.js';
-import { whileUnavailable } from './backoff.js';
-import { answerRequest, JOIN_FAILED, type LaneContext } from './lane-context.js';
+import { whileUnavailable } from '../execution/index.js';
+import { answerRequest, JOIN_FAILED, type LaneContext } from '../calls/index.js';
 
 type KeyedRequest = JSONRPCMessage & { id: RequestId; method: string; params?: unknown };
 

@@ -9,15 +9,15 @@ import {
   type StreamHead,
   type StreamId,
 } from '@tidemark/protocol';
-import { whileUnavailable } from './backoff.js';
-import type { StatelessExchangeOptions } from './exchange-options.js';
-import { invokeStateless } from './stateless-invocation.js';
-import { journaledSteps } from './steps.js';
-import { decideRun } from './run-decision.js';
-import { StreamRun } from './stream-run.js';
-import { TaskExecution } from './task-lane.js';
+import { whileUnavailable } from '../execution/index.js';
+import type { StatelessExchangeOptions } from '../calls/index.js';
+import { invokeStateless } from '../execution/index.js';
+import { journaledSteps } from '../execution/index.js';
+import { decideRun } from '../execution/index.js';
+import { StreamRun } from '../execution/index.js';
+import { TaskExecution } from '../tasks/index.js';
 import { taskSupportOf } from '@tidemark/tools';
-import { INTERNAL_ERROR } from './lane-context.js';
+import { INTERNAL_ERROR } from '../calls/index.js';
 
 /**
  * One request of the stateless lane (2026-07-28), with what it answers written to `events` like

@@ -1,7 +1,6 @@
 import { ProtocolError } from '@modelcontextprotocol/server';
 import { eventStreamKey, JsonRpcErrorCodes, type EventDelivery } from '@tidemark/protocol';
 import { checkAgainst, type EventType } from '@tidemark/tools';
-import type { EventService } from './event-service.js';
 
 // What every Events method checks first: the event type it names (offered for the delivery
 // asked), its arguments against the type's input schema — a client's mistake is invalid params,
@@ -13,7 +12,7 @@ import type { EventService } from './event-service.js';
  * arguments (`subject`: the authenticated one; undefined without authentication).
  */
 export async function subscribedStream(
-  service: EventService,
+  service: { readonly types: ReadonlyMap<string, EventType> },
   params: { name: string; arguments?: Record<string, unknown> | undefined },
   mode: EventDelivery,
   subject: string | undefined,

@@ -1,8 +1,8 @@
 import { ErrorCodes, messageOf, TidemarkError } from '@tidemark/protocol';
-import { registerModule } from './retries.js';
+import { registerModule } from '../execution/index.js';
 import type { ToolModule } from '@tidemark/tools';
 import type { McpServer } from '@modelcontextprotocol/server';
-import { createToolServer, type ServerIdentity } from './tool-server.js';
+import { createToolServer, type ServerIdentity } from '../execution/index.js';
 
 /**
  * Runs every module's `register` against one probe server, as each session will, before anything

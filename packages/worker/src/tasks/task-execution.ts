@@ -17,11 +17,11 @@ import {
   type TaskEvent,
   type TaskState,
 } from '@tidemark/protocol';
-import type { StatelessExchangeOptions } from './exchange-options.js';
-import { invokeStateless } from './stateless-invocation.js';
-import { journaledSteps, type CallSteps } from './steps.js';
-import { decideRun } from './run-decision.js';
-import { notOwned, StreamRun } from './stream-run.js';
+import type { StatelessExchangeOptions } from '../calls/index.js';
+import { invokeStateless } from '../execution/index.js';
+import { journaledSteps, type CallSteps } from '../execution/index.js';
+import { decideRun } from '../execution/index.js';
+import { notOwned, StreamRun } from '../execution/index.js';
 
 type TaskRecord = SessionRecord & { task: NonNullable<SessionRecord['task']> };
 

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Keyring, SigningKey } from '../ids/event-id.js';
-import { derivedKey } from '../ids/keyed-token.js';
+import type { Keyring, SigningKey } from './keyring.js';
+import { derivedKey } from './keyed-token.js';
 
 /**
  * Header of a request record: the seal its gateway put on it — `<key id>.<base64url HMAC-SHA256>`

@@ -21,7 +21,7 @@ import {
   type Execution,
   type ToolLogger,
 } from '@tidemark/tools';
-import type { EmitterFor } from './event-emit.js';
+import type { EmitterFor } from '../events/index.js';
 import { v1Server } from './v1-server.js';
 
 /** What the retry wrapper needs from whoever runs the tools: the worker runtime or the test harness. */

@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { Keyring, SigningKey } from '../ids/event-id.js';
-import { derivedKey } from '../ids/keyed-token.js';
+import type { Keyring, SigningKey } from './keyring.js';
+import { derivedKey } from './keyed-token.js';
 
 // A webhook subscription's signing secret is the client's, and the workers need it to sign every
 // delivery, so it is kept in the log — encrypted, never in the clear: AES-256-GCM under a key

@@ -10,12 +10,12 @@ import {
   type StreamId,
 } from '@tidemark/protocol';
 import { ATTR_JSONRPC_REQUEST_ID, ATTR_MCP_METHOD_NAME, ATTR_MCP_SESSION_ID } from '@tidemark/otel';
-import { whileUnavailable } from './backoff.js';
-import { Call } from './call.js';
-import type { PartitionReader } from './partition-reader.js';
+import { whileUnavailable } from '../execution/index.js';
+import { Call } from '../calls/index.js';
+import type { PartitionReader } from '../calls/index.js';
 import { SessionCache } from './session-cache.js';
 import { SessionRuntime } from './session-runtime.js';
-import { answerFailure, progressReader, type LaneContext } from './lane-context.js';
+import { answerFailure, progressReader, type LaneContext } from '../calls/index.js';
 
 type Request = JSONRPCMessage & { id: RequestId; method: string };
 

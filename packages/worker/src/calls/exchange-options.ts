@@ -9,9 +9,9 @@ import type {
 } from '@tidemark/log';
 import type { StreamId, TaskMode } from '@tidemark/protocol';
 import type { Handoffs } from './handoff.js';
-import type { InvocationOptions } from './stateless-invocation.js';
-import type { journaledSteps } from './steps.js';
-import type { StreamRunHost } from './stream-run.js';
+import type { InvocationOptions } from '../execution/index.js';
+import type { journaledSteps } from '../execution/index.js';
+import type { StreamRunHost } from '../execution/index.js';
 
 /** What a stateless request (and the task it may become) runs with: its own home, so the exchange and the task share it without importing each other. */
 export interface StatelessExchangeOptions extends Omit<InvocationOptions, 'tasks'> {

@@ -12,8 +12,8 @@ import {
   type RequestId,
   type SessionId,
 } from '@tidemark/protocol';
-import { attachEventMethods } from './event-methods.js';
-import type { EventService } from './event-service.js';
+import { attachEventMethods } from '../events/index.js';
+import type { EventService } from '../events/index.js';
 import { registerModule, type ExecutionEnd } from './retries.js';
 import type { CallSteps } from './steps.js';
 import type { StreamRun } from './stream-run.js';

@@ -1,5 +1,5 @@
 import { createHmac, hkdfSync } from 'node:crypto';
-import type { Keyring, SigningKey } from './event-id.js';
+import type { Keyring, SigningKey } from './keyring.js';
 
 // What every opaque token this deployment mints shares (SSE event ids, event cursors): base64url
 // of a body that opens with a version byte and a key id byte, and ends with a truncated

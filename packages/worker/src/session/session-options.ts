@@ -1,10 +1,10 @@
 import type { StepJournal, StreamHeadStore, StreamWriter } from '@tidemark/log';
 import type { SessionId, StreamId } from '@tidemark/protocol';
 import type { ToolLogger, ToolModule } from '@tidemark/tools';
-import type { EventService } from './event-service.js';
-import type { ExecutionEnd } from './retries.js';
-import type { journaledSteps } from './steps.js';
-import type { StreamRunHost } from './stream-run.js';
+import type { EventService } from '../events/index.js';
+import type { ExecutionEnd } from '../execution/index.js';
+import type { journaledSteps } from '../execution/index.js';
+import type { StreamRunHost } from '../execution/index.js';
 
 /** What one session on a worker is given: its modules, where it writes, its bounds and hooks. */
 export interface SessionRuntimeOptions {

@@ -10,11 +10,11 @@ import {
 } from '@tidemark/protocol';
 import { context } from '@opentelemetry/api';
 import { ATTR_JSONRPC_REQUEST_ID, ATTR_MCP_METHOD_NAME } from '@tidemark/otel';
-import { Call } from './call.js';
+import { Call } from '../calls/index.js';
 import { IdempotentCalls, type Decided } from './idempotent-calls.js';
 import { StatelessExchange } from './stateless-exchange.js';
-import type { PartitionReader } from './partition-reader.js';
-import { answerFailure, progressReader, type LaneContext } from './lane-context.js';
+import type { PartitionReader } from '../calls/index.js';
+import { answerFailure, progressReader, type LaneContext } from '../calls/index.js';
 
 type StatelessRecord = Extract<RequestRecord, { lane: 'stateless' }>;
 

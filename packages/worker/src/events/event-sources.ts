@@ -3,9 +3,8 @@ import { lastPositionAfter, type StreamLease } from '@tidemark/log';
 import { eventStreamKey } from '@tidemark/protocol';
 import type { EventType } from '@tidemark/tools';
 import { sourceOccurrences } from './event-source-run.js';
-import { EventService } from './event-service.js';
+import type { EventService } from './event-service.js';
 import { WebhookDeliveries } from './webhook-deliveries.js';
-import type { CompiledWorkerOptions } from './worker-options.js';
 
 // The sources of event streams, run by the worker that owns each stream's partition — the same
 // index in every topic, so it moves with the partition, like sessions. A source runs while its
@@ -168,43 +167,4 @@ export class EventSources {
 async function stopRun(run: Running): Promise<void> {
   run.abort.abort();
   await run.done;
-}
-
-/** The Events extension of a started worker. */
-export interface WorkerEvents {
-  readonly service: EventService;
-  readonly sources: EventSources;
-}
-
-/** The Events extension on a worker whose modules offer event types; undefined when none do. */
-export async function startEvents(
-  options: CompiledWorkerOptions,
-  partitionCount: number,
-): Promise<WorkerEvents | undefined> {
-  const { log, topics, keyring, modules } = options;
-  if (keyring === undefined || !modules.some((module) => (module.events ?? []).length > 0))
-    return undefined;
-  const service = await EventService.create({
-    log,
-    topics,
-    partitionCount,
-    keyring,
-    modules,
-    leaseMs: options.eventLeaseMs,
-    heartbeatMs: options.eventHeartbeatMs,
-    pushMaxMs: options.eventPushMaxMs,
-    allowLoopbackWebhooks: options.allowLoopbackWebhooks,
-    maxSubscriptionsPerSubject: options.maxSubscriptionsPerSubject,
-    maxStreamsPerSubject: options.maxEventStreamsPerSubject,
-    subscriptionTtlMs: options.subscriptionTtlMs,
-    webhookAttempts: options.webhookAttempts,
-    webhookBackoffMs: options.webhookBackoffMs,
-  });
-  const sources = new EventSources({
-    service,
-    scanMs: options.eventScanMs,
-    restartMs: Math.max(1_000, options.eventScanMs),
-    onProblem: options.onProblem,
-  });
-  return { service, sources };
 }

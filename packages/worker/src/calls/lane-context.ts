@@ -7,12 +7,12 @@ import {
   type SessionId,
 } from '@tidemark/protocol';
 import type { CallSlots } from './call-slots.js';
-import type { EventService } from './event-service.js';
+import type { EventService } from '../events/index.js';
 import type { Handoffs } from './handoff.js';
 import type { Housekeeping } from './housekeeping.js';
-import { lastProgressInLog } from './progress-continuity.js';
-import type { StreamRunHost } from './stream-run.js';
-import type { CompiledWorkerOptions } from './worker-options.js';
+import { lastProgressInLog } from '../execution/index.js';
+import type { StreamRunHost } from '../execution/index.js';
+import type { CompiledWorkerOptions } from '../worker-options.js';
 
 // What every lane of a started worker shares — the log's stores, the slots, the housekeeping —
 // and the answers a lane writes for a request it could not run (a join that failed, an error).

@@ -2,7 +2,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { recordWorkerRefusal } from '@tidemark/otel';
 import { JsonRpcErrorCodes, parseSessionId, type LogRecord } from '@tidemark/protocol';
 import { answerFailure, type LaneContext } from './lane-context.js';
-import type { CompiledWorkerOptions } from './worker-options.js';
+import type { CompiledWorkerOptions } from '../worker-options.js';
 
 /**
  * A sealed record of `requests` this worker cannot read (a newer release's, or damaged): said with

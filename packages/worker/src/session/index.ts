@@ -1,0 +1,7 @@
+/**
+ * session/ — the session lane (2025-11-25 and before). `SessionLane` dispatches a partition's
+ * session records; a `SessionRuntime` is one session's SDK server over a `LogTransport`, running
+ * its calls; `SessionCache` keeps them warm; `StreamMirror` copies a joined keyed call into the
+ * request's own stream.
+ */
+export { SessionLane, joinsOf } from './session-lane.js';
