@@ -18,6 +18,14 @@ const FLOORS = {
     'tasks/',
     'events/',
   ],
+  gateway: [
+    'http/',
+    'auth/',
+    '(gateway-options|gateway-context|gateway-spans|delivery|open-streams|request-producer|request-answers|key-mint|log-deadline|offsets-reader|share-sessions)\\.ts$',
+    'tasks/',
+    '(session-lane|session-resume|stateless-lane)\\.ts$',
+    'gateway\\.ts$',
+  ],
   worker: [
     'events/',
     'execution/',

@@ -27,7 +27,7 @@ import {
   startMessagingSpan,
   tidemarkTracer,
 } from '@tidemark/otel';
-import type { SseStream } from './sse.js';
+import type { SseStream } from './http/sse.js';
 
 /** One shared tail per partition of `events` in this gateway, started and stopped with their streams. */
 export class EventTails {

@@ -8,7 +8,7 @@ import {
   type StreamId,
   type TopicNames,
 } from '@tidemark/protocol';
-import { Access, isExemptShare } from './access.js';
+import { Access, isExemptShare } from './auth/index.js';
 import { EventTails } from './delivery.js';
 import type { CompiledGatewayOptions, GatewayOptions } from './gateway-options.js';
 import { KeyMint } from './key-mint.js';

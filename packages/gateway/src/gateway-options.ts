@@ -8,7 +8,8 @@ import type {
   TopicNames,
 } from '@tidemark/protocol';
 import { invalidOption, positiveIntegers, TASK_MODES } from '@tidemark/protocol';
-import type { Authenticate } from './authenticate.js';
+import type { Authenticate } from './auth/index.js';
+import type { ResourceMetadataOptions } from './auth/index.js';
 
 export interface GatewayOptions {
   log: LogPort;
@@ -168,13 +169,7 @@ export interface GatewayOptions {
    * server that takes OAuth tokens: served at `/.well-known/oauth-protected-resource[/<path>]` and
    * named in every 401's `WWW-Authenticate`.
    */
-  resourceMetadata?: {
-    /** This server's public MCP URL, e.g. `https://mcp.example.com/mcp`. */
-    resource: string;
-    /** Issuers of the tokens it accepts. */
-    authorizationServers: readonly string[];
-    scopesSupported?: readonly string[];
-  };
+  resourceMetadata?: ResourceMetadataOptions;
   /**
    * Unexpected failures answered with 5xx.
    * @default stderr

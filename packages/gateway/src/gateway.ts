@@ -1,12 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import { Server as NetServer } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { HttpRefusals, type HttpRefusal } from './http-refusals.js';
-import type { Asker } from './access.js';
-import { serveResourceMetadata } from './auth/resource-metadata.js';
+import { HttpRefusals, type HttpRefusal } from './http/http-refusals.js';
+import type { Asker } from './auth/index.js';
+import { serveResourceMetadata } from './auth/index.js';
 import { createGatewayContext, type GatewayContext } from './gateway-context.js';
 import { compileGatewayOptions, type GatewayOptions } from './gateway-options.js';
-import { sendRefusal } from './http-answers.js';
+import { sendRefusal } from './http/http-answers.js';
 import { LogDeadlineError } from './log-deadline.js';
 import {
   accepts,
@@ -15,8 +15,8 @@ import {
   frontDoor,
   isJson,
   NESTED_TOO_DEEP,
-} from './http-guards.js';
-import { nestsDeeperThan, parseInbound } from './inbound.js';
+} from './http/http-guards.js';
+import { nestsDeeperThan, parseInbound } from './http/inbound.js';
 import { handleDelete, handleSessionPost } from './session-lane.js';
 import { handleGet } from './session-resume.js';
 import {

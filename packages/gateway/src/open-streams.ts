@@ -1,8 +1,8 @@
 import type { Response } from 'express';
 import { type SessionId } from '@tidemark/protocol';
-import { HttpRefusals, type HttpRefusal } from './http-refusals.js';
+import { HttpRefusals, type HttpRefusal } from './http/http-refusals.js';
 import { recordLiveStreams } from '@tidemark/otel';
-import { SseStream, type SseOptions } from './sse.js';
+import { SseStream, type SseOptions } from './http/sse.js';
 
 /**
  * This replica's open SSE responses, all and by session: DELETE ends a session's, a drain ends

@@ -10,7 +10,7 @@ import {
 } from '@tidemark/protocol';
 import { answeredAs, startDelivery, type DeliveryOptions } from './delivery.js';
 import type { GatewayContext } from './gateway-context.js';
-import type { SseStream } from './sse.js';
+import type { SseStream } from './http/sse.js';
 
 // How a request the gateway passed to a worker is answered over HTTP: a new SSE stream of its
 // events, a stream from now (a listen), or one JSON body once the answer is in the log.

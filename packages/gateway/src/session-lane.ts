@@ -15,12 +15,12 @@ import {
   type RequestId,
   type SessionId,
 } from '@tidemark/protocol';
-import { HttpRefusals } from './http-refusals.js';
-import type { Asker } from './access.js';
+import { HttpRefusals } from './http/http-refusals.js';
+import type { Asker } from './auth/index.js';
 import { streamMinter, type GatewayContext } from './gateway-context.js';
 import { requestSpan } from './gateway-spans.js';
-import { pass, refuse, sendRefusal, type Checked } from './http-answers.js';
-import { accepts, headerValue } from './http-guards.js';
+import { pass, refuse, sendRefusal, type Checked } from './http/http-answers.js';
+import { accepts, headerValue } from './http/http-guards.js';
 import { deliverStream, newStream, respondJson } from './request-answers.js';
 
 // The session lane (2025-03-26 … 2025-11-25): `initialize` opens a session in the log, every later

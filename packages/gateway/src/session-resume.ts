@@ -14,15 +14,15 @@ import {
   type ResumeDecision,
   type SessionId,
 } from '@tidemark/protocol';
-import { HttpRefusals } from './http-refusals.js';
+import { HttpRefusals } from './http/http-refusals.js';
 import { recordResume } from '@tidemark/otel';
-import type { Asker } from './access.js';
+import type { Asker } from './auth/index.js';
 import { streamMinter, type GatewayContext } from './gateway-context.js';
 import { recordResumeSpan } from './gateway-spans.js';
-import { sendRefusal } from './http-answers.js';
-import { headerValue } from './http-guards.js';
+import { sendRefusal } from './http/http-answers.js';
+import { headerValue } from './http/http-guards.js';
 import { findSession, negotiatedVersion } from './session-lane.js';
-import type { SseStream } from './sse.js';
+import type { SseStream } from './http/sse.js';
 import { deliverStream, streamFromNow } from './request-answers.js';
 
 /**

@@ -14,15 +14,15 @@ import {
   type RequestId,
   type RequestRecord,
 } from '@tidemark/protocol';
-import { HttpRefusals, type HttpRefusal } from './http-refusals.js';
-import type { Asker } from './access.js';
+import { HttpRefusals, type HttpRefusal } from './http/http-refusals.js';
+import type { Asker } from './auth/index.js';
 import type { GatewayContext } from './gateway-context.js';
 import { requestSpan } from './gateway-spans.js';
-import { sendRefusal } from './http-answers.js';
-import { accepts, headerValue } from './http-guards.js';
-import { handleTaskMethod, isTaskMethod } from './task-lane.js';
-import { handleTaskListen, listenedTaskIds } from './task-listen.js';
-import { handleTaskStream } from './task-stream.js';
+import { sendRefusal } from './http/http-answers.js';
+import { accepts, headerValue } from './http/http-guards.js';
+import { handleTaskMethod, isTaskMethod } from './tasks/index.js';
+import { handleTaskListen, listenedTaskIds } from './tasks/index.js';
+import { handleTaskStream } from './tasks/index.js';
 import { deliverStream, newStream, respondJson } from './request-answers.js';
 
 // The stateless lane (2026-07-28): no session, no event ids, no resume. The request is routed by

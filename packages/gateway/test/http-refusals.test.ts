@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SESSION_PROTOCOL_VERSIONS } from '@tidemark/protocol';
-import { HttpRefusals } from '../src/http.js';
+import { HttpRefusals } from '../src/http/index.js';
 
 describe('HTTP refusals', () => {
   const all = [

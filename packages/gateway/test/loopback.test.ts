@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isLoopbackHost, isLoopbackOrigin, LOOPBACK_ADDRESSES } from '../src/http.js';
+import { isLoopbackHost, isLoopbackOrigin, LOOPBACK_ADDRESSES } from '../src/http/index.js';
 
 describe('this machine', () => {
   it('Host headers and listening addresses that name it, with or without a port', () => {

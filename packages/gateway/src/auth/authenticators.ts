@@ -8,8 +8,8 @@ import {
   type JWTVerifyGetKey,
 } from 'jose';
 import { invalidOption } from '@tidemark/protocol';
-import { isLoopbackHost } from '../loopback.js';
-import type { Authenticate } from '../authenticate.js';
+import { isLoopbackHost } from '../http/loopback.js';
+import type { Authenticate } from './authenticate.js';
 
 /** The bearer token of a request, or undefined. */
 export function bearerToken(req: Request): string | undefined {

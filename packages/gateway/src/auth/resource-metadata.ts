@@ -1,11 +1,19 @@
 import type express from 'express';
 import { invalidOption } from '@tidemark/protocol';
-import type { GatewayOptions } from '../gateway-options.js';
 
-export /** Serves RFC 9728 metadata when configured; returns its URL for `WWW-Authenticate`. */
-function serveResourceMetadata(
+/** The OAuth protected-resource document this gateway serves (RFC 9728). */
+export interface ResourceMetadataOptions {
+  /** This server's public MCP URL, e.g. `https://mcp.example.com/mcp`. */
+  readonly resource: string;
+  /** Issuers of the tokens it accepts. */
+  readonly authorizationServers: readonly string[];
+  readonly scopesSupported?: readonly string[];
+}
+
+/** Serves RFC 9728 metadata when configured; returns its URL for `WWW-Authenticate`. */
+export function serveResourceMetadata(
   app: express.Express,
-  metadata: GatewayOptions['resourceMetadata'],
+  metadata: ResourceMetadataOptions | undefined,
 ): string | undefined {
   if (metadata === undefined) return undefined;
   let resource: URL;

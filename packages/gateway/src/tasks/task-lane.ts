@@ -10,8 +10,8 @@ import {
   TASK_UPDATE_METHOD,
   type RequestId,
 } from '@tidemark/protocol';
-import type { Asker } from './access.js';
-import type { GatewayContext } from './gateway-context.js';
+import type { Asker } from '../auth/index.js';
+import type { GatewayContext } from '../gateway-context.js';
 import { readTask } from './task-state.js';
 
 // The Tasks extension's methods (`tasks/get`, `tasks/update`, `tasks/cancel`), answered by any

@@ -15,8 +15,8 @@ import {
   type RequestId,
   type TaskId,
 } from '@tidemark/protocol';
-import type { Asker } from './access.js';
-import type { GatewayContext } from './gateway-context.js';
+import type { Asker } from '../auth/index.js';
+import type { GatewayContext } from '../gateway-context.js';
 import { readTask } from './task-state.js';
 
 // `subscriptions/listen` with `notifications.taskIds`: `notifications/tasks` pushed to the client

@@ -11,8 +11,8 @@ import {
   type RequestId,
   type TaskId,
 } from '@tidemark/protocol';
-import type { Asker } from './access.js';
-import type { GatewayContext } from './gateway-context.js';
+import type { Asker } from '../auth/index.js';
+import type { GatewayContext } from '../gateway-context.js';
 import { readTask } from './task-state.js';
 
 // `tasks/stream` (SEP-2694's shape): a task's events — every message its executions recorded,

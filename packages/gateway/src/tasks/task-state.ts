@@ -14,7 +14,7 @@ import {
   type TaskEvent,
   type TaskState,
 } from '@tidemark/protocol';
-import type { GatewayContext } from './gateway-context.js';
+import type { GatewayContext } from '../gateway-context.js';
 
 /** What a gateway finds under a task id for a subject. */
 export type TaskLookup =

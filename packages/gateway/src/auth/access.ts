@@ -1,8 +1,8 @@
 import type { Request } from 'express';
 import { RateLimiterMemory, type RateLimiterRes } from 'rate-limiter-flexible';
-import { HttpRefusals } from './http-refusals.js';
-import { LOOPBACK_ADDRESSES } from './loopback.js';
-import { pass, refuse, type Checked } from './http-answers.js';
+import { HttpRefusals } from '../http/http-refusals.js';
+import { LOOPBACK_ADDRESSES } from '../http/loopback.js';
+import { pass, refuse, type Checked } from '../http/http-answers.js';
 import type { Authenticate, AuthResult } from './authenticate.js';
 
 export interface AccessOptions {
