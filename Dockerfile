@@ -25,6 +25,7 @@ COPY packages/kafka-fixtures/package.json ./packages/kafka-fixtures/
 COPY packages/log/package.json ./packages/log/
 COPY packages/otel/package.json ./packages/otel/
 COPY packages/protocol/package.json ./packages/protocol/
+COPY packages/testing/package.json ./packages/testing/
 COPY packages/tools/package.json ./packages/tools/
 COPY packages/webhooks/package.json ./packages/webhooks/
 COPY packages/worker/package.json ./packages/worker/

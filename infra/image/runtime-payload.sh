@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The image's runtime payload: the built packages and their production dependencies — nothing the
-# tests need (no @tidemark/kafka-fixtures, so no testcontainers or ssh2; no dev dependencies, so no
-# vitest). The Dockerfile runs it; test/image/payload.process.test.ts runs it too and uses what it made.
+# tests need (no @tidemark/kafka-fixtures, so no testcontainers or ssh2; no @tidemark/testing, a
+# module's test harness; no dev dependencies, so no vitest). The Dockerfile runs it;
+# test/image/payload.process.test.ts runs it too and uses what it made.
 #   infra/image/runtime-payload.sh <built repository> <destination>
 set -euo pipefail
 src=$(cd "$1" && pwd)
@@ -10,7 +11,7 @@ mkdir -p "$dest"
 cp "$src/package.json" "$src/package-lock.json" "$dest/"
 for dir in "$src"/packages/* "$src/examples"; do
   rel=${dir#"$src/"}
-  [ "$(basename "$dir")" = kafka-fixtures ] && continue # tests only
+  case "$(basename "$dir")" in kafka-fixtures | testing) continue ;; esac # tests only
   mkdir -p "$dest/$rel"
   cp "$dir/package.json" "$dest/$rel/"
   for part in dist bin assets; do

@@ -76,6 +76,7 @@ describe('the published packages, outside this repository', () => {
       'log',
       'otel',
       'protocol',
+      'testing',
       'tools',
       'webhooks',
       'worker',

@@ -21,6 +21,7 @@ const TEST_ONLY = [
   'fast-check',
   'docker-compose',
   '@tidemark/kafka-fixtures',
+  '@tidemark/testing',
   'typescript',
   'turbo',
   'eslint',
@@ -50,6 +51,7 @@ it('the image payload: production dependencies only, and the CLI runs from it (h
       name,
     ).toEqual([]);
   expect(existsSync(join(dest, 'packages/kafka-fixtures'))).toBe(false);
+  expect(existsSync(join(dest, 'packages/testing'))).toBe(false);
   expect(existsSync(join(dest, 'node_modules/.bin/node'))).toBe(false);
 
   const bin = join(dest, 'packages/cli/dist/bin.js');

@@ -31,7 +31,7 @@ export default defineToolModule({
 const TOOLS_TEST = `// The module run as the worker runs it (the official client and server, in memory): npm test.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { runTool } from '@tidemark/worker/testing';
+import { runTool } from '@tidemark/testing';
 import tools from './tools.ts';
 
 test('greet greets by name', async () => {

@@ -12,17 +12,23 @@ import {
 import { STATELESS_PROTOCOL_VERSION, type RequestId, type WorkerEpoch } from '@tidemark/protocol';
 import { fitMessage, type JournaledStep, type StoredOccurrence } from '@tidemark/log';
 import type { Execution, StepEvent, ToolModule } from '@tidemark/tools';
-import { emitterOf, type EmitterFor } from './events/index.js';
-import { CallSteps } from './execution/index.js';
-import { registerModule, type ExecutionEnd } from './execution/index.js';
-import { levelName, lineLogger, type ToolLogLine } from './execution/index.js';
+import {
+  CallSteps,
+  createToolServer,
+  emitterOf,
+  levelName,
+  lineLogger,
+  registerModule,
+  SESSION_SERVER_VERSIONS,
+  WORKER_DEFAULTS,
+  type EmitterFor,
+  type ExecutionEnd,
+  type ToolLogLine,
+} from '@tidemark/worker/harness';
 
-export type { ToolLogLine } from './execution/index.js';
-export { runEventSource } from './events/index.js';
-export type { EventSourceRun, EventSourceRunOptions } from './events/index.js';
-export type { RecordedOccurrence } from './events/index.js';
-import { createToolServer, SESSION_SERVER_VERSIONS } from './execution/index.js';
-import { WORKER_DEFAULTS } from './worker-options.js';
+export type { RecordedOccurrence, ToolLogLine } from '@tidemark/worker/harness';
+export { runEventSource } from './event-source.js';
+export type { EventSourceRun, EventSourceRunOptions } from './event-source.js';
 
 /**
  * The tool authors' harness: a module run the way the worker runs it — the official SDK's server

@@ -2,9 +2,9 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import sdkV1 from '@tidemark/examples/sdk-v1';
-import { runTool } from '@tidemark/worker/testing';
+import { runTool } from '@tidemark/testing';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { embeddedStack } from '../../../test/support/embedded-stack.js';
+import { embeddedStack } from '../support/embedded-stack.js';
 
 // A module written against SDK v1 (server.tool, extra.sendNotification), run unchanged.
 describe('a tool module written for SDK v1', () => {

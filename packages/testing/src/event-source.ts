@@ -1,5 +1,5 @@
 import type { ToolModule } from '@tidemark/tools';
-import { sourceOccurrences, type RecordedOccurrence } from './event-source-run.js';
+import { sourceOccurrences, type RecordedOccurrence } from '@tidemark/worker/harness';
 
 export interface EventSourceRunOptions {
   /** Stop after this many occurrences. Default 1. */

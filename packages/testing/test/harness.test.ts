@@ -1,7 +1,7 @@
 import counting from '@tidemark/examples/counting';
 import interactive from '@tidemark/examples/interactive';
-import { currentExecution, defineToolModule, RetryableToolError } from '@tidemark/worker';
-import { openToolSession, runTool } from '@tidemark/worker/testing';
+import { currentExecution, defineToolModule, RetryableToolError } from '@tidemark/tools';
+import { openToolSession, runTool } from '@tidemark/testing';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 
 describe('the tool test harness, on the example modules', () => {

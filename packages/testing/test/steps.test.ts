@@ -1,6 +1,6 @@
 import { paymentsModule, PretendPayments } from '@tidemark/examples/payments';
-import { currentExecution, defineToolModule, RetryableToolError } from '@tidemark/worker';
-import { runTool } from '@tidemark/worker/testing';
+import { currentExecution, defineToolModule, RetryableToolError } from '@tidemark/tools';
+import { runTool } from '@tidemark/testing';
 import { describe, expect, it } from 'vitest';
 
 // Durable steps in the tool authors' harness: journaled in memory as a worker journals them in the

@@ -2,7 +2,7 @@ import events, { deployments } from '@tidemark/examples/events';
 import { currentExecution, defineEventType, defineToolModule } from '@tidemark/tools';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { runEventSource, runTool } from '../src/testing.js';
+import { runEventSource, runTool } from '../src/index.js';
 
 // Event sources run as the worker runs them (#35): arguments and data checked, occurrences given
 // ids that a re-read of the same position gives again — so a source restarted from its recorded
