@@ -19,6 +19,7 @@ COPY packages/cli/package.json ./packages/cli/
 COPY packages/client/package.json ./packages/client/
 COPY packages/console/package.json ./packages/console/
 COPY packages/embedded-log/package.json ./packages/embedded-log/
+COPY packages/fixtures/package.json ./packages/fixtures/
 COPY packages/gateway/package.json ./packages/gateway/
 COPY packages/kafka/package.json ./packages/kafka/
 COPY packages/kafka-fixtures/package.json ./packages/kafka-fixtures/

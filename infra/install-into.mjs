@@ -34,7 +34,7 @@ execFileSync(npm, ['pack', '--workspaces', '--pack-destination', tarballs], {
 });
 // The test fixtures are this repository's own; everything else is what a project runs.
 for (const file of readdirSync(tarballs))
-  if (file.includes('kafka-fixtures')) rmSync(join(tarballs, file));
+  if (file.includes('fixtures')) rmSync(join(tarballs, file));
 const packed = readdirSync(tarballs).map((file) => join(tarballs, file));
 if (!existsSync(join(project, 'package.json'))) {
   const name =

@@ -11,7 +11,7 @@ mkdir -p "$dest"
 cp "$src/package.json" "$src/package-lock.json" "$dest/"
 for dir in "$src"/packages/* "$src/examples"; do
   rel=${dir#"$src/"}
-  case "$(basename "$dir")" in kafka-fixtures | testing) continue ;; esac # tests only
+  case "$(basename "$dir")" in kafka-fixtures | fixtures | testing) continue ;; esac # tests only
   mkdir -p "$dest/$rel"
   cp "$dir/package.json" "$dest/$rel/"
   for part in dist bin assets; do

@@ -15,8 +15,8 @@ import { crc32 } from 'node:zlib';
 import { parseArgs } from 'node:util';
 import { resolveKafka } from '@tidemark/kafka-fixtures';
 import { Cluster, type Member } from '../e2e/cluster.ts';
-import { RawMcpClient } from '../support/sse.ts';
-import { rpc, rpcResponse, sseMessages } from '../support/task-client.ts';
+import { RawMcpClient } from '@tidemark/fixtures/sse';
+import { rpc, rpcResponse, sseMessages } from '@tidemark/fixtures/task-client';
 import { machine, round } from './support.ts';
 
 const { values } = parseArgs({

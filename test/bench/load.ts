@@ -1,6 +1,6 @@
 // The load generator's MCP client: plain fetch and the tests' minimal SSE reader, so that the
 // client costs as little CPU as possible and the figures are about the servers.
-import { readSse } from '../support/sse.ts';
+import { readSse } from '@tidemark/fixtures/sse';
 
 export const HEADERS = {
   'Content-Type': 'application/json',

@@ -8,7 +8,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { RawMcpClient } from '../support/sse.ts';
+import { RawMcpClient } from '@tidemark/fixtures/sse';
 import { machine, percentile, round, startDev, writeResult } from './support.ts';
 
 const { values } = parseArgs({

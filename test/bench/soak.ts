@@ -31,7 +31,7 @@ import {
   writeResult,
   type Child,
 } from './support.ts';
-import { MODERN_META, readSse } from '../support/sse.ts';
+import { MODERN_META, readSse } from '@tidemark/fixtures/sse';
 import { chart, rows, rssParts, soakGoals, type Series } from './soak-report.ts';
 
 const { values } = parseArgs({

@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { KafkaLog } from '@tidemark/kafka';
 import { resolveKafka, startDedicatedBroker } from '@tidemark/kafka-fixtures';
 import { Cluster, type Member } from '../e2e/cluster.ts';
-import { LogClient } from '../support/log-client.ts';
+import { LogClient } from '@tidemark/fixtures/log-client';
 import { machine, round } from './support.ts';
 
 const { values } = parseArgs({

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { devInProcess } from '../support/dev-in-process.js';
-import { initializeRequest, MCP_HEADERS } from '../support/sse.js';
+import { initializeRequest, MCP_HEADERS } from '@tidemark/fixtures/sse';
 
 // A tokens file is read again when it changes and on SIGHUP (issue #33): a token revoked in the
 // file stops working without a restart. It fails closed (security review L3): what the file says

@@ -6,11 +6,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Admin } from '@platformatic/kafka';
-import { connectResumingClient } from '../support/clients.js';
+import { connectResumingClient } from '@tidemark/fixtures/clients';
 import { groupMembers, reservePorts, uniqueTopicName } from '@tidemark/kafka-fixtures';
 import { expect, inject, it, onTestFinished } from 'vitest';
-import { TcpProxy } from '../support/tcp-proxy.js';
-import { RawMcpClient, readSse } from '../support/sse.js';
+import { TcpProxy } from '@tidemark/fixtures/tcp-proxy';
+import { RawMcpClient, readSse } from '@tidemark/fixtures/sse';
 
 const run = promisify(execFile);
 const brokers = inject('kafkaBrokers').join(',');

@@ -5,12 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { connectResumingClient } from '../support/clients.js';
+import { connectResumingClient } from '@tidemark/fixtures/clients';
 import { goMcpClient, pythonWithMcp } from '../support/prerequisites.js';
 import { startProcess, supportScript } from '../support/processes.js';
 import { startDevServer } from '../support/dev-server.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { TcpProxy } from '../support/tcp-proxy.js';
+import { TcpProxy } from '@tidemark/fixtures/tcp-proxy';
 import { reservePorts } from '@tidemark/kafka-fixtures';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));

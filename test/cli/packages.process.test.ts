@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { reservePorts } from '@tidemark/kafka-fixtures';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { connectResumingClient } from '../support/clients.js';
+import { connectResumingClient } from '@tidemark/fixtures/clients';
 import { startDevServer } from '../support/dev-server.js';
 
 // The packages as a user gets them: every workspace package packed with `npm pack`, installed from

@@ -6,9 +6,9 @@ import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/client
 import { PretendPayments } from '@tidemark/examples/payments';
 import { reservePorts } from '@tidemark/kafka-fixtures';
 import { describe, expect, it } from 'vitest';
-import { connectResumingClient } from '../support/clients.js';
+import { connectResumingClient } from '@tidemark/fixtures/clients';
 import { startDevServer } from '../support/dev-server.js';
-import { pollTask, rpc, rpcResponse } from '../support/task-client.js';
+import { pollTask, rpc, rpcResponse } from '@tidemark/fixtures/task-client';
 
 // Durable steps on the embedded log: `tidemark dev` is killed (-9) right after a step was
 // journaled and started again on the same data directory. The call runs again as a new generation

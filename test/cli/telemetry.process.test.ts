@@ -5,7 +5,7 @@ import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it, onTestFinished } from 'vitest';
-import { RawMcpClient } from '../support/sse.js';
+import { RawMcpClient } from '@tidemark/fixtures/sse';
 
 const bin = fileURLToPath(new URL('../../packages/cli/dist/bin.js', import.meta.url));
 

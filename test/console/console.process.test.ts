@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reservePorts } from '@tidemark/kafka-fixtures';
 import { startDevServer } from '../support/dev-server.js';
 import { chromiumBinary } from '../support/prerequisites.js';
-import { initializeRequest, MCP_HEADERS, readSse, RawMcpClient } from '../support/sse.js';
+import { initializeRequest, MCP_HEADERS, readSse, RawMcpClient } from '@tidemark/fixtures/sse';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const require = createRequire(import.meta.url);

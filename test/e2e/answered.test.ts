@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { embeddedStack } from '../support/embedded-stack.js';
-import { runs } from '../support/runs.js';
-import { MCP_HEADERS, MODERN_META, RawMcpClient, readSse } from '../support/sse.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { runs } from '@tidemark/fixtures/runs';
+import { MCP_HEADERS, MODERN_META, RawMcpClient, readSse } from '@tidemark/fixtures/sse';
 
 // The invariant of issue #16, as a property over 100,000 generated messages thrown at a real
 // gateway and worker on both lanes: every request the gateway accepts is answered — a result or a

@@ -9,7 +9,7 @@ import { groupMembers, uniqueTopicName } from '@tidemark/kafka-fixtures';
 import { join } from 'node:path';
 import { startProcess, supportScript, type TestProcess } from '../support/processes.ts';
 import { TestNetwork, type TestHost } from '../support/netns.ts';
-import { TcpProxy } from '../support/tcp-proxy.ts';
+import { TcpProxy } from '@tidemark/fixtures/tcp-proxy';
 
 export interface ClusterOptions {
   brokers: readonly string[];

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { embeddedStack } from '../support/embedded-stack.js';
-import { runs } from '../support/runs.js';
-import { RawMcpClient, readSse } from '../support/sse.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { runs } from '@tidemark/fixtures/runs';
+import { RawMcpClient, readSse } from '@tidemark/fixtures/sse';
 
 // Fuzzing the gateway's front door: random and mutated Last-Event-ID, Mcp-Session-Id, JSON-RPC
 // bodies and headers. The gateway must answer every one without a 5xx, stay up, and never hand

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { PretendPayments } from '@tidemark/examples/payments';
 import { inject, onTestFinished } from 'vitest';
 import { Cluster } from './cluster.js';
-import { describeIdempotency } from './idempotency-suite.js';
+import { describeIdempotency } from '@tidemark/fixtures/idempotency-suite';
 
 // The idempotency suite on a real broker: two gateway processes and two worker processes, the
 // pretend payment API a file the workers share.

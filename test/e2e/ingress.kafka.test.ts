@@ -7,8 +7,8 @@ import { reservePorts } from '@tidemark/kafka-fixtures';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { nginxBinary } from '../support/prerequisites.js';
 import { startProcess } from '../support/processes.js';
-import { RawMcpClient } from '../support/sse.js';
-import { pollTask, rpc } from '../support/task-client.js';
+import { RawMcpClient } from '@tidemark/fixtures/sse';
+import { pollTask, rpc } from '@tidemark/fixtures/task-client';
 import { Cluster, sleep, type Member } from './cluster.js';
 
 // docs/scaling.md's nginx configuration, as written there, in front of two gateways on the real

@@ -6,8 +6,8 @@ import { startDedicatedBroker, type DedicatedBroker } from '@tidemark/kafka-fixt
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Cluster, sleep, type Member } from './cluster.js';
 import { TestNetwork } from '../support/netns.js';
-import { RawMcpClient, readSse } from '../support/sse.js';
-import { pollTask, rpc, sseMessages } from '../support/task-client.js';
+import { RawMcpClient, readSse } from '@tidemark/fixtures/sse';
+import { pollTask, rpc, sseMessages } from '@tidemark/fixtures/task-client';
 
 // Partitions of the network, for real (issue #56): the broker, two workers and two gateways each on
 // a host of their own (a network namespace), the test's clients on the bridge between them. A cut

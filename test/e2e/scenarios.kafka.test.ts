@@ -9,8 +9,8 @@ import {
 } from '@tidemark/protocol';
 import { startDedicatedBroker } from '@tidemark/kafka-fixtures';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
-import { callEnded, messages, whenLogged } from '../support/log-wait.js';
-import { RawMcpClient } from '../support/sse.js';
+import { callEnded, messages, whenLogged } from '@tidemark/fixtures/log-wait';
+import { RawMcpClient } from '@tidemark/fixtures/sse';
 import { TrackedClient, type CheckedCall } from './calls.js';
 import { classify } from './checker.js';
 import { Cluster, sleep, type ClusterOptions } from './cluster.js';

@@ -6,9 +6,9 @@ import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/client
 import { PretendPayments } from '@tidemark/examples/payments';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { Cluster, sleep, type Member } from './cluster.js';
-import { connectResumingClient } from '../support/clients.js';
-import { RawMcpClient, readSse } from '../support/sse.js';
-import { pollTask, rpc, rpcResponse, sseMessages } from '../support/task-client.js';
+import { connectResumingClient } from '@tidemark/fixtures/clients';
+import { RawMcpClient, readSse } from '@tidemark/fixtures/sse';
+import { pollTask, rpc, rpcResponse, sseMessages } from '@tidemark/fixtures/task-client';
 
 // Durable steps on a real broker, with worker processes killed (-9) right after a step was
 // journaled: the call runs again on the survivor as a new generation, which replays the step from

@@ -2,7 +2,7 @@
 // (Runs under Node's type stripping too: the chaos runner imports it.)
 import { TaskCancelledError, TaskClient, TaskFailedError, type FollowMode } from '@tidemark/client';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { rpc } from '../support/task-client.ts';
+import { rpc } from '@tidemark/fixtures/task-client';
 import { effectOf } from './calls.ts';
 import { classifyTask, type TaskSeen, type Verdict } from './checker.ts';
 

@@ -1,7 +1,7 @@
 import events from '@tidemark/examples/events';
 import { expect, it, onTestFinished } from 'vitest';
-import { embeddedStack } from '../support/embedded-stack.js';
-import { rpc } from '../support/task-client.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { rpc } from '@tidemark/fixtures/task-client';
 
 // A poll's page is bounded by its bytes, not only by its count (security review L8): a stream of
 // large occurrences is read a page of about a megabyte at a time — every occurrence once, in order

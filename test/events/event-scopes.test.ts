@@ -2,8 +2,8 @@ import events from '@tidemark/examples/events';
 import { defineEventType, defineToolModule } from '@tidemark/tools';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import * as z from 'zod';
-import { embeddedStack } from '../support/embedded-stack.js';
-import { rpc } from '../support/task-client.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { rpc } from '@tidemark/fixtures/task-client';
 
 // Whose event streams are whose (security review M1): a type is scoped per subject unless its
 // author says it is shared, so what a tool emits under Alice's call only Alice reads; `authorize`

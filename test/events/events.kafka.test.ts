@@ -3,7 +3,7 @@ import { eventStreamKey, partitionForSession, type SessionId } from '@tidemark/p
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { Cluster, sleep, type Member } from '../e2e/cluster.js';
 import { aiSdkWebhook, type AiSdkWebhook } from '../support/ai-sdk-webhook.js';
-import { rpc } from '../support/task-client.js';
+import { rpc } from '@tidemark/fixtures/task-client';
 
 // The Events extension on a real broker with real processes: two gateways and two workers. A
 // receiver that verifies every delivery itself (the AI SDK's) gets every one of 1,000 ticks at

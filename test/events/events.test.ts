@@ -9,9 +9,9 @@ import {
   type SessionId,
 } from '@tidemark/protocol';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { embeddedStack } from '../support/embedded-stack.js';
-import { RawMcpClient } from '../support/sse.js';
-import { rpc, rpcResponse, sseMessages } from '../support/task-client.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { RawMcpClient } from '@tidemark/fixtures/sse';
+import { rpc, rpcResponse, sseMessages } from '@tidemark/fixtures/task-client';
 
 // The Events extension's poll and push deliveries end to end on the embedded log, with two
 // gateway replicas: the source of a stream runs on the worker that owns its partition once

@@ -5,8 +5,8 @@ import { eventStreamKey, partitionForSession, type SessionId } from '@tidemark/p
 import { EventRegistry } from '@tidemark/log';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { aiSdkWebhook } from '../support/ai-sdk-webhook.js';
-import { embeddedStack } from '../support/embedded-stack.js';
-import { rpc } from '../support/task-client.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { rpc } from '@tidemark/fixtures/task-client';
 
 // Webhook subscriptions (events/subscribe) end to end with a client and a receiver nobody here
 // wrote: the Vercel AI SDK's MCP client subscribes, and its webhook handler verifies every

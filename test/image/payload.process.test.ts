@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect, it, onTestFinished } from 'vitest';
-import { RawMcpClient } from '../support/sse.js';
+import { RawMcpClient } from '@tidemark/fixtures/sse';
 
 // What the image holds, built the way its Dockerfile builds it (infra/image/runtime-payload.sh),
 // without a container engine: it runs the CLI, serves a call, and holds no test-only package.
@@ -21,6 +21,7 @@ const TEST_ONLY = [
   'fast-check',
   'docker-compose',
   '@tidemark/kafka-fixtures',
+  '@tidemark/fixtures',
   '@tidemark/testing',
   'typescript',
   'turbo',

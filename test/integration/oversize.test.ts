@@ -1,6 +1,6 @@
 import counting from '@tidemark/examples/counting';
 import { it, onTestFinished } from 'vitest';
-import { embeddedStack } from '../support/embedded-stack.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
 import {
   bigTool,
   largeAnswersArriveWhole,

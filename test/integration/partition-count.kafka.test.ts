@@ -12,7 +12,7 @@ import { createKeyring, type SessionId } from '@tidemark/protocol';
 import { Worker } from '@tidemark/worker';
 import { pino } from 'pino';
 import { expect, inject, it, onTestFinished } from 'vitest';
-import { provisionTestTopics } from '../support/topics.js';
+import { provisionTestTopics } from '@tidemark/fixtures/topics';
 
 // Partitions added to live topics (`kafka-topics --alter`, an operator's first reaction to load)
 // move most keys: a key's partition is its hash modulo the count. Nothing written before would be

@@ -1,8 +1,8 @@
 import counting from '@tidemark/examples/counting';
 import { Worker, type ExecutionEvent } from '@tidemark/worker';
 import { expect, it, onTestFinished, vi } from 'vitest';
-import { embeddedStack } from '../support/embedded-stack.js';
-import { rpc } from '../support/task-client.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { rpc } from '@tidemark/fixtures/task-client';
 
 // The poison-call bound on every lane (issue #57): a call whose worker keeps dying while it runs it
 // — as if the call killed it — is answered with an error once it was started

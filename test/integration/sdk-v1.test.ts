@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextproto
 import sdkV1 from '@tidemark/examples/sdk-v1';
 import { runTool } from '@tidemark/testing';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { embeddedStack } from '../support/embedded-stack.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
 
 // A module written against SDK v1 (server.tool, extra.sendNotification), run unchanged.
 describe('a tool module written for SDK v1', () => {

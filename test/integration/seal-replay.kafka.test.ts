@@ -1,7 +1,7 @@
 import { KafkaLog } from '@tidemark/kafka';
 import { describe, inject, it } from 'vitest';
-import { replayedRecordsRunOnce } from '../support/seal-replay.js';
-import { provisionTestTopics } from '../support/topics.js';
+import { replayedRecordsRunOnce } from '@tidemark/fixtures/seal-replay';
+import { provisionTestTopics } from '@tidemark/fixtures/topics';
 
 // The replay of a sealed request record (security review M3) on the real broker, where `requests`
 // is stamped with the broker's time (LogAppendTime): a copy appended again runs nothing.

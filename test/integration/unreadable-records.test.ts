@@ -7,8 +7,8 @@ import {
 } from '@tidemark/protocol';
 import { readRange } from '@tidemark/log';
 import { expect, it, onTestFinished, vi } from 'vitest';
-import { embeddedStack } from '../support/embedded-stack.js';
-import { RawMcpClient } from '../support/sse.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { RawMcpClient } from '@tidemark/fixtures/sse';
 
 // Records nobody can read (issue #56): a sealed request record this worker cannot decode — a newer
 // release's version, or a value that is not JSON — is said, counted and skipped with its offset

@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { paymentsModule, PretendPayments } from '@tidemark/examples/payments';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { embeddedStack } from '../support/embedded-stack.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
 import { pythonWithMcp } from '../support/prerequisites.js';
 import { supportScript } from '../support/processes.js';
 

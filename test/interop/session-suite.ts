@@ -1,7 +1,7 @@
 // The session-lane scenarios every general-purpose client runs, on both deployments: the same
 // expectations for each, only the driver (how that client is told what to do) differs.
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { TcpProxy } from '../support/tcp-proxy.js';
+import { TcpProxy } from '@tidemark/fixtures/tcp-proxy';
 import { useDeployment } from './deployments.js';
 import { recorder, type ClientId, type Deployment, type Observation } from './matrix.js';
 

@@ -6,7 +6,7 @@ import counting from '@tidemark/examples/counting';
 import interactive from '@tidemark/examples/interactive';
 import { decodeStamp } from '@tidemark/protocol';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { embeddedStack } from '../support/embedded-stack.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
 import { pythonWithMcp } from '../support/prerequisites.js';
 import { supportScript } from '../support/processes.js';
 

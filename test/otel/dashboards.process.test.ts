@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it, onTestFinished } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { RawMcpClient } from '../support/sse.js';
+import { RawMcpClient } from '@tidemark/fixtures/sse';
 
 // The dashboard and the alerts ask only for what the processes really export: every metric and
 // label they query is found in a scrape of a running `tidemark dev --metrics-port` (gateway and

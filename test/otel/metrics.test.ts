@@ -10,8 +10,8 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { StreamHeadStore } from '@tidemark/log';
 import { requestStreamId, type SessionId } from '@tidemark/protocol';
-import { embeddedStack } from '../support/embedded-stack.js';
-import { RawMcpClient } from '../support/sse.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { RawMcpClient } from '@tidemark/fixtures/sse';
 
 const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
 const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });

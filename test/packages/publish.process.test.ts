@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -13,10 +13,15 @@ import { describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
+// Every package but the private ones (`@tidemark/fixtures`: the tests' own, never published).
 const packages = [
   ...readdirSync(join(root, 'packages')).map((name) => join('packages', name)),
   'examples',
-];
+].filter(
+  (dir) =>
+    !(JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8')) as { private?: boolean })
+      .private,
+);
 const npmEnv = {
   ...process.env,
   PATH: `${dirname(process.execPath)}:${process.env['PATH'] ?? ''}`,

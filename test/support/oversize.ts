@@ -3,8 +3,8 @@ import { defineToolModule } from '@tidemark/tools';
 import type { Worker } from '@tidemark/worker';
 import { expect, vi } from 'vitest';
 import * as z from 'zod';
-import { RawMcpClient, readSse } from './sse.js';
-import { pollTask, rpc, sseMessages } from './task-client.js';
+import { RawMcpClient, readSse } from '@tidemark/fixtures/sse';
+import { pollTask, rpc, sseMessages } from '@tidemark/fixtures/task-client';
 
 // What does not fit one record of the log (issue #56), on whichever log: a tool's answer larger
 // than one record of `events` carries (4 MiB) is written in parts and arrives whole — on either

@@ -2,8 +2,8 @@ import interactive from '@tidemark/examples/interactive';
 import counting from '@tidemark/examples/counting';
 import type { LogPort } from '@tidemark/protocol';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { embeddedStack } from '../support/embedded-stack.js';
-import { pollTask, rpc, rpcResponse } from '../support/task-client.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { pollTask, rpc, rpcResponse } from '@tidemark/fixtures/task-client';
 
 // A task read costs the task, not its partition (issue #33): the worker keeps the task's status
 // in its stream's head with every record that changes it, so `tasks/get` reads that head — not

@@ -1,8 +1,8 @@
 import counting from '@tidemark/examples/counting';
 import { partitionForSession, type SessionId } from '@tidemark/protocol';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { embeddedStack } from '../support/embedded-stack.js';
-import { pollTask, rpc, sseMessages } from '../support/task-client.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { pollTask, rpc, sseMessages } from '@tidemark/fixtures/task-client';
 
 // `tasks/stream` (SEP-2694's shape) on the embedded log with two gateway replicas: a task's events
 // numbered from 0 across its executions, replayed after `after` from either replica, followed to

@@ -12,8 +12,8 @@ import {
 import { Worker } from '@tidemark/worker';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { Cluster, sleep } from '../e2e/cluster.js';
-import { pollTask, rpc, rpcResponse, sseMessages } from '../support/task-client.js';
-import { provisionTestTopics } from '../support/topics.js';
+import { pollTask, rpc, rpcResponse, sseMessages } from '@tidemark/fixtures/task-client';
+import { provisionTestTopics } from '@tidemark/fixtures/topics';
 
 // The Tasks extension on a real broker with two gateway and two worker processes: a task is
 // created through one gateway, its worker is killed (-9) mid-task, and the task is read through

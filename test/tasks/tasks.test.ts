@@ -6,8 +6,8 @@ import type { LogPort } from '@tidemark/protocol';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import * as z from 'zod';
-import { embeddedStack, type EmbeddedStackOptions } from '../support/embedded-stack.js';
-import { pollTask, rpc, rpcResponse, sseMessages, TASKS } from '../support/task-client.js';
+import { embeddedStack, type EmbeddedStackOptions } from '@tidemark/fixtures/embedded-stack';
+import { pollTask, rpc, rpcResponse, sseMessages, TASKS } from '@tidemark/fixtures/task-client';
 
 // The Tasks extension on the stateless lane, end to end on the embedded log with two gateway
 // replicas: every answer below is read from the log by whichever replica is asked.

@@ -16,7 +16,7 @@ import counting from '@tidemark/examples/counting';
 import interactive from '@tidemark/examples/interactive';
 import { paymentsModule, PretendPayments } from '@tidemark/examples/payments';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { embeddedStack, type EmbeddedStackOptions } from '../../../test/support/embedded-stack.js';
+import { embeddedStack, type EmbeddedStackOptions } from '@tidemark/fixtures/embedded-stack';
 
 async function setup(options: EmbeddedStackOptions = {}) {
   const stack = await embeddedStack({ replicas: 2, modules: [counting, interactive], ...options });

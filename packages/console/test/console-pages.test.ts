@@ -15,9 +15,9 @@ import express from 'express';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { paymentsModule, PretendPayments } from '@tidemark/examples/payments';
-import { embeddedStack } from '../../../test/support/embedded-stack.js';
-import { pollTask, rpc } from '../../../test/support/task-client.js';
-import { RawMcpClient } from '../../../test/support/sse.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { pollTask, rpc } from '@tidemark/fixtures/task-client';
+import { RawMcpClient } from '@tidemark/fixtures/sse';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const HOSTILE = '<img src=x onerror=alert(1)>';

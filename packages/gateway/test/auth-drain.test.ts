@@ -2,9 +2,9 @@ import { connect } from 'node:net';
 import type { GatewayOptions } from '@tidemark/gateway';
 import type { LogPort } from '@tidemark/protocol';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { embeddedStack } from '../../../test/support/embedded-stack.js';
-import { MCP_HEADERS, RawMcpClient, readSse } from '../../../test/support/sse.js';
-import { rpcResponse, sseMessages } from '../../../test/support/task-client.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { MCP_HEADERS, RawMcpClient, readSse } from '@tidemark/fixtures/sse';
+import { rpcResponse, sseMessages } from '@tidemark/fixtures/task-client';
 
 type Replica = Awaited<ReturnType<typeof embeddedStack>>['gateways'][number];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,8 +1,8 @@
 import { tokenFileAuthenticator } from '@tidemark/gateway';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { embeddedStack } from '../../../test/support/embedded-stack.js';
-import { initializeRequest, MCP_HEADERS, readSse } from '../../../test/support/sse.js';
-import { pollTask, rpc } from '../../../test/support/task-client.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { initializeRequest, MCP_HEADERS, readSse } from '@tidemark/fixtures/sse';
+import { pollTask, rpc } from '@tidemark/fixtures/task-client';
 
 // "Authentication on every lane, before anything is logged": every way in — the session lane's
 // POST, its standalone GET stream, a resume with Last-Event-ID, DELETE, and the Tasks lane's

@@ -2,8 +2,8 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { jwtAuthenticator, tokenFileAuthenticator, type GatewayOptions } from '@tidemark/gateway';
 import { currentExecution, defineToolModule } from '@tidemark/worker';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { embeddedStack } from '../../../test/support/embedded-stack.js';
-import { initializeRequest, MCP_HEADERS, MODERN_META, readSse } from '../../../test/support/sse.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { initializeRequest, MCP_HEADERS, MODERN_META, readSse } from '@tidemark/fixtures/sse';
 
 // The gateway's two authenticators, on both lanes, and the subject reaching the tool.
 

@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { beforeAll, afterAll, describe, expect, it } from 'vitest';
-import { embeddedStack } from '../../../test/support/embedded-stack.js';
-import { MCP_HEADERS, RawMcpClient, readSse } from '../../../test/support/sse.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { MCP_HEADERS, RawMcpClient, readSse } from '@tidemark/fixtures/sse';
 
 let url = '';
 let cleanup: () => Promise<void>;

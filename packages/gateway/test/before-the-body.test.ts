@@ -1,8 +1,8 @@
 import { gzipSync } from 'node:zlib';
 import { tokenFileAuthenticator, type GatewayOptions } from '@tidemark/gateway';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { embeddedStack } from '../../../test/support/embedded-stack.js';
-import { initializeRequest, MCP_HEADERS } from '../../../test/support/sse.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { initializeRequest, MCP_HEADERS } from '@tidemark/fixtures/sse';
 
 // A stranger costs the gateway its headers, not its body (issue #33): authentication happens
 // before a byte is inflated or parsed, failed authentications are limited per address, and nesting

@@ -9,7 +9,7 @@ import {
   type TopicNames,
 } from '@tidemark/protocol';
 import { describe, expect, it } from 'vitest';
-import { MCP_HEADERS, MODERN_META, RawMcpClient, readSse } from '../../../test/support/sse.js';
+import { MCP_HEADERS, MODERN_META, RawMcpClient, readSse } from '@tidemark/fixtures/sse';
 
 export interface ExpiryStack {
   readonly url: string;

@@ -6,7 +6,7 @@ import { KafkaLog } from '@tidemark/kafka';
 import { createKeyring } from '@tidemark/protocol';
 import { Worker } from '@tidemark/worker';
 import { inject, onTestFinished } from 'vitest';
-import { provisionTestTopics } from '../../../test/support/topics.js';
+import { provisionTestTopics } from '@tidemark/fixtures/topics';
 import { describeExpiry } from './expiry-suite.js';
 
 const brokers = inject('kafkaBrokers');

@@ -1,7 +1,7 @@
 import counting from '@tidemark/examples/counting';
 import { paymentsModule, PretendPayments } from '@tidemark/examples/payments';
 import { onTestFinished } from 'vitest';
-import { embeddedStack } from '../../../test/support/embedded-stack.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
 import { describeExpiry } from './expiry-suite.js';
 
 describeExpiry(

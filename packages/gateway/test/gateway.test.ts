@@ -1,7 +1,7 @@
-import { connectResumingClient } from '../../../test/support/clients.js';
+import { connectResumingClient } from '@tidemark/fixtures/clients';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { embeddedStack } from '../../../test/support/embedded-stack.js';
-import { TcpProxy } from '../../../test/support/tcp-proxy.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { TcpProxy } from '@tidemark/fixtures/tcp-proxy';
 
 async function setup() {
   const stack = await embeddedStack({ replicas: 2 });

@@ -2,9 +2,9 @@ import { tokenFileAuthenticator } from '@tidemark/gateway';
 import { paymentsModule, PretendPayments } from '@tidemark/examples/payments';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { embeddedStack } from '../../../test/support/embedded-stack.js';
-import { rpc } from '../../../test/support/task-client.js';
-import { describeIdempotency } from '../../../test/e2e/idempotency-suite.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { rpc } from '@tidemark/fixtures/task-client';
+import { describeIdempotency } from '@tidemark/fixtures/idempotency-suite';
 
 describeIdempotency('embedded', async () => {
   const api = new PretendPayments(undefined);

@@ -11,8 +11,8 @@ import {
 } from '@tidemark/protocol';
 import { Worker } from '@tidemark/worker';
 import { describe, expect, inject, it, type TestContext } from 'vitest';
-import { RawMcpClient } from '../../../test/support/sse.js';
-import { provisionTestTopics } from '../../../test/support/topics.js';
+import { RawMcpClient } from '@tidemark/fixtures/sse';
+import { provisionTestTopics } from '@tidemark/fixtures/topics';
 
 // Gateways share the partitions of `events` out in a consumer group of their own, and mint the keys
 // they create onto their share: a gateway's streams are then on partitions only it reads.

@@ -1,8 +1,8 @@
 import { createGateway } from '@tidemark/gateway';
 import { partitionForSession, type GroupPort } from '@tidemark/protocol';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { embeddedStack } from '../../../test/support/embedded-stack.js';
-import { RawMcpClient } from '../../../test/support/sse.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { RawMcpClient } from '@tidemark/fixtures/sse';
 
 describe("a gateway that cannot join the gateways' group", () => {
   it('says so once and mints keys onto any partition: sessions still start and calls still run', async () => {

@@ -1,8 +1,8 @@
 import { connect } from 'node:net';
 import { tokenFileAuthenticator, type GatewayOptions } from '@tidemark/gateway';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { embeddedStack } from '../../../test/support/embedded-stack.js';
-import { RawMcpClient } from '../../../test/support/sse.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { RawMcpClient } from '@tidemark/fixtures/sse';
 
 // Limits on what a stranger can hold or send, each answered clearly (issue #16).
 

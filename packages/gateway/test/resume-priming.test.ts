@@ -1,8 +1,8 @@
 import counting from '@tidemark/examples/counting';
 import { Worker } from '@tidemark/worker';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { embeddedStack } from '../../../test/support/embedded-stack.js';
-import { RawMcpClient, readSse, type SseEvent } from '../../../test/support/sse.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { RawMcpClient, readSse, type SseEvent } from '@tidemark/fixtures/sse';
 
 // A resumed stream starts with an id (2025-11-25 clients): the SDK's client tracks only ids it
 // receives on a stream, so a resumed stream cut before its next event reconnected without

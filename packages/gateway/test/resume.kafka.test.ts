@@ -5,9 +5,9 @@ import { KafkaLog } from '@tidemark/kafka';
 import { createKeyring, encodeEventId, verifyEventId, type SessionId } from '@tidemark/protocol';
 import { Worker } from '@tidemark/worker';
 import { describe, expect, inject, it, type TestContext } from 'vitest';
-import { callEnded, messages, whenLogged } from '../../../test/support/log-wait.js';
-import { RawMcpClient, readSse } from '../../../test/support/sse.js';
-import { provisionTestTopics } from '../../../test/support/topics.js';
+import { callEnded, messages, whenLogged } from '@tidemark/fixtures/log-wait';
+import { RawMcpClient, readSse } from '@tidemark/fixtures/sse';
+import { provisionTestTopics } from '@tidemark/fixtures/topics';
 
 const brokers = inject('kafkaBrokers');
 const keyring = createKeyring({ current: { id: 1, secret: new Uint8Array(32).fill(9) } });

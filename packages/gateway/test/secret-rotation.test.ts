@@ -1,7 +1,7 @@
 import { createKeyring, keyringFromSecrets } from '@tidemark/protocol';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { embeddedStack } from '../../../test/support/embedded-stack.js';
-import { RawMcpClient, readSse } from '../../../test/support/sse.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { RawMcpClient, readSse } from '@tidemark/fixtures/sse';
 
 // Rotating the event-id secret while clients hold ids mid-stream (issue #33): a replica that
 // signs with the new secret and keeps the old one as previous resumes a stream whose ids the old

@@ -1,6 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { embeddedStack } from '../../../test/support/embedded-stack.js';
-import { RawMcpClient } from '../../../test/support/sse.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { RawMcpClient } from '@tidemark/fixtures/sse';
 
 // The gateway's SSE responses: keep-alive comments from one timer for all of them, and a replay
 // paced to a slow reader instead of cut when its buffer fills.

@@ -2,15 +2,15 @@ import { StreamHeadStore } from '@tidemark/log';
 import { decodeStamp, requestStreamId, type SessionId } from '@tidemark/protocol';
 import { defineToolModule } from '@tidemark/worker';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { embeddedStack, type EmbeddedStackOptions } from '../../../test/support/embedded-stack.js';
-import { connectResumingClient } from '../../../test/support/clients.js';
+import { embeddedStack, type EmbeddedStackOptions } from '@tidemark/fixtures/embedded-stack';
+import { connectResumingClient } from '@tidemark/fixtures/clients';
 import {
   initializeRequest,
   MCP_HEADERS,
   MODERN_META,
   RawMcpClient,
   readSse,
-} from '../../../test/support/sse.js';
+} from '@tidemark/fixtures/sse';
 
 // Issue #16's findings, each as it was observed: requests the worker's SDK would drop were
 // accepted and never answered, deep JSON and odd encodings were "log unavailable", the modern lane

@@ -1,8 +1,8 @@
 import { tokenFileAuthenticator, type GatewayOptions } from '@tidemark/gateway';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { embeddedStack } from '../../../test/support/embedded-stack.js';
-import { initializeRequest, MCP_HEADERS } from '../../../test/support/sse.js';
-import { rpcResponse } from '../../../test/support/task-client.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { initializeRequest, MCP_HEADERS } from '@tidemark/fixtures/sse';
+import { rpcResponse } from '@tidemark/fixtures/task-client';
 
 // What one subject may hold on a replica (issue #33): live sessions and open streams of every
 // kind, each refused with 429 past its cap while another subject is served. Unauthenticated

@@ -11,8 +11,8 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { setSpansPerEvent } from '@tidemark/otel';
 import { encodeEventId, verifyEventId, type SessionId } from '@tidemark/protocol';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { embeddedStack, type EmbeddedStack } from '../../../test/support/embedded-stack.js';
-import { RawMcpClient, readSse } from '../../../test/support/sse.js';
+import { embeddedStack, type EmbeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { RawMcpClient, readSse } from '@tidemark/fixtures/sse';
 
 // A real SDK in this test process, as an application would register it; Tidemark's packages only
 // use the API.

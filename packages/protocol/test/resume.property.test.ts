@@ -13,7 +13,7 @@ import {
   type StreamId,
   type WorkerEpoch,
 } from '../src/index.js';
-import { runs } from '../../../test/support/runs.js';
+import { runs } from '@tidemark/fixtures/runs';
 import { keyring, log, otherSession, session, stream } from './helpers.js';
 
 /**

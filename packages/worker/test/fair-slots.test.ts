@@ -2,8 +2,8 @@ import { defineToolModule, type Worker } from '@tidemark/worker';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import * as z from 'zod';
-import { embeddedStack, type EmbeddedStackOptions } from '../../../test/support/embedded-stack.js';
-import { pollTask, rpc } from '../../../test/support/task-client.js';
+import { embeddedStack, type EmbeddedStackOptions } from '@tidemark/fixtures/embedded-stack';
+import { pollTask, rpc } from '@tidemark/fixtures/task-client';
 
 // One subject cannot take the worker's slots from the others (issue #33): tasks run in slots of
 // their own, a subject's calls past its share wait behind other subjects', and a subject's line

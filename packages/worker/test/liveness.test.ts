@@ -3,8 +3,8 @@ import counting from '@tidemark/examples/counting';
 import { topicNames } from '@tidemark/protocol';
 import { Worker } from '@tidemark/worker';
 import { expect, it, onTestFinished } from 'vitest';
-import { embeddedStack } from '../../../test/support/embedded-stack.js';
-import { RawMcpClient } from '../../../test/support/sse.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { RawMcpClient } from '@tidemark/fixtures/sse';
 
 // The liveness a Kubernetes probe reads (`/healthz` of `tidemark worker`): a worker whose read loop
 // stopped coming back is not alive, so it is restarted and its partitions move on.

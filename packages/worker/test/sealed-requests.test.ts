@@ -11,9 +11,9 @@ import {
 } from '@tidemark/protocol';
 import { EmbeddedLog } from '@tidemark/embedded-log';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { embeddedStack } from '../../../test/support/embedded-stack.js';
-import { replayedRecordsRunOnce } from '../../../test/support/seal-replay.js';
-import { RawMcpClient } from '../../../test/support/sse.js';
+import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { replayedRecordsRunOnce } from '@tidemark/fixtures/seal-replay';
+import { RawMcpClient } from '@tidemark/fixtures/sse';
 
 // The Kafka trust boundary (issue #33): a worker that holds the gateways' keyring takes only the
 // records of `requests` a gateway sealed. Whoever else can write the topic — forging a subject, or

@@ -18,7 +18,7 @@ import {
   type WorkerOptions,
 } from '@tidemark/worker';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { LogClient, outcome } from '../../../test/support/log-client.js';
+import { LogClient, outcome } from '@tidemark/fixtures/log-client';
 
 const PARTITIONS = 2;
 

@@ -5,11 +5,11 @@ import { KafkaLog } from '@tidemark/kafka';
 import { groupLag } from '@tidemark/kafka-fixtures';
 import type { TopicNames } from '@tidemark/protocol';
 import { describe, expect, inject, it, type TestContext } from 'vitest';
-import { LogClient, outcome } from '../../../test/support/log-client.js';
-import { provisionTestTopics } from '../../../test/support/topics.js';
+import { LogClient, outcome } from '@tidemark/fixtures/log-client';
+import { provisionTestTopics } from '@tidemark/fixtures/topics';
 
 const brokers = inject('kafkaBrokers');
-const script = fileURLToPath(new URL('../../../test/support/worker-process.ts', import.meta.url));
+const script = fileURLToPath(new URL('../support/worker-process.ts', import.meta.url));
 
 interface WorkerProcess {
   readonly child: ChildProcess;
