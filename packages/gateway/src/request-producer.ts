@@ -1,30 +1,24 @@
 import { context, trace, type Context } from '@opentelemetry/api';
-import {
-  encodeRequestRecord,
-  partitionForSession,
-  sealRequestHeaders,
-  SESSION_TOUCHED,
-  type EncodedRequestRecord,
-  type Keyring,
-  type LogPort,
-  type RequestRecord,
-  type SessionId,
-} from '@tidemark/protocol';
+import { RequestWriter } from '@tidemark/log';
+import type { Keyring, LogPort, RequestRecord, SessionId } from '@tidemark/protocol';
 import { startMessagingSpan, traceHeaders } from '@tidemark/otel';
 
 /**
- * Writes what clients send to `requests`, for the worker that owns each session's partition: the
- * one place the gateway appends there, through the protocol's request-record codec. Every record
- * is sealed with the gateways' keyring, so a worker that holds it knows a gateway wrote it — and
- * that the subject it names was authenticated.
+ * What clients send, written to `requests` for the worker that owns each session's partition,
+ * through the log's one `RequestWriter`: sealed with the gateways' keyring, so a worker that holds
+ * a record knows a gateway wrote it — and that the subject it names was authenticated.
  */
 export class RequestProducer {
+  private readonly writer: RequestWriter;
+
   constructor(
     private readonly port: LogPort,
     private readonly topic: string,
-    private readonly partitionCount: number,
-    private readonly keyring: Keyring,
-  ) {}
+    partitionCount: number,
+    keyring: Keyring,
+  ) {
+    this.writer = new RequestWriter({ log: port, topic, partitionCount, keyring });
+  }
 
   /**
    * Appends the records of one key (a session, or a stateless request's routing key) in order,
@@ -35,41 +29,20 @@ export class RequestProducer {
     records: readonly RequestRecord[],
     parent: Context = context.active(),
   ): Promise<void> {
-    const partition = partitionForSession(key, this.partitionCount);
+    const partition = this.writer.partitionOf(key);
     const span = startMessagingSpan(
       { system: this.port.kind, operation: 'send', topic: this.topic, partition },
       parent,
     );
-    const traced = traceHeaders(trace.setSpan(parent, span));
     try {
-      await this.port.append(
-        this.topic,
-        records.map((record) => {
-          const encoded = encodeRequestRecord(record);
-          return this.sealed({ ...encoded, headers: [...encoded.headers, ...traced] }, partition);
-        }),
-      );
+      await this.writer.write(key, records, traceHeaders(trace.setSpan(parent, span)));
     } finally {
       span.end();
     }
   }
 
   /** Tells the workers which sessions have open streams here (they do not expire meanwhile). */
-  async touch(sessions: readonly SessionId[]): Promise<void> {
-    if (sessions.length === 0) return;
-    await this.port.append(
-      this.topic,
-      sessions.map((session) =>
-        this.sealed(
-          encodeRequestRecord({ lane: 'control', session, control: SESSION_TOUCHED }),
-          partitionForSession(session, this.partitionCount),
-        ),
-      ),
-    );
-  }
-
-  private sealed(encoded: EncodedRequestRecord, partition: number) {
-    const headers = [...encoded.headers, ...sealRequestHeaders(this.keyring, encoded, partition)];
-    return { ...encoded, partition, headers };
+  touch(sessions: readonly SessionId[]): Promise<void> {
+    return this.writer.touch(sessions);
   }
 }

@@ -13,6 +13,8 @@ export type {
   StoreOptions,
 } from './stores.js';
 export { StepJournal } from './step-journal.js';
+export { RequestWriter } from './request-writer.js';
+export type { PassedHeader, RequestWriterOptions } from './request-writer.js';
 export { HandoffNotices, type HandoffNotice } from './handoff-notices.js';
 export { isEvicted, readRange } from './range-read.js';
 export { finalMessage } from './final-message.js';

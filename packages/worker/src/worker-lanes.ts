@@ -1,6 +1,7 @@
 import {
   checkPartitionPlacement,
   HandoffNotices,
+  RequestWriter,
   SessionStore,
   StepJournal,
   StreamHeadStore,
@@ -78,7 +79,13 @@ export function startLanes(
     onProblem: options.onProblem,
   });
   const writer = new StreamWriter({ ...base, epoch, maxResultBytes: options.maxResultBytes });
-  const stores = { writer, heads, sessions, steps, housekeeping };
+  const requests = new RequestWriter({
+    log,
+    topic: topics.requests,
+    partitionCount,
+    keyring: options.keyring,
+  });
+  const stores = { writer, heads, sessions, steps, housekeeping, requests };
   const lane = { options, stores, slots, events: events?.service, handoffs };
   const started: Started = {
     lane,

@@ -1,5 +1,11 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
-import type { SessionStore, StepJournal, StreamHeadStore, StreamWriter } from '@tidemark/log';
+import type {
+  RequestWriter,
+  SessionStore,
+  StepJournal,
+  StreamHeadStore,
+  StreamWriter,
+} from '@tidemark/log';
 import {
   JsonRpcErrorCodes,
   requestStreamId,
@@ -24,6 +30,8 @@ export interface WorkerStores {
   sessions: SessionStore;
   steps: StepJournal;
   housekeeping: Housekeeping;
+  /** Requests passed on to another partition (a keyed call's session record). */
+  requests: RequestWriter;
 }
 
 /** What each lane of a started worker shares. */

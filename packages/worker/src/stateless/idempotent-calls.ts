@@ -3,8 +3,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { finalMessage, type IdempotencyClaim, type SessionRecord } from '@tidemark/log';
 import {
   callFingerprint,
-  encodeRequestRecord,
-  sealRequestHeaders,
   idempotencyKeyGone,
   idempotencyKeyReused,
   requestStreamId,
@@ -222,18 +220,9 @@ async function passOn(
   from: LogRecord,
   record: Extract<RequestRecord, { lane: 'session' }>,
 ): Promise<void> {
-  const encoded = encodeRequestRecord(record);
   const trace = from.headers.filter(([name]) => !name.startsWith('tm-'));
-  const partition = lane.stores.heads.partitionOf(record.session);
-  const unsealed = { ...encoded, headers: [...encoded.headers, ...trace] };
-  const { keyring } = lane.options;
-  const headers =
-    keyring === undefined
-      ? unsealed.headers
-      : [...unsealed.headers, ...sealRequestHeaders(keyring, unsealed, partition)];
-  await whileUnavailable(
-    () =>
-      lane.options.log.append(lane.options.topics.requests, [{ ...encoded, partition, headers }]),
-    { stopped: () => false, onRetry: () => undefined },
-  );
+  await whileUnavailable(() => lane.stores.requests.write(record.session, [record], trace), {
+    stopped: () => false,
+    onRetry: () => undefined,
+  });
 }
