@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { partitionForSession, type LogPort, type SessionId } from '@tidemark/protocol';
-import { CompactedTable } from './compacted-table.js';
+import type { LogPort } from '@tidemark/protocol';
+import { KeyedTable } from './keyed-table.js';
 
 // What the `subscriptions` table holds about event streams, keyed so that a stream's records are
 // in its own partition (the one its occurrences and its source's owner have):
@@ -109,22 +109,15 @@ export interface EventRegistryOptions {
 }
 
 /** The leases and source heads of event streams, over the compacted `subscriptions` topic. */
-export class EventRegistry {
-  private readonly table: CompactedTable<RegistryValue>;
-
+export class EventRegistry extends KeyedTable<RegistryValue> {
   constructor(private readonly options: EventRegistryOptions) {
-    this.table = new CompactedTable<RegistryValue>({
+    super(options.partitionCount, {
       port: options.port,
       topic: options.topic,
       decode: decodeValue,
       encode: (value) => Buffer.from(JSON.stringify(value)),
       headers: () => [[REGISTRY_HEADER, REGISTRY_VERSION]],
     });
-  }
-
-  /** The partition of a stream, in this table and in `occurrences`. */
-  partitionOf(stream: string): number {
-    return partitionForSession(stream as SessionId, this.options.partitionCount);
   }
 
   /** Records that someone wants `stream` until `lease.untilMs`. */
@@ -234,11 +227,6 @@ export class EventRegistry {
       for (const [key] of this.table.entries(partition)) if (key.startsWith(prefix)) count++;
     }
     return count;
-  }
-
-  /** Forgets a partition this process no longer owns. */
-  release(partition: number): void {
-    this.table.release(partition);
   }
 }
 

@@ -1,12 +1,11 @@
 import {
   HEAD_STATE_HEADER,
-  partitionForSession,
   stepKey,
   stepKeyPrefix,
   type SessionId,
   type StreamId,
 } from '@tidemark/protocol';
-import { CompactedTable } from './compacted-table.js';
+import { KeyedTable } from './keyed-table.js';
 import type { StoreOptions } from './stores.js';
 
 /** What a step's function did: its value (JSON), or the error it threw. */
@@ -44,11 +43,9 @@ const STEP_RECORD_STATE = 'step';
  * the step again. Read-your-writes across replicas, like every table: `get` first catches up.
  * Expired with the call (housekeeping: when its head goes, or its session).
  */
-export class StepJournal {
-  private readonly table: CompactedTable<JournaledStep>;
-
-  constructor(private readonly options: StoreOptions) {
-    this.table = new CompactedTable<JournaledStep>({
+export class StepJournal extends KeyedTable<JournaledStep> {
+  constructor(options: StoreOptions) {
+    super(options.partitionCount, {
       port: options.port,
       topic: options.topics.streams,
       decode: decodeStep,
@@ -90,15 +87,6 @@ export class StepJournal {
       if (value !== undefined) steps.push({ step, ...value });
     }
     return steps;
-  }
-
-  /** Drops what is held of a partition this process stopped serving. */
-  release(partition: number): void {
-    this.table.release(partition);
-  }
-
-  private partitionOf(session: SessionId): number {
-    return partitionForSession(session, this.options.partitionCount);
   }
 }
 

@@ -2,7 +2,6 @@ import {
   decodeStreamHead,
   encodeStreamHead,
   HEAD_STATE_HEADER,
-  partitionForSession,
   streamHeadKey,
   type LogPort,
   type SessionId,
@@ -10,7 +9,7 @@ import {
   type StreamId,
   type TopicNames,
 } from '@tidemark/protocol';
-import { CompactedTable, type TableEntry } from './compacted-table.js';
+import { KeyedTable } from './keyed-table.js';
 import { decidedHead } from './decided-head.js';
 
 export interface StoreOptions {
@@ -39,11 +38,9 @@ export interface TracedStreamHead {
 }
 
 /** Stream heads from the compacted `streams` topic, as the worker last wrote them. */
-export class StreamHeadStore {
-  private readonly table: CompactedTable<TracedStreamHead>;
-
+export class StreamHeadStore extends KeyedTable<TracedStreamHead> {
   constructor(private readonly options: StoreOptions) {
-    this.table = new CompactedTable<TracedStreamHead>({
+    super(options.partitionCount, {
       port: options.port,
       topic: options.topics.streams,
       decode: (value, headers) => {
@@ -65,28 +62,9 @@ export class StreamHeadStore {
     });
   }
 
-  partitionOf(session: SessionId): number {
-    return partitionForSession(session, this.options.partitionCount);
-  }
-
-  /** Reads a partition's heads up to its high watermark of now (before a sweep). */
-  catchUp(partition: number): Promise<void> {
-    return this.table.catchUp(partition);
-  }
-
-  /** Every head key of a partition (`session/stream`) with where it is and whether it is terminal. */
-  entries(partition: number): IterableIterator<[string, TableEntry]> {
-    return this.table.entries(partition);
-  }
-
   /** Tombstones heads of one partition by key. */
   forget(partition: number, keys: readonly string[]): Promise<void> {
     return this.table.deleteMany(partition, keys);
-  }
-
-  /** Drops what is held of a partition this process stopped serving. */
-  release(partition: number): void {
-    this.table.release(partition);
   }
 
   /** The stored head, read up to the `streams` partition's high watermark of now. */
@@ -108,10 +86,7 @@ export class StreamHeadStore {
 
   /** The stored head and the trace of the call that wrote it. */
   getTraced(session: SessionId, stream: StreamId): Promise<TracedStreamHead | undefined> {
-    return this.table.get(
-      partitionForSession(session, this.options.partitionCount),
-      streamHeadKey(session, stream),
-    );
+    return this.table.get(this.partitionOf(session), streamHeadKey(session, stream));
   }
 }
 
@@ -152,11 +127,9 @@ export interface IdempotencyClaim {
 }
 
 /** Sessions over the compacted `sessions` topic: create, look up, end (tombstone). */
-export class SessionStore {
-  private readonly table: CompactedTable<SessionRecord>;
-
-  constructor(private readonly options: SessionStoreOptions) {
-    this.table = new CompactedTable<SessionRecord>({
+export class SessionStore extends KeyedTable<SessionRecord> {
+  constructor(options: SessionStoreOptions) {
+    super(options.partitionCount, {
       port: options.port,
       topic: options.topics.sessions,
       decode: decodeSession,
@@ -168,28 +141,9 @@ export class SessionStore {
     });
   }
 
-  /** Reads a partition's sessions up to its high watermark of now (before a sweep). */
-  catchUp(partition: number): Promise<void> {
-    return this.table.catchUp(partition);
-  }
-
-  /** Every live session of a partition, with when its record was written. */
-  entries(partition: number): IterableIterator<[string, TableEntry]> {
-    return this.table.entries(partition);
-  }
-
   /** Tombstones sessions of one partition (expired). */
   endMany(partition: number, sessions: readonly SessionId[]): Promise<void> {
     return this.table.deleteMany(partition, sessions);
-  }
-
-  /** Drops what is held of a partition this process stopped serving. */
-  release(partition: number): void {
-    this.table.release(partition);
-  }
-
-  partitionOf(session: SessionId): number {
-    return partitionForSession(session, this.options.partitionCount);
   }
 
   create(record: SessionRecord): Promise<void> {
