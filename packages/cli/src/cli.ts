@@ -15,13 +15,13 @@ type Run = (args: readonly string[], io: Io) => Promise<void>;
 // Each command's code is loaded when it runs: `--help`, `--version` and a mistyped command answer
 // without loading the gateway, the worker and Kafka's client.
 const COMMANDS: Record<string, () => Promise<Run>> = {
-  dev: async () => (await import('./commands.js')).dev,
-  gateway: async () => (await import('./commands.js')).gateway,
-  worker: async () => (await import('./commands.js')).worker,
-  topics: async () => (await import('./topics-command.js')).topics,
+  dev: async () => (await import('./commands/dev.js')).dev,
+  gateway: async () => (await import('./commands/gateway.js')).gateway,
+  worker: async () => (await import('./commands/worker.js')).worker,
+  topics: async () => (await import('./commands/topics.js')).topics,
   console: async () => (await import('./console.js')).consoleCommand,
-  check: async () => (await import('./check.js')).check,
-  init: async () => (await import('./init-command.js')).init,
+  check: async () => (await import('./commands/check.js')).check,
+  init: async () => (await import('./commands/init.js')).init,
 };
 
 /** This package's version, as `tidemark --version` prints it. */

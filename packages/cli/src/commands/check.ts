@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Io } from './io.js';
+import type { Io } from '../io.js';
 import { answerInBody, MetaKeys, statelessRequest } from '@tidemark/protocol';
-import { parseFlags, str, UsageError } from './options.js';
+import { parseFlags, str, UsageError } from '../options.js';
 
 /**
  * `tidemark check <mcp-url>`: is this deployment serving? The gateway's `/readyz` (broker reachable,

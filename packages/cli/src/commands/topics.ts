@@ -1,8 +1,8 @@
 import { checkTopics, KafkaLog, provisionTopics } from '@tidemark/kafka';
 import { checkPartitionPlacement } from '@tidemark/worker';
-import type { Io } from './io.js';
-import { KAFKA_FLAGS, kafkaOptions, prefixOf } from './flags/kafka.js';
-import { parseFlags, positiveInt, str, UsageError } from './options.js';
+import type { Io } from '../io.js';
+import { KAFKA_FLAGS, kafkaOptions, prefixOf } from '../flags/kafka.js';
+import { parseFlags, positiveInt, str, UsageError } from '../options.js';
 
 // `tidemark topics create|check`: the topics with explicit configs, never broker
 // auto-creation.

@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
-import type { Io } from './io.js';
-import { parseFlags, UsageError } from './options.js';
+import type { Io } from '../io.js';
+import { parseFlags, UsageError } from '../options.js';
 
 // `tidemark init [dir]`: a ready project — a TypeScript tool module, a test of it with `runTool`,
 // a README, and a package.json whose `npm start` serves the module and whose `npm test` runs the
@@ -32,7 +32,7 @@ const TOOLS_TEST = `// The module run as the worker runs it (the official client
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runTool } from '@tidemark/testing';
-import tools from './tools.ts';
+import tools from '../tools.ts';
 
 test('greet greets by name', async () => {
   const run = await runTool(tools, 'greet', { name: 'Ada' });
@@ -106,7 +106,7 @@ function packageJsonFor(dir: string): PackageJson {
 
 /** The `node-<os>-<arch>` packages this CLI itself depends on, with the same ranges. */
 function nodeBinaries(): Record<string, string> {
-  const own = createRequire(import.meta.url)('../package.json') as PackageJson;
+  const own = createRequire(import.meta.url)('../../package.json') as PackageJson;
   return { ...own.optionalDependencies };
 }
 
