@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { sseComment, sseFrame } from '@tidemark/gateway/http';
-import type { SessionId } from '@tidemark/protocol';
+import { parsePartitionKey } from '@tidemark/protocol';
 import type { LiveTail, TailItem } from './live-tail.js';
 import type { LogView } from './log-view.js';
 import type { JournalEntry, ResumeJournal } from './resume-journal.js';
@@ -30,10 +30,14 @@ export async function liveEvents(
     let known = owners.get(session);
     if (known === undefined) {
       if (owners.size >= 10_000) owners.clear(); // a tab open for days meets many sessions
-      known = view.ownerOf(session as SessionId).then(
-        (owner) => owner?.subject === visibility.subject,
-        () => false,
-      );
+      const key = parsePartitionKey(session);
+      known =
+        key === undefined
+          ? Promise.resolve(false)
+          : view.ownerOf(key).then(
+              (owner) => owner?.subject === visibility.subject,
+              () => false,
+            );
       owners.set(session, known);
     }
     return known;

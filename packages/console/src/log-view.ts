@@ -19,7 +19,7 @@ import {
   type GenerationCause,
   type LogPort,
   type LogRecord,
-  type SessionId,
+  type PartitionKey,
   type StreamHead,
   type StreamId,
   type TaskStreamRecord,
@@ -48,7 +48,7 @@ export interface LogViewOptions {
 }
 
 export interface SessionSummary {
-  readonly id: SessionId;
+  readonly id: PartitionKey;
   readonly kind: 'session' | 'task';
   readonly subject: string | undefined;
   readonly protocolVersion: string;
@@ -119,7 +119,7 @@ export class LogView {
   async listSessions(visibility: Visibility): Promise<SessionSummary[]> {
     // Ranked from the tables' indexes (no value decoded), then only the most recent are read:
     // a log with a million sessions costs this page an index walk and `maxSessions` reads.
-    const candidates: Array<{ id: SessionId; lastActivityMs: number; streams: number }> = [];
+    const candidates: Array<{ id: PartitionKey; lastActivityMs: number; streams: number }> = [];
     for (let partition = 0; partition < this.options.partitionCount; partition++) {
       await Promise.all([this.sessions.catchUp(partition), this.heads.catchUp(partition)]);
       const activity = new Map<string, { at: number; streams: number }>();
@@ -135,7 +135,7 @@ export class LogView {
       for (const [id, entry] of this.sessions.entries(partition)) {
         const seen = activity.get(id);
         candidates.push({
-          id: id as SessionId,
+          id,
           lastActivityMs: Math.max(entry.timestampMs, seen?.at ?? 0),
           streams: seen?.streams ?? 0,
         });
@@ -154,7 +154,7 @@ export class LogView {
 
   /** One session (or task) and its calls, or undefined when it is unknown or not visible. */
   async session(
-    id: SessionId,
+    id: PartitionKey,
     visibility: Visibility,
   ): Promise<{ session: SessionSummary; calls: CallSummary[] } | undefined> {
     const record = await this.sessions.get(id);
@@ -186,7 +186,7 @@ export class LogView {
 
   /** A call's stream: every record of it still in the log, folded as a reader would. */
   async call(
-    id: SessionId,
+    id: PartitionKey,
     stream: StreamId,
     visibility: Visibility,
   ): Promise<CallDetail | undefined> {
@@ -245,7 +245,7 @@ export class LogView {
   }
 
   /** The subject a session is bound to, for filtering the live tail (undefined: unknown). */
-  async ownerOf(id: SessionId): Promise<{ subject: string | undefined } | undefined> {
+  async ownerOf(id: PartitionKey): Promise<{ subject: string | undefined } | undefined> {
     const record = await this.sessions.get(id);
     return record === undefined ? undefined : { subject: record.subject };
   }
@@ -269,7 +269,7 @@ export class LogView {
   }
 
   /** `tools/call count` by stream, from the session's requests still in `requests`. */
-  private async requestLabels(id: SessionId, partition: number): Promise<Map<StreamId, string>> {
+  private async requestLabels(id: PartitionKey, partition: number): Promise<Map<StreamId, string>> {
     const labels = new Map<StreamId, string>([
       [STANDALONE_STREAM, 'standalone stream (GET)'],
       [TASK_STREAM, 'task'],

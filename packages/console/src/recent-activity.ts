@@ -4,6 +4,7 @@ import {
   type LogPort,
   type SessionId,
   type TopicNames,
+  type RoutingKey,
 } from '@tidemark/protocol';
 import type { Visibility } from './visibility.js';
 import { scanTail } from './tail-scan.js';
@@ -20,7 +21,7 @@ const MAX_ROWS = 50;
 
 interface StatelessCall {
   /** The call's routing key (its stream's key in the log). */
-  readonly key: SessionId;
+  readonly key: RoutingKey;
   readonly tool: string;
   readonly subject: string | undefined;
   readonly atMs: number;

@@ -11,7 +11,7 @@ import {
   type LogIdentity,
   type LogPort,
   type RequestId,
-  type SessionId,
+  type PartitionKey,
   type StreamEnd,
   type StreamId,
 } from '@tidemark/protocol';
@@ -72,7 +72,7 @@ export class EventTails {
 const WRITE_CHUNK = 64;
 
 export interface DeliveryOptions {
-  session: SessionId;
+  session: PartitionKey;
   stream: StreamId;
   partition: number;
   logIdentity: LogIdentity;

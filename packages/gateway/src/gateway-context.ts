@@ -4,7 +4,7 @@ import {
   type Keyring,
   type LogIdentity,
   type LogPort,
-  type SessionId,
+  type PartitionKey,
   type StreamId,
   type TopicNames,
 } from '@tidemark/protocol';
@@ -115,7 +115,7 @@ const warnToStderr: NonNullable<GatewayOptions['onWarning']> = (message, fields)
 /** The event ids of one stream of a session, on its partition, minted with this gateway's keys. */
 export function streamMinter(
   ctx: GatewayContext,
-  session: SessionId,
+  session: PartitionKey,
   partition: number,
   stream: StreamId,
 ): ReturnType<typeof eventIdMinter> {

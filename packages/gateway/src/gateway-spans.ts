@@ -12,7 +12,7 @@ import {
   type EventIdVerification,
   type RequestId,
   type ResumeDecision,
-  type SessionId,
+  type PartitionKey,
 } from '@tidemark/protocol';
 import {
   ATTR_GEN_AI_TOOL_NAME,
@@ -31,7 +31,7 @@ import {
 
 /** The span of one MCP request at the gateway, from the POST to the end of its response stream. */
 export function requestSpan(
-  session: SessionId,
+  session: PartitionKey,
   request: { readonly id: RequestId; readonly method: string; readonly params?: unknown },
 ): { span: Span; ctx: Context } {
   const method = request.method;
@@ -61,7 +61,7 @@ export function requestSpan(
  * it), linked to this request's own; only an id that verified can name that trace.
  */
 export function recordResumeSpan(
-  session: SessionId,
+  session: PartitionKey,
   claim: EventIdVerification,
   traced: TracedStreamHead | undefined,
   decision: ResumeDecision,

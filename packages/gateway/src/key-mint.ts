@@ -1,11 +1,15 @@
 import { randomInt } from 'node:crypto';
 import {
+  asRoutingKey,
+  asSessionId,
   keyInPartitions,
   keyOnPartition,
   newSessionId,
   type GroupMembership,
   type GroupPort,
   type SessionId,
+  type PartitionKey,
+  type RoutingKey,
 } from '@tidemark/protocol';
 
 /**
@@ -65,7 +69,7 @@ export class KeyMint {
    * id): on one of this gateway's partitions, and starting with that partition's tag, which an
    * ingress can hash on.
    */
-  returned(): SessionId {
+  returned(): PartitionKey {
     const owned = this.ownedList;
     const partition =
       owned.length > 0 ? owned[randomInt(owned.length)]! : randomInt(this.partitionCount);
@@ -73,11 +77,24 @@ export class KeyMint {
   }
 
   /** A key no client sees (the routing key of a request other than `tools/call`). */
-  internal(): SessionId {
+  internal(): PartitionKey {
     const held = this.owned.size;
     return held === 0 || held === this.partitionCount
       ? newSessionId()
       : keyInPartitions(this.owned, this.partitionCount);
+  }
+
+  /** A new session's id (a key its client sends back). */
+  session(): SessionId {
+    return asSessionId(this.returned());
+  }
+
+  /**
+   * A 2026-07-28 request's routing key: one its client sends back for a `tools/call` (it may
+   * become a task's id), one nobody sees otherwise.
+   */
+  routingKey(returned: boolean): RoutingKey {
+    return asRoutingKey(returned ? this.returned() : this.internal());
   }
 
   private hold(partitions: readonly number[]): void {

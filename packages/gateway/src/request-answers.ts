@@ -5,7 +5,7 @@ import {
   requestStreamId,
   StreamCursor,
   type RequestId,
-  type SessionId,
+  type PartitionKey,
   type StreamId,
 } from '@tidemark/protocol';
 import { answeredAs, startDelivery, type DeliveryOptions } from './delivery.js';
@@ -29,7 +29,7 @@ export interface NewStream {
  */
 export function newStream(
   ctx: GatewayContext,
-  key: SessionId,
+  key: PartitionKey,
   requestId: RequestId,
 ): Promise<NewStream> {
   return streamFromNow(ctx, key, requestStreamId(requestId), 1);
@@ -41,7 +41,7 @@ export function newStream(
  */
 export async function streamFromNow(
   ctx: GatewayContext,
-  key: SessionId,
+  key: PartitionKey,
   stream: StreamId,
   nextSeq: number | undefined,
 ): Promise<NewStream> {
@@ -69,7 +69,7 @@ export type DeliveryExtras = Partial<
 export function deliverStream(
   ctx: GatewayContext,
   sse: SseStream,
-  at: { session: SessionId; stream: StreamId; partition: number; fromOffset: bigint },
+  at: { session: PartitionKey; stream: StreamId; partition: number; fromOffset: bigint },
   cursor: StreamCursor<unknown>,
   extras: DeliveryExtras = {},
 ): void {
@@ -93,7 +93,7 @@ export function deliverStream(
 export async function respondJson(
   ctx: GatewayContext,
   res: Response,
-  key: SessionId,
+  key: PartitionKey,
   started: NewStream,
   produce: () => Promise<void>,
   showSession: boolean,

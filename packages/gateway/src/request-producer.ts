@@ -1,6 +1,6 @@
 import { context, trace, type Context } from '@opentelemetry/api';
 import { RequestWriter } from '@tidemark/log';
-import type { Keyring, LogPort, RequestRecord, SessionId } from '@tidemark/protocol';
+import type { Keyring, LogPort, PartitionKey, RequestRecord, SessionId } from '@tidemark/protocol';
 import { startMessagingSpan, traceHeaders } from '@tidemark/otel';
 
 /**
@@ -25,7 +25,7 @@ export class RequestProducer {
    * inside a `send` span whose context the worker continues from the record headers.
    */
   async produce(
-    key: SessionId,
+    key: PartitionKey,
     records: readonly RequestRecord[],
     parent: Context = context.active(),
   ): Promise<void> {

@@ -14,6 +14,7 @@ import {
   SESSION_PROTOCOL_VERSIONS,
   type RequestId,
   type SessionId,
+  type RoutingKey,
 } from '@tidemark/protocol';
 import { HttpRefusals } from './http/http-refusals.js';
 import type { Asker } from './auth/index.js';
@@ -67,7 +68,7 @@ async function startSession(
   // Its answer is a stream of the subject's like any other: counted against the same cap.
   const full = ctx.streams.refusalIfFull(undefined, asker.share);
   if (full !== undefined) return sendRefusal(res, full);
-  const session = ctx.keys.returned();
+  const session = ctx.keys.session();
   if (!ctx.shareSessions.start(asker.share, session))
     return sendRefusal(res, HttpRefusals.tooManySessions(ctx.options.maxSessionsPerSubject));
   // The revision the worker's server will answer, not the one asked for: later requests are
@@ -146,7 +147,7 @@ function keyedCall(
   req: Request,
   request: JsonRpcRequest,
   asker: Asker,
-): Checked<{ key: SessionId; subject: string | undefined } | undefined> {
+): Checked<{ key: RoutingKey; subject: string | undefined } | undefined> {
   if (request.method !== 'tools/call') return pass(undefined);
   const meta = (request as { params?: { _meta?: unknown } }).params?._meta;
   const read = readIdempotencyKey(headerValue(req.headers['idempotency-key']), meta);
@@ -166,7 +167,7 @@ async function streamRequest(
   { session, share }: { session: SessionId; share: string },
   version: string,
   request: JsonRpcRequest,
-  keyed?: { key: SessionId; subject: string | undefined },
+  keyed?: { key: RoutingKey; subject: string | undefined },
 ): Promise<void> {
   const started = await newStream(ctx, session, request.id);
   const produce = (parent?: Parameters<GatewayContext['producer']['produce']>[2]) =>
@@ -247,11 +248,12 @@ export async function findSession(
   ctx: GatewayContext,
   req: Request,
   asker: Asker,
-): Promise<Checked<SessionRecord>> {
+): Promise<Checked<SessionRecord & { readonly id: SessionId }>> {
   const header = headerValue(req.headers['mcp-session-id']);
   if (header === undefined) return refuse(HttpRefusals.missingSession());
   const id = parseSessionId(header);
-  const record = id === undefined ? undefined : await ctx.sessions.get(id);
+  if (id === undefined) return refuse(HttpRefusals.unknownSession());
+  const record = await ctx.sessions.get(id);
   // A task's record lives beside the sessions, under its task id, and an idempotency key's claim
   // under its routing key: neither is a session.
   if (
@@ -261,7 +263,7 @@ export async function findSession(
     (asker.auth !== undefined && record.subject !== asker.auth.subject)
   )
     return refuse(HttpRefusals.unknownSession());
-  return pass(record);
+  return pass({ ...record, id });
 }
 
 /** The request's revision: its header, else the session's, else the spec's default. */

@@ -13,6 +13,7 @@ import {
   type EventIdVerification,
   type ResumeDecision,
   type SessionId,
+  newSessionId,
 } from '@tidemark/protocol';
 import { HttpRefusals } from './http/http-refusals.js';
 import { recordResume } from '@tidemark/otel';
@@ -72,7 +73,8 @@ async function readClaim(
 ): Promise<Claimed | { failure: unknown }> {
   const session = parseSessionId(headerValue(req.headers['mcp-session-id']) ?? '');
   const claim = verifyEventId(lastEventId, {
-    session: session ?? ('' as SessionId),
+    // Without a session, no id verifies as its: a fresh session's id matches none.
+    session: session ?? newSessionId(),
     keyring: ctx.keyring,
     nowMs: ctx.now(),
   });

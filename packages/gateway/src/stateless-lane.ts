@@ -103,9 +103,8 @@ export async function handleStatelessPost(
   const key =
     keyed.key !== undefined
       ? idempotentRoutingKey(asker.auth?.subject, keyed.key)
-      : request.method === 'tools/call'
-        ? ctx.keys.returned() // it may become a task: its id comes back in `Mcp-Name`
-        : ctx.keys.internal();
+      : // A tools/call may become a task: its id comes back in `Mcp-Name`.
+        ctx.keys.routingKey(request.method === 'tools/call');
   const logged = keyed.key === undefined ? request : { ...request, id: `tm-${randomUUID()}` };
   const answerAs = keyed.key === undefined ? undefined : request.id;
   const started = await newStream(ctx, key, logged.id);

@@ -5,7 +5,7 @@ import {
   readStampedRecord,
   sameGeneration,
   type LogPort,
-  type SessionId,
+  type PartitionKey,
   type StreamHead,
 } from '@tidemark/protocol';
 
@@ -26,7 +26,7 @@ export async function decidedHead(
   port: LogPort,
   topic: string,
   partition: number,
-  session: SessionId,
+  session: PartitionKey,
   stored: StreamHead,
 ): Promise<StreamHead> {
   const { terminal } = stored;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { LogPort } from '@tidemark/protocol';
+import { partitionOfRecordKey, type LogPort } from '@tidemark/protocol';
 import { KeyedTable } from './keyed-table.js';
 
 // What the `subscriptions` table holds about event streams, keyed so that a stream's records are
@@ -118,6 +118,11 @@ export class EventRegistry extends KeyedTable<RegistryValue> {
       encode: (value) => Buffer.from(JSON.stringify(value)),
       headers: () => [[REGISTRY_HEADER, REGISTRY_VERSION]],
     });
+  }
+
+  /** The partition of an event stream, here and in `occurrences`: its key places it as a session's does. */
+  override partitionOf(stream: string): number {
+    return partitionOfRecordKey(stream, this.options.partitionCount);
   }
 
   /** Records that someone wants `stream` until `lease.untilMs`. */

@@ -1,7 +1,7 @@
 import {
   readStampedRecord,
   type LogPort,
-  type SessionId,
+  type PartitionKey,
   type TerminalRecord,
 } from '@tidemark/protocol';
 import { isEvicted, readRange } from './range-read.js';
@@ -15,7 +15,7 @@ export async function finalMessage(
   log: LogPort,
   events: string,
   partition: number,
-  session: SessionId,
+  session: PartitionKey,
   terminal: TerminalRecord,
 ): Promise<unknown> {
   if (terminal.inLog !== true) return terminal.payload;

@@ -1,4 +1,4 @@
-import { partitionForSession, type SessionId } from '@tidemark/protocol';
+import { partitionForSession, type PartitionKey } from '@tidemark/protocol';
 import { CompactedTable, type CompactedTableOptions, type TableEntry } from './compacted-table.js';
 
 /**
@@ -7,7 +7,7 @@ import { CompactedTable, type CompactedTableOptions, type TableEntry } from './c
  * session's requests and events. A store adds what its values mean; reading up, listing and
  * letting go of a partition are the same for all.
  */
-export abstract class KeyedTable<V> {
+export abstract class KeyedTable<V, K extends string = string> {
   protected readonly table: CompactedTable<V>;
 
   protected constructor(
@@ -18,8 +18,8 @@ export abstract class KeyedTable<V> {
   }
 
   /** The partition `key` (a session id, or an event stream's key) lives in. */
-  partitionOf(key: SessionId | string): number {
-    return partitionForSession(key as SessionId, this.partitionCount);
+  partitionOf(key: PartitionKey): number {
+    return partitionForSession(key, this.partitionCount);
   }
 
   /** Reads a partition up to its high watermark of now (before a sweep). */
@@ -28,8 +28,9 @@ export abstract class KeyedTable<V> {
   }
 
   /** Every live key of a partition, with where its record is and its flags. */
-  entries(partition: number): IterableIterator<[string, TableEntry]> {
-    return this.table.entries(partition);
+  entries(partition: number): IterableIterator<[K, TableEntry]> {
+    // Every key in the table was written by this store, as a K.
+    return this.table.entries(partition) as IterableIterator<[K, TableEntry]>;
   }
 
   /** Drops what is held of a partition this process stopped serving. */

@@ -1,7 +1,6 @@
 import {
   encodeEventCursor,
   logIdOf,
-  partitionForSession,
   verifyEventCursor,
   type AppendRecord,
   type EventCursorProblem,
@@ -9,7 +8,7 @@ import {
   type Keyring,
   type LogIdentity,
   type LogPort,
-  type SessionId,
+  partitionOfRecordKey,
 } from '@tidemark/protocol';
 import { readRange } from './range-read.js';
 
@@ -67,7 +66,7 @@ export class OccurrenceLog {
 
   /** The partition every occurrence of `stream` is in. */
   partitionOf(stream: string): number {
-    return partitionForSession(stream as SessionId, this.options.partitionCount);
+    return partitionOfRecordKey(stream, this.options.partitionCount);
   }
 
   /** Writes occurrences of one stream, in order; resolves with their offsets. */

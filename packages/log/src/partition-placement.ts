@@ -1,10 +1,9 @@
 import {
   ErrorCodes,
-  partitionForSession,
   TidemarkError,
   type LogPort,
-  type SessionId,
   type TopicNames,
+  partitionOfRecordKey,
 } from '@tidemark/protocol';
 
 // A key's partition is its hash modulo the partition count (`partitionForSession`), so adding
@@ -40,7 +39,7 @@ export async function partitionPlacementProblems(
       for (const { key } of records.slice(0, SAMPLE_PER_PARTITION)) {
         if (key === null) continue;
         keys.push({ partition, key });
-        if (partitionForSession(key as SessionId, partitionCount) !== partition) misplaced++;
+        if (partitionOfRecordKey(key, partitionCount) !== partition) misplaced++;
       }
     }
     if (misplaced === 0) continue;
@@ -80,7 +79,6 @@ function countsExplaining(
   const highest = Math.max(...keys.map((k) => k.partition));
   const counts: number[] = [];
   for (let count = highest + 1; count < now; count++)
-    if (keys.every((k) => partitionForSession(k.key as SessionId, count) === k.partition))
-      counts.push(count);
+    if (keys.every((k) => partitionOfRecordKey(k.key, count) === k.partition)) counts.push(count);
   return counts;
 }

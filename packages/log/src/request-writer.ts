@@ -9,6 +9,7 @@ import {
   type LogPort,
   type RequestRecord,
   type SessionId,
+  type PartitionKey,
 } from '@tidemark/protocol';
 
 export interface RequestWriterOptions {
@@ -37,7 +38,7 @@ export class RequestWriter {
   constructor(private readonly options: RequestWriterOptions) {}
 
   /** The partition of `requests` (and of `events`) a key's records go to. */
-  partitionOf(key: SessionId): number {
+  partitionOf(key: PartitionKey): number {
     return partitionForSession(key, this.options.partitionCount);
   }
 
@@ -46,7 +47,7 @@ export class RequestWriter {
    * each carrying `passed` (the trace context the worker continues from).
    */
   async write(
-    key: SessionId,
+    key: PartitionKey,
     records: readonly RequestRecord[],
     passed: readonly PassedHeader[] = [],
   ): Promise<void> {

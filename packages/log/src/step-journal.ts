@@ -2,7 +2,7 @@ import {
   HEAD_STATE_HEADER,
   stepKey,
   stepKeyPrefix,
-  type SessionId,
+  type PartitionKey,
   type StreamId,
 } from '@tidemark/protocol';
 import { KeyedTable } from './keyed-table.js';
@@ -60,18 +60,18 @@ export class StepJournal extends KeyedTable<JournaledStep> {
     return Buffer.byteLength(JSON.stringify({ step: STEP_FORMAT_VERSION, ...step }));
   }
 
-  get(session: SessionId, stream: StreamId, step: string): Promise<JournaledStep | undefined> {
+  get(session: PartitionKey, stream: StreamId, step: string): Promise<JournaledStep | undefined> {
     return this.table.get(this.partitionOf(session), stepKey(session, stream, step));
   }
 
   /** Journals a step; resolves once it is durable. */
-  put(session: SessionId, stream: StreamId, step: string, value: JournaledStep): Promise<void> {
+  put(session: PartitionKey, stream: StreamId, step: string, value: JournaledStep): Promise<void> {
     return this.table.put(this.partitionOf(session), stepKey(session, stream, step), value);
   }
 
   /** Every journaled step of a call, in the order they were written (for the console). */
   async list(
-    session: SessionId,
+    session: PartitionKey,
     stream: StreamId,
   ): Promise<Array<{ step: string } & JournaledStep>> {
     const partition = this.partitionOf(session);

@@ -4,7 +4,7 @@ import {
   HEAD_STATE_HEADER,
   streamHeadKey,
   type LogPort,
-  type SessionId,
+  type PartitionKey,
   type StreamHead,
   type StreamId,
   type TopicNames,
@@ -68,7 +68,7 @@ export class StreamHeadStore extends KeyedTable<TracedStreamHead> {
   }
 
   /** The stored head, read up to the `streams` partition's high watermark of now. */
-  async get(session: SessionId, stream: StreamId): Promise<StreamHead | undefined> {
+  async get(session: PartitionKey, stream: StreamId): Promise<StreamHead | undefined> {
     return (await this.getTraced(session, stream))?.head;
   }
 
@@ -77,7 +77,7 @@ export class StreamHeadStore extends KeyedTable<TracedStreamHead> {
    * (its worker finished after its partition had moved) gives way to the newer, unfinished head.
    * What a worker asks before it runs a request again, or skips it as done.
    */
-  async decided(session: SessionId, stream: StreamId): Promise<StreamHead | undefined> {
+  async decided(session: PartitionKey, stream: StreamId): Promise<StreamHead | undefined> {
     const stored = await this.get(session, stream);
     if (stored === undefined) return undefined;
     const { port, topics } = this.options;
@@ -85,14 +85,14 @@ export class StreamHeadStore extends KeyedTable<TracedStreamHead> {
   }
 
   /** The stored head and the trace of the call that wrote it. */
-  getTraced(session: SessionId, stream: StreamId): Promise<TracedStreamHead | undefined> {
+  getTraced(session: PartitionKey, stream: StreamId): Promise<TracedStreamHead | undefined> {
     return this.table.get(this.partitionOf(session), streamHeadKey(session, stream));
   }
 }
 
 /** What a session is, kept in the compacted `sessions` topic so any replica can serve it. */
 export interface SessionRecord {
-  readonly id: SessionId;
+  readonly id: PartitionKey;
   readonly protocolVersion: string;
   /** The client's `initialize` request: replayed to restore the server's view of the client. */
   readonly initialize: unknown;
@@ -119,7 +119,7 @@ export interface IdempotencyClaim {
    * The session whose stream the execution is, for a session's keyed call; absent for the
    * stateless lane's (its stream is under the key).
    */
-  readonly session?: SessionId;
+  readonly session?: PartitionKey;
   /** The stream of the request that is the execution (its final message is the outcome). */
   readonly stream: StreamId;
   /** The stream whose durable steps the execution journals: the first request's, always. */
@@ -127,7 +127,7 @@ export interface IdempotencyClaim {
 }
 
 /** Sessions over the compacted `sessions` topic: create, look up, end (tombstone). */
-export class SessionStore extends KeyedTable<SessionRecord> {
+export class SessionStore extends KeyedTable<SessionRecord, PartitionKey> {
   constructor(options: SessionStoreOptions) {
     super(options.partitionCount, {
       port: options.port,
@@ -142,7 +142,7 @@ export class SessionStore extends KeyedTable<SessionRecord> {
   }
 
   /** Tombstones sessions of one partition (expired). */
-  endMany(partition: number, sessions: readonly SessionId[]): Promise<void> {
+  endMany(partition: number, sessions: readonly PartitionKey[]): Promise<void> {
     return this.table.deleteMany(partition, sessions);
   }
 
@@ -150,11 +150,11 @@ export class SessionStore extends KeyedTable<SessionRecord> {
     return this.table.put(this.partitionOf(record.id), record.id, record);
   }
 
-  get(session: SessionId): Promise<SessionRecord | undefined> {
+  get(session: PartitionKey): Promise<SessionRecord | undefined> {
     return this.table.get(this.partitionOf(session), session);
   }
 
-  end(session: SessionId): Promise<void> {
+  end(session: PartitionKey): Promise<void> {
     return this.table.delete(this.partitionOf(session), session);
   }
 }

@@ -10,7 +10,7 @@ import {
   type Generation,
   type GenerationCause,
   type LogPort,
-  type SessionId,
+  type PartitionKey,
   type StreamHead,
   type StreamId,
   type TopicNames,
@@ -92,7 +92,7 @@ export class StreamWriter {
 
   /** Starts a new generation of a stream: writes its start record, then its head. */
   async begin(
-    session: SessionId,
+    session: PartitionKey,
     stream: StreamId,
     begin: BeginOptions,
   ): Promise<GenerationWriter> {
@@ -140,7 +140,7 @@ export class StreamWriter {
   /** @internal */
   appendEvent(
     partition: number,
-    session: SessionId,
+    session: PartitionKey,
     headers: Array<[string, string]>,
     value: Buffer | null,
     terminal: boolean,
@@ -185,7 +185,7 @@ export class StreamWriter {
   }
 
   /** @internal */
-  async writeHead(session: SessionId, partition: number, head: StreamHead): Promise<void> {
+  async writeHead(session: PartitionKey, partition: number, head: StreamHead): Promise<void> {
     await this.streams.append({
       partition,
       key: streamHeadKey(session, head.stream),
@@ -199,7 +199,7 @@ export class StreamWriter {
   }
 
   /** Removes a stream's head (its session ended or the head outlived its horizon). */
-  async forget(session: SessionId, stream: StreamId): Promise<void> {
+  async forget(session: PartitionKey, stream: StreamId): Promise<void> {
     const partition = partitionForSession(session, this.options.partitionCount);
     await this.streams.append({ partition, key: streamHeadKey(session, stream), value: null });
   }
@@ -219,7 +219,7 @@ export class GenerationWriter {
 
   constructor(
     private readonly writer: StreamWriter,
-    readonly session: SessionId,
+    readonly session: PartitionKey,
     readonly partition: number,
     private head: StreamHead,
   ) {

@@ -53,14 +53,29 @@ export { openSecret, sealSecret } from './keys/sealed-secret.js';
 export {
   STANDALONE_STREAM,
   TASK_STREAM,
+  asRoutingKey,
+  asSessionId,
+  newRoutingKey,
   newSessionId,
   newWorkerEpoch,
+  parsePartitionKey,
+  parseRoutingKey,
   parseSessionId,
+  parseTaskId,
   parseStreamId,
   parseWorkerEpoch,
   requestStreamId,
+  routingKeyOfTask,
 } from './ids/ids.js';
-export type { RequestId, RoutingKey, SessionId, StreamId, TaskId, WorkerEpoch } from './ids/ids.js';
+export type {
+  PartitionKey,
+  RequestId,
+  RoutingKey,
+  SessionId,
+  StreamId,
+  TaskId,
+  WorkerEpoch,
+} from './ids/ids.js';
 export {
   formatGeneration,
   isValidAttempt,
@@ -97,7 +112,13 @@ export { joinParts, PART_HEADER, PARTS_HEADER, splitRecord } from './records/rec
 export type { PartedRecord, RawFetch } from './records/record-parts.js';
 export { foldStreamHead } from './records/stream-head.js';
 export type { FoldEffect, FoldResult, StreamHead, TerminalRecord } from './records/stream-head.js';
-export { TOPIC_CLEANUP, TOPIC_ROLES, partitionForSession, topicNames } from './records/log-port.js';
+export {
+  TOPIC_CLEANUP,
+  TOPIC_ROLES,
+  partitionForSession,
+  partitionOfRecordKey,
+  topicNames,
+} from './records/log-port.js';
 export type {
   AppendRecord,
   FetchOptions,

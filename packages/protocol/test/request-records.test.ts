@@ -4,6 +4,7 @@ import {
   CONTROL_HEADER,
   decodeRequestRecord,
   encodeRequestRecord,
+  newRoutingKey,
   newSessionId,
   REQUEST_RECORD_VERSION_HEADER,
   SESSION_ENDED,
@@ -13,6 +14,7 @@ import {
 } from '../src/index.js';
 
 const session = newSessionId();
+const key = newRoutingKey();
 const message = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'count' } };
 
 const roundTrip = (record: RequestRecord) => {
@@ -26,7 +28,7 @@ describe('request records', () => {
       { lane: 'session', session, message },
       {
         lane: 'stateless',
-        key: session,
+        key,
         message,
         classification: { kind: 'request', revision: '2026-07-28' },
         subject: 'alice',
@@ -34,32 +36,32 @@ describe('request records', () => {
       },
       {
         lane: 'stateless',
-        key: session,
+        key,
         message,
         classification: {},
         subject: undefined,
         tasks: 'never',
       },
-      { lane: 'stateless', key: session, message, classification: {}, subject: 'c', tasks: 'tool' },
+      { lane: 'stateless', key, message, classification: {}, subject: 'c', tasks: 'tool' },
       { lane: 'control', session, control: SESSION_ENDED },
       { lane: 'control', session, control: SESSION_TOUCHED },
       {
         lane: 'stateless',
-        key: session,
+        key,
         message,
         classification: {},
         subject: undefined,
         tasks: 'never',
         idempotent: true,
       },
-      { lane: 'keyed-session', key: newSessionId(), session, message, subject: 'alice' },
-      { lane: 'keyed-session', key: newSessionId(), session, message, subject: undefined },
+      { lane: 'keyed-session', key: newRoutingKey(), session, message, subject: 'alice' },
+      { lane: 'keyed-session', key: newRoutingKey(), session, message, subject: undefined },
       { lane: 'session', session, message, joins: { session: newSessionId(), stream: 'n7' } },
       // Each lane's share: what the worker's fair slots count the sender by.
       { lane: 'session', session, message, share: 'alice' },
       {
         lane: 'keyed-session',
-        key: newSessionId(),
+        key: newRoutingKey(),
         session,
         message,
         subject: undefined,
@@ -67,7 +69,7 @@ describe('request records', () => {
       },
       {
         lane: 'stateless',
-        key: session,
+        key,
         message,
         classification: {},
         subject: 'bob',
@@ -81,12 +83,12 @@ describe('request records', () => {
   it('name their format version and the headers the worker reads', () => {
     const encoded = encodeRequestRecord({
       lane: 'stateless',
-      key: session,
+      key,
       message,
       classification: { a: 1 },
       subject: 'bob',
     });
-    expect(encoded.key).toBe(session);
+    expect(encoded.key).toBe(key);
     expect(encoded.headers).toEqual([
       [REQUEST_RECORD_VERSION_HEADER, '1'],
       [CLASSIFICATION_HEADER, '{"a":1}'],

@@ -7,7 +7,7 @@ import {
   StreamHeadStore,
   StreamWriter,
 } from '@tidemark/log';
-import { invalidOption, type SessionId, type WorkerEpoch } from '@tidemark/protocol';
+import { invalidOption, type WorkerEpoch } from '@tidemark/protocol';
 import type { CallSlots } from './calls/index.js';
 import { EventSources } from './events/index.js';
 import { EventService } from './events/index.js';
@@ -64,11 +64,10 @@ export function startLanes(
     resultTtlMs: options.resultTtlMs,
     now: Date.now,
     isBusy: (session) =>
-      started.sessionLane.runtimes.isBusy(session as SessionId) ||
-      started.stateless.isRunning(session as SessionId),
+      started.sessionLane.runtimes.isBusy(session) || started.stateless.isRunning(session),
     // A session's running calls keep its heads, not the session: one nobody listens to (no
     // request, no open stream on any gateway) for its TTL expires, and its calls are stopped.
-    keepsSession: (session) => started.stateless.isRunning(session as SessionId),
+    keepsSession: (session) => started.stateless.isRunning(session),
     onExpired: (session) => started.sessionLane.runtimes.drop(session),
   });
   const handoffs = new Handoffs({

@@ -4,9 +4,9 @@ import {
   type GroupPort,
   type Keyring,
   type LogPort,
-  type SessionId,
   type StreamId,
   type TopicNames,
+  type PartitionKey,
 } from '@tidemark/protocol';
 import type { ExecutionEnd } from './execution/index.js';
 import type { CallStepEvent } from './execution/index.js';
@@ -236,7 +236,8 @@ export interface WorkerOptions {
 
 /** One execution of a call started: its first, a retry, or a takeover after a worker died. */
 export interface ExecutionEvent {
-  session: SessionId;
+  /** The key of the call's session, or of its stateless request. */
+  session: PartitionKey;
   stream: StreamId;
   attempt: number;
   cause: string;

@@ -11,6 +11,7 @@ import {
   type LogRecord,
   type RequestRecord,
   type WorkerEpoch,
+  type PartitionKey,
 } from '@tidemark/protocol';
 import { Admission, admissionOf } from './calls/index.js';
 import { CallSlots, slotNotes, slotShareOf, type SlotOccupancy } from './calls/index.js';
@@ -252,14 +253,14 @@ export class Worker {
     // Giving the partition up: only what running calls wait for (answers, cancellations) is taken;
     // the rest stays uncommitted, for the next owner.
     if (reader.handingOff && (request.lane === 'control' || admissionOf(request).ordered)) return;
-    const session =
+    const session: PartitionKey =
       request.lane === 'stateless' || request.lane === 'keyed-session'
         ? request.key
         : request.session;
     started.stores.housekeeping.touch(reader.partition, session);
     if (request.lane === 'control') {
       if (request.control === SESSION_ENDED) {
-        await started.sessionLane.end(session);
+        await started.sessionLane.end(request.session);
         await started.stores.housekeeping.ended(reader.partition, session);
       }
       return reader.done(record.offset);
@@ -291,7 +292,6 @@ export class Worker {
     record: LogRecord,
     request: Exclude<RequestRecord, { lane: 'control' }>,
   ): Promise<void> {
-    const session = request.lane === 'session' ? request.session : request.key;
     switch (request.lane) {
       case 'stateless':
         return started.stateless.dispatch(reader, record, request);
@@ -299,7 +299,7 @@ export class Worker {
         return started.sessionLane.dispatch(
           reader,
           record,
-          session,
+          request.session,
           request.message as JSONRPCMessage,
           joinsOf(request.joins),
         );

@@ -5,7 +5,8 @@ import {
   detailedTask,
   JsonRpcErrorCodes,
   missingTasksCapability,
-  parseSessionId,
+  parseTaskId,
+  routingKeyOfTask,
   TASK_CANCEL_METHOD,
   TASK_UPDATE_METHOD,
   type RequestId,
@@ -50,7 +51,7 @@ export async function handleTaskMethod(
       },
     });
   const raw = request.params?.['taskId'];
-  const taskId = typeof raw === 'string' ? parseSessionId(raw) : undefined;
+  const taskId = typeof raw === 'string' ? parseTaskId(raw) : undefined;
   if (taskId === undefined) return invalid('taskId must be a task id this server gave');
   const inputResponses = request.params?.['inputResponses'];
   if (
@@ -66,7 +67,7 @@ export async function handleTaskMethod(
   await ctx.producer.produce(taskId, [
     {
       lane: 'stateless',
-      key: taskId,
+      key: routingKeyOfTask(taskId),
       message: {
         jsonrpc: '2.0',
         method,

@@ -7,7 +7,7 @@ import {
   JsonRpcErrorCodes,
   MetaKeys,
   missingTasksCapability,
-  parseSessionId,
+  parseTaskId,
   readStampedRecord,
   TASK_STREAM,
   taskEventOf,
@@ -76,7 +76,7 @@ export async function handleTaskListen(
   // Only the subject's own tasks are agreed to; the rest are left out, as unknown ones are.
   const agreed: TaskId[] = [];
   for (const raw of requested) {
-    const id = typeof raw === 'string' ? parseSessionId(raw) : undefined;
+    const id = typeof raw === 'string' ? parseTaskId(raw) : undefined;
     if (
       id !== undefined &&
       !agreed.includes(id) &&
@@ -167,8 +167,8 @@ class TaskChanges implements TailListener {
   onRecords(records: readonly LogRecord[]): void {
     let any = false;
     for (const record of records) {
-      if (record.key === null || !this.ids.has(record.key)) continue;
-      const id = record.key as TaskId;
+      const id = record.key === null ? undefined : parseTaskId(record.key);
+      if (id === undefined || !this.ids.has(id)) continue;
       this.changed.add(id);
       any = true;
       if (changesStatus(record) && record.offset >= (this.recordedUpTo.get(id) ?? 0n))

@@ -5,7 +5,7 @@ import {
   detailedTask,
   isTerminalTaskStatus,
   JsonRpcErrorCodes,
-  parseSessionId,
+  parseTaskId,
   TASK_EVENT_NOTIFICATION,
   TASK_STREAM,
   type RequestId,
@@ -81,7 +81,7 @@ function streamParams(
       },
     };
   const raw = params?.['taskId'];
-  const taskId = typeof raw === 'string' ? parseSessionId(raw) : undefined;
+  const taskId = typeof raw === 'string' ? parseTaskId(raw) : undefined;
   const after = params?.['after'] ?? -1;
   if (taskId === undefined) return { error: invalid('taskId must be a task id this server gave') };
   if (typeof after !== 'number' || !Number.isSafeInteger(after) || after < -1)

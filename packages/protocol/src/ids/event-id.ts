@@ -1,7 +1,7 @@
 import { createHash, hash, timingSafeEqual } from 'node:crypto';
 import { ByteReader, ByteWriter } from '../bytes.js';
 import { isValidAttempt, type Generation } from './generation.js';
-import { parseStreamId, parseWorkerEpoch, type SessionId, type StreamId } from './ids.js';
+import { parseStreamId, parseWorkerEpoch, type PartitionKey, type StreamId } from './ids.js';
 import {
   contextTag,
   derivedKey,
@@ -82,7 +82,7 @@ export function logIdOf(log: LogIdentity): string {
 /** Mints the event id for a position in a session's stream, signed with the keyring's current key. */
 export function encodeEventId(
   position: EventPosition,
-  session: SessionId,
+  session: PartitionKey,
   keyring: Keyring,
 ): string {
   const key = keyring.current;
@@ -110,7 +110,7 @@ export interface StreamIdentity {
   readonly logIdentity: LogIdentity;
   readonly partition: number;
   readonly stream: StreamId;
-  readonly session: SessionId;
+  readonly session: PartitionKey;
   readonly keyring: Keyring;
 }
 
@@ -120,7 +120,7 @@ export type EventIdProblem = TokenProblem | 'other-session' | 'mac-mismatch';
 export type EventIdVerification = TokenVerification<EventClaim, EventIdProblem>;
 
 export interface VerifyOptions {
-  session: SessionId;
+  session: PartitionKey;
   keyring: Keyring;
   /** Now, in ms since epoch: keys past `verifyUntilMs` are refused. */
   nowMs: number;
@@ -216,12 +216,12 @@ function refuse(
 export const EVENT_ID_MAC_INFO = 'tidemark event-id mac v2';
 
 /** Version 2's MAC: SHA3-256 of the derived key (32 bytes), the body, NUL, the session id. */
-function mac(key: SigningKey, body: Buffer, session: SessionId): Buffer {
+function mac(key: SigningKey, body: Buffer, session: PartitionKey): Buffer {
   const prefix = derivedKey(key, EVENT_ID_MAC_INFO);
   const input = Buffer.concat([prefix, body, Buffer.from(`\u0000${session}`, 'utf8')]);
   return hash('sha3-256', input, 'buffer').subarray(0, MAC_BYTES);
 }
 
-export function sessionTag(key: SigningKey, session: SessionId): Buffer {
+export function sessionTag(key: SigningKey, session: PartitionKey): Buffer {
   return contextTag(key, 'session-tag', session, SESSION_TAG_BYTES);
 }

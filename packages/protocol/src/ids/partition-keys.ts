@@ -1,5 +1,5 @@
 import { createHash, randomFillSync } from 'node:crypto';
-import type { SessionId } from './ids.js';
+import type { PartitionKey } from './ids.js';
 
 // Keys minted onto chosen partitions (docs/scaling.md, "Each gateway reads its share"). A key's
 // partition is the hash of the whole key (`partitionForSession`), as every release computes it, so
@@ -39,7 +39,7 @@ export function partitionTag(partition: number, partitionCount: number): string 
  * A key on `partition`, tagged with it (a key a client sends back, for ingress affinity). Costs
  * about `partitionCount` hashes (~1 µs each).
  */
-export function keyOnPartition(partition: number, partitionCount: number): SessionId {
+export function keyOnPartition(partition: number, partitionCount: number): PartitionKey {
   if (!Number.isInteger(partition) || partition < 0 || partition >= partitionCount)
     throw new RangeError(`partition: expected 0 to ${partitionCount - 1}, got ${partition}`);
   const tag = partitionTag(partition, partitionCount) ?? '';
@@ -53,11 +53,15 @@ export function keyOnPartition(partition: number, partitionCount: number): Sessi
 export function keyInPartitions(
   partitions: ReadonlySet<number>,
   partitionCount: number,
-): SessionId {
+): PartitionKey {
   return draw('', partitionCount, (p) => partitions.has(p));
 }
 
-function draw(prefix: string, partitionCount: number, wanted: (p: number) => boolean): SessionId {
+function draw(
+  prefix: string,
+  partitionCount: number,
+  wanted: (p: number) => boolean,
+): PartitionKey {
   const base = createHash('sha256').update(prefix);
   let key = '';
   for (let i = 0; i < DRAWS_PER_PARTITION * partitionCount; i++) {
@@ -66,5 +70,5 @@ function draw(prefix: string, partitionCount: number, wanted: (p: number) => boo
     if (wanted(base.copy().update(random).digest().readUInt32BE(0) % partitionCount)) break;
   }
   // A key that missed every draw (odds below e⁻⁶⁴) is still a valid random key, on some partition.
-  return key as SessionId;
+  return key as PartitionKey;
 }

@@ -1,5 +1,5 @@
 import { formatGeneration, parseGeneration, type GenerationCause } from '../ids/generation.js';
-import { parseStreamId, type SessionId, type StreamId } from '../ids/ids.js';
+import { parseStreamId, type PartitionKey, type StreamId } from '../ids/ids.js';
 import type { StreamHead } from './stream-head.js';
 
 /** Version of the stored head format in the `streams` topic. */
@@ -12,7 +12,7 @@ export const HEAD_FORMAT_VERSION = 1;
 export const HEAD_STATE_HEADER = 'tm-head';
 
 /** The key of a stream's head in the compacted `streams` topic. */
-export function streamHeadKey(session: SessionId, stream: StreamId): string {
+export function streamHeadKey(session: PartitionKey, stream: StreamId): string {
   return `${session}/${stream}`;
 }
 
@@ -21,7 +21,7 @@ export function streamHeadKey(session: SessionId, stream: StreamId): string {
  * `streams`. Never a head's key: a stream id never starts with `~`. The parts are URI-encoded, so a
  * stream or step name holding `/` cannot be read as another.
  */
-export function stepKey(session: SessionId, stream: StreamId, step: string): string {
+export function stepKey(session: PartitionKey, stream: StreamId, step: string): string {
   return `${session}/${STEP_KEY_MARK}${encodeURIComponent(stream)}/${encodeURIComponent(step)}`;
 }
 
@@ -36,16 +36,17 @@ export function headKeyOfStep(key: string): string | undefined {
 }
 
 /** The prefix of the step keys of one call (for listing its journal). */
-export function stepKeyPrefix(session: SessionId, stream: StreamId): string {
+export function stepKeyPrefix(session: PartitionKey, stream: StreamId): string {
   return `${session}/${STEP_KEY_MARK}${encodeURIComponent(stream)}/`;
 }
 
 const STEP_KEY_MARK = '~step/';
 
 /** The session a head key belongs to (the part before the first `/`). */
-export function sessionOfHeadKey(key: string): string {
+export function sessionOfHeadKey(key: string): PartitionKey {
   const slash = key.indexOf('/');
-  return slash < 0 ? key : key.slice(0, slash);
+  // A head key begins with the key of its owner (`streamHeadKey`).
+  return (slash < 0 ? key : key.slice(0, slash)) as PartitionKey;
 }
 
 interface StoredHead {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { LogIdentity } from '../ids/event-id.js';
-import type { SessionId } from '../ids/ids.js';
+import type { PartitionKey } from '../ids/ids.js';
 import { DEFAULT_TOPIC_PREFIX } from '../wire/revisions.js';
 
 /**
@@ -78,13 +78,21 @@ export interface FetchResult extends PartitionOffsets {
 }
 
 /**
- * The partition of a session (or an event stream), the same index in every topic.
- * Stable across processes and releases: a change here moves every live session.
+ * The partition of a session (or a routing key, a task, an event stream), the same index in every
+ * topic. Stable across processes and releases: a change here moves every live session.
  */
-export function partitionForSession(session: SessionId, partitionCount: number): number {
+export function partitionForSession(session: PartitionKey, partitionCount: number): number {
+  return partitionOfRecordKey(session, partitionCount);
+}
+
+/**
+ * The partition a record's key places it on, for a key read raw from the log (or an event
+ * stream's key): what `partitionForSession` computes for an owner's key.
+ */
+export function partitionOfRecordKey(key: string, partitionCount: number): number {
   if (!Number.isInteger(partitionCount) || partitionCount < 1)
     throw new RangeError(`partitionCount: expected a positive integer, got ${partitionCount}`);
-  return createHash('sha256').update(session).digest().readUInt32BE(0) % partitionCount;
+  return createHash('sha256').update(key).digest().readUInt32BE(0) % partitionCount;
 }
 
 /**

@@ -1,4 +1,11 @@
-import { parseSessionId, type SessionId } from '../ids/ids.js';
+import {
+  parsePartitionKey,
+  parseRoutingKey,
+  parseSessionId,
+  type PartitionKey,
+  type RoutingKey,
+  type SessionId,
+} from '../ids/ids.js';
 
 // The records the gateway writes to `requests` for the worker: a client's JSON-RPC message keyed
 // by its session (or, on the stateless lane, by a key of its own), plus headers the worker reads.
@@ -78,7 +85,7 @@ export type RequestRecord =
       readonly session: SessionId;
       readonly message: RequestMessage;
       readonly share?: string | undefined;
-      readonly joins?: { readonly session: SessionId; readonly stream: string } | undefined;
+      readonly joins?: { readonly session: PartitionKey; readonly stream: string } | undefined;
     }
   /**
    * A session's `tools/call` with an idempotency key, under the key's routing key: the key's worker
@@ -86,7 +93,7 @@ export type RequestRecord =
    */
   | {
       readonly lane: 'keyed-session';
-      readonly key: SessionId;
+      readonly key: RoutingKey;
       readonly session: SessionId;
       readonly message: RequestMessage;
       readonly subject: string | undefined;
@@ -98,7 +105,7 @@ export type RequestRecord =
    */
   | {
       readonly lane: 'stateless';
-      readonly key: SessionId;
+      readonly key: RoutingKey;
       readonly message: RequestMessage;
       readonly classification: unknown;
       readonly subject: string | undefined;
@@ -166,7 +173,9 @@ export function decodeRequestRecord(record: {
   if (version !== REQUEST_RECORD_VERSION)
     return { ok: false, problem: `request record version ${version} is not known here` };
   const session = record.key === null ? undefined : parseSessionId(record.key);
-  if (session === undefined) return { ok: false, problem: 'no session key' };
+  // A routing key has a session id's form: what the record is says which one the key is.
+  const key = record.key === null ? undefined : parseRoutingKey(record.key);
+  if (session === undefined || key === undefined) return { ok: false, problem: 'no session key' };
   const message = parseMessage(record.value);
   if (message === undefined) return { ok: false, problem: 'not a JSON-RPC message' };
   const control = header(CONTROL_HEADER);
@@ -181,7 +190,7 @@ export function decodeRequestRecord(record: {
     const subject = header(SUBJECT_HEADER);
     return {
       ok: true,
-      record: { lane: 'keyed-session', key: session, session: of, message, subject, ...share },
+      record: { lane: 'keyed-session', key, session: of, message, subject, ...share },
     };
   }
   const classification = header(CLASSIFICATION_HEADER);
@@ -205,7 +214,7 @@ export function decodeRequestRecord(record: {
     ok: true,
     record: {
       lane: 'stateless',
-      key: session,
+      key,
       message,
       classification: parsed,
       subject,
@@ -216,10 +225,12 @@ export function decodeRequestRecord(record: {
   };
 }
 
-function parseJoins(value: string | undefined): { session: SessionId; stream: string } | undefined {
+function parseJoins(
+  value: string | undefined,
+): { session: PartitionKey; stream: string } | undefined {
   if (value === undefined) return undefined;
   const slash = value.indexOf('/');
-  const session = parseSessionId(value.slice(0, slash < 0 ? value.length : slash));
+  const session = parsePartitionKey(value.slice(0, slash < 0 ? value.length : slash));
   return session === undefined || slash < 0
     ? undefined
     : { session, stream: value.slice(slash + 1) };

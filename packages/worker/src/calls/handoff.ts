@@ -1,6 +1,6 @@
 import type { HandoffNotices, StreamHeadStore } from '@tidemark/log';
 import { recordHandoffCalls } from '@tidemark/otel';
-import type { SessionId, StreamHead, StreamId, WorkerEpoch } from '@tidemark/protocol';
+import type { PartitionKey, StreamHead, StreamId, WorkerEpoch } from '@tidemark/protocol';
 import type { PartitionReader } from './partition-reader.js';
 
 // Graceful handoff of a partition between two workers, both sides.
@@ -86,7 +86,7 @@ export class Handoffs {
    * or its worker gave it up — its notice released or expired, or no notice (it died).
    */
   async settle(
-    session: SessionId,
+    session: PartitionKey,
     stream: StreamId,
     head: StreamHead | undefined,
     stopped: () => boolean,

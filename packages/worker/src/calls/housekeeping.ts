@@ -10,7 +10,7 @@ import {
   sessionOfHeadKey,
   streamHeadKey,
   TASK_STREAM,
-  type SessionId,
+  type PartitionKey,
 } from '@tidemark/protocol';
 
 export interface HousekeepingOptions {
@@ -24,14 +24,14 @@ export interface HousekeepingOptions {
   resultTtlMs: number;
   now: () => number;
   /** Whether calls of the session (or of a stateless request's key) run on this worker now. */
-  isBusy: (session: string) => boolean;
+  isBusy: (session: PartitionKey) => boolean;
   /**
    * Whether an idle session is kept anyway (a stateless request's key while it runs). A session
    * whose calls run with nobody listening is not: it expires, and its calls are stopped.
    */
-  keepsSession: (session: string) => boolean;
+  keepsSession: (session: PartitionKey) => boolean;
   /** The session expired: drop what this worker holds of it. */
-  onExpired: (session: SessionId) => Promise<void>;
+  onExpired: (session: PartitionKey) => Promise<void>;
 }
 
 /**
@@ -72,7 +72,7 @@ export class Housekeeping {
   }
 
   /** The session ended (DELETE): its heads go now, not at expiry. */
-  async ended(partition: number, session: SessionId): Promise<void> {
+  async ended(partition: number, session: PartitionKey): Promise<void> {
     this.partitions.get(partition)?.activity.delete(session);
     await this.options.heads.catchUp(partition);
     const prefix = `${session}/`;
@@ -86,7 +86,7 @@ export class Housekeeping {
    * Whether an idle record lives on: a task at least its TTL after its creation; an idempotency
    * key's claim as long as its call's outcome is kept (a later request with the key gets it).
    */
-  private async outlivesIdle(session: SessionId, now: number): Promise<boolean> {
+  private async outlivesIdle(session: PartitionKey, now: number): Promise<boolean> {
     const record = await this.options.sessions.get(session);
     const claim = record?.idempotency;
     if (record?.task === undefined && claim !== undefined)
@@ -123,14 +123,14 @@ export class Housekeeping {
     const { sessions, heads, sessionTtlMs, resultTtlMs, isBusy, keepsSession } = this.options;
     await Promise.all([sessions.catchUp(partition), heads.catchUp(partition)]);
     const now = this.options.now();
-    const idleSince = (session: string, writtenAtMs: number) =>
+    const idleSince = (session: PartitionKey, writtenAtMs: number) =>
       Math.max(writtenAtMs, state.assignedAtMs, state.activity.get(session) ?? 0);
 
     const live = new Set<string>();
-    const expired: SessionId[] = [];
+    const expired: PartitionKey[] = [];
     for (const [session, entry] of sessions.entries(partition)) {
       if (now - idleSince(session, entry.timestampMs) >= sessionTtlMs && !keepsSession(session))
-        expired.push(session as SessionId);
+        expired.push(session);
       else live.add(session);
     }
     // A task is kept at least its TTL after its creation, a key's claim as long as its outcome,
@@ -153,8 +153,7 @@ export class Housekeeping {
       const age = now - entry.timestampMs;
       if (gone.has(session)) forget.push(key);
       // A task's outcome lives as long as its task record.
-      else if (live.has(session) && key === streamHeadKey(session as SessionId, TASK_STREAM))
-        continue;
+      else if (live.has(session) && key === streamHeadKey(session, TASK_STREAM)) continue;
       else if ((entry.flags & TERMINAL_HEAD) !== 0) {
         if (age >= resultTtlMs) forget.push(key);
       } else if (!live.has(session) && age >= sessionTtlMs && !isBusy(session)) {
@@ -176,7 +175,7 @@ export class Housekeeping {
 interface StepEntry {
   readonly key: string;
   readonly head: string;
-  readonly session: string;
+  readonly session: PartitionKey;
   readonly age: number;
 }
 

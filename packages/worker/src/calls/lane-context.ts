@@ -10,7 +10,7 @@ import {
   JsonRpcErrorCodes,
   requestStreamId,
   type RequestId,
-  type SessionId,
+  type PartitionKey,
 } from '@tidemark/protocol';
 import type { CallSlots } from './call-slots.js';
 import type { EventService } from '../events/index.js';
@@ -78,7 +78,7 @@ export const INTERNAL_ERROR: { code: number; message: string } = {
  */
 export function answerFailure(
   lane: LaneContext,
-  session: SessionId,
+  session: PartitionKey,
   message: JSONRPCMessage,
   error = INTERNAL_ERROR,
 ): Promise<void> {
@@ -91,7 +91,7 @@ export function answerFailure(
  */
 export async function answerRequest(
   lane: LaneContext,
-  session: SessionId,
+  session: PartitionKey,
   message: JSONRPCMessage,
   answer: Readonly<Record<string, unknown>>,
 ): Promise<void> {

@@ -3,7 +3,7 @@ import {
   progressOf,
   readStampedRecord,
   type LogPort,
-  type SessionId,
+  type PartitionKey,
   type StreamHead,
 } from '@tidemark/protocol';
 
@@ -42,7 +42,7 @@ export async function lastProgressInLog(
   port: LogPort,
   topic: string,
   partition: number,
-  session: SessionId,
+  session: PartitionKey,
   previous: StreamHead,
   until: bigint,
 ): Promise<number> {

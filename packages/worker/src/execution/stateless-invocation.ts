@@ -10,7 +10,7 @@ import {
   formatGeneration,
   STATELESS_PROTOCOL_VERSION,
   type RequestId,
-  type SessionId,
+  type RoutingKey,
 } from '@tidemark/protocol';
 import { attachEventMethods } from '../events/index.js';
 import type { EventService } from '../events/index.js';
@@ -23,7 +23,7 @@ import type { ToolLogger, ToolModule } from '@tidemark/tools';
 /** What one stateless request (or one round of a task) is served with. */
 export interface InvocationOptions extends ServerIdentity {
   /** The request's routing key (it has no session). */
-  readonly key: SessionId;
+  readonly key: RoutingKey;
   /** The subject the gateway authenticated, if it authenticates. */
   readonly subject?: string | undefined;
   /** The gateway's classification of the request, which binds the server to its revision. */

@@ -6,7 +6,7 @@ import {
   invalidOption,
   messageOf,
   TidemarkError,
-  type SessionId,
+  type PartitionKey,
   type StreamId,
 } from '@tidemark/protocol';
 import { whileUnavailable } from './backoff.js';
@@ -136,7 +136,7 @@ export class CallSteps {
 /** The steps of a call journaled in the log: the worker's. */
 export function journaledSteps(
   journal: StepJournal,
-  session: SessionId,
+  session: PartitionKey,
   stream: StreamId,
   /** The attempt of the call's first generation in this process. */
   attempt: number,
@@ -162,7 +162,7 @@ export function journaledSteps(
 
 /** A step of a call on a worker, for the operator's log (`WorkerOptions.onStep`). */
 export interface CallStepEvent extends StepEvent {
-  readonly session: SessionId;
+  readonly session: PartitionKey;
   readonly stream: StreamId;
 }
 

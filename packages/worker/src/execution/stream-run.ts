@@ -4,7 +4,7 @@ import {
   progressOf,
   TidemarkError,
   type GenerationCause,
-  type SessionId,
+  type PartitionKey,
   type StreamHead,
   type StreamId,
 } from '@tidemark/protocol';
@@ -19,7 +19,7 @@ export interface StreamRunHost {
   onWriteFailure?: ((stream: StreamId, error: unknown) => void) | undefined;
   /** The highest progress written by the generations from `previous` on (a takeover continues it). */
   lastProgress?:
-    ((session: SessionId, previous: StreamHead, until: bigint) => Promise<number>) | undefined;
+    ((session: PartitionKey, previous: StreamHead, until: bigint) => Promise<number>) | undefined;
 }
 
 /**
@@ -35,7 +35,7 @@ export class StreamRun {
 
   private constructor(
     private readonly host: StreamRunHost,
-    readonly session: SessionId,
+    readonly session: PartitionKey,
     readonly stream: StreamId,
     /** The generation being written now. */
     public generation: GenerationWriter,
@@ -48,7 +48,7 @@ export class StreamRun {
    */
   static async begin(
     host: StreamRunHost,
-    session: SessionId,
+    session: PartitionKey,
     stream: StreamId,
     previous: StreamHead | undefined,
     stopped: () => boolean,

@@ -1,4 +1,4 @@
-import type { SessionId } from '@tidemark/protocol';
+import type { SessionId, PartitionKey } from '@tidemark/protocol';
 import { recordLiveSessions } from '@tidemark/otel';
 import type { SessionRuntime } from './session-runtime.js';
 
@@ -8,8 +8,9 @@ import type { SessionRuntime } from './session-runtime.js';
  * unfinished, re-run by the partition's next owner) and their slots are free.
  */
 export class SessionCache {
+  // Keyed by any owner's key, so that housekeeping may ask of one whether it is a busy session.
   private readonly entries = new Map<
-    SessionId,
+    PartitionKey,
     { runtime: SessionRuntime; partition: number; stale?: true }
   >();
 
@@ -32,7 +33,7 @@ export class SessionCache {
   }
 
   /** Whether calls of the session run here now. */
-  isBusy(session: SessionId): boolean {
+  isBusy(session: PartitionKey): boolean {
     return (this.entries.get(session)?.runtime.inflightCount ?? 0) > 0;
   }
 
@@ -47,7 +48,7 @@ export class SessionCache {
   }
 
   /** Drops the session's MCP server (idle, ended or expired); a later request restores it. */
-  async drop(session: SessionId): Promise<void> {
+  async drop(session: PartitionKey): Promise<void> {
     const entry = this.entries.get(session);
     if (entry === undefined) return;
     this.entries.delete(session);

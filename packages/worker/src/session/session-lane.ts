@@ -8,6 +8,7 @@ import {
   type RequestId,
   type SessionId,
   type StreamId,
+  type PartitionKey,
 } from '@tidemark/protocol';
 import { ATTR_JSONRPC_REQUEST_ID, ATTR_MCP_METHOD_NAME, ATTR_MCP_SESSION_ID } from '@tidemark/otel';
 import { whileUnavailable } from '../execution/index.js';
@@ -21,7 +22,8 @@ type Request = JSONRPCMessage & { id: RequestId; method: string };
 
 /** The call a keyed request joins (its idempotency key's): see `SessionRuntime.join`. */
 export interface Joins {
-  readonly session: SessionId;
+  /** A session's, or the key's own (a stateless call ran first). */
+  readonly session: PartitionKey;
   readonly stream: StreamId;
 }
 
@@ -226,7 +228,7 @@ export class SessionLane {
 
 /** The call a passed-on keyed request joins, when its stream id is one. */
 export function joinsOf(
-  joins: { session: SessionId; stream: string } | undefined,
+  joins: { session: PartitionKey; stream: string } | undefined,
 ): Joins | undefined {
   const stream = joins === undefined ? undefined : parseStreamId(joins.stream);
   return joins === undefined || stream === undefined

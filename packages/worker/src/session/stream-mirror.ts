@@ -6,7 +6,7 @@ import {
   readStampedRecord,
   StreamCursor,
   type LogPort,
-  type SessionId,
+  type PartitionKey,
   type StreamId,
 } from '@tidemark/protocol';
 
@@ -24,7 +24,7 @@ export interface MirrorSource {
   readonly log: LogPort;
   readonly topic: string;
   readonly heads: StreamHeadStore;
-  readonly session: SessionId;
+  readonly session: PartitionKey;
   readonly stream: StreamId;
   /**
    * Whether the joined call's session is gone (ended, or expired): asked while the call has no

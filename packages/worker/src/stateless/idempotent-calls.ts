@@ -11,7 +11,7 @@ import {
   type LogRecord,
   type RequestId,
   type RequestRecord,
-  type SessionId,
+  type RoutingKey,
 } from '@tidemark/protocol';
 import type { PartitionReader } from '../calls/index.js';
 import type { StatelessExchange } from './stateless-exchange.js';
@@ -49,7 +49,7 @@ export class IdempotentCalls {
   async decide(
     reader: PartitionReader,
     offset: bigint,
-    key: SessionId,
+    key: RoutingKey,
     message: KeyedRequest,
     running: StatelessExchange | undefined,
   ): Promise<Decided | 'answered'> {
@@ -80,7 +80,7 @@ export class IdempotentCalls {
   private async join(
     reader: PartitionReader,
     offset: bigint,
-    key: SessionId,
+    key: RoutingKey,
     message: KeyedRequest,
     claim: IdempotencyClaim,
     running: StatelessExchange | undefined,
@@ -166,7 +166,7 @@ export class IdempotentCalls {
    * heads): nothing would ever finish it, and the joiner is answered an error instead of waiting
    * forever with its offset held (security review M6).
    */
-  private async finalOf(claim: IdempotencyClaim, key: SessionId, signal: AbortSignal) {
+  private async finalOf(claim: IdempotencyClaim, key: RoutingKey, signal: AbortSignal) {
     const session = claim.session ?? key;
     for (let polls = 1; ; polls++) {
       const head = await this.lane.stores.heads.decided(session, claim.stream);
@@ -180,7 +180,7 @@ export class IdempotentCalls {
   private answered(
     reader: PartitionReader,
     offset: bigint,
-    key: SessionId,
+    key: RoutingKey,
     message: KeyedRequest,
   ): 'answered' {
     // A later request's stream is an answer only: it goes at its commit, as a stateless one does.
@@ -193,7 +193,7 @@ export class IdempotentCalls {
 /** Claims a key: a record under its routing key, naming the call it belongs to. */
 async function writeClaim(
   lane: LaneContext,
-  key: SessionId,
+  key: RoutingKey,
   subject: string | undefined,
   claim: IdempotencyClaim,
 ): Promise<void> {

@@ -7,6 +7,7 @@ import {
   type RequestId,
   type RequestRecord,
   type RoutingKey,
+  type PartitionKey,
 } from '@tidemark/protocol';
 import { context } from '@opentelemetry/api';
 import { ATTR_JSONRPC_REQUEST_ID, ATTR_MCP_METHOD_NAME } from '@tidemark/otel';
@@ -25,14 +26,15 @@ type StatelessRecord = Extract<RequestRecord, { lane: 'stateless' }>;
  */
 export class StatelessLane {
   /** Requests running, by their routing key. */
-  private readonly exchanges = new Map<RoutingKey, StatelessExchange>();
+  // Keyed by any owner's key, so that housekeeping may ask of one whether it runs here.
+  private readonly exchanges = new Map<PartitionKey, StatelessExchange>();
   private readonly keyed: IdempotentCalls;
 
   constructor(private readonly lane: LaneContext) {
     this.keyed = new IdempotentCalls(lane);
   }
 
-  isRunning(key: RoutingKey): boolean {
+  isRunning(key: PartitionKey): boolean {
     return this.exchanges.has(key);
   }
 
