@@ -20,6 +20,18 @@ import { answerFailure, progressReader, type LaneContext } from '../calls/index.
 
 type Request = JSONRPCMessage & { id: RequestId; method: string };
 
+/**
+ * One record of a session, as it was delivered: where it was read (its partition's reader and its
+ * offset), whose it is, what it says, and the call it joins when it is a keyed call passed on.
+ */
+interface Delivery {
+  readonly reader: PartitionReader;
+  readonly record: LogRecord;
+  readonly session: SessionId;
+  readonly message: JSONRPCMessage;
+  readonly joins: Joins | undefined;
+}
+
 /** The call a keyed request joins (its idempotency key's): see `SessionRuntime.join`. */
 export interface Joins {
   /** A session's, or the key's own (a stateless call ran first). */
@@ -50,8 +62,9 @@ export class SessionLane {
     message: JSONRPCMessage,
     joins?: Joins,
   ): Promise<void> {
-    await this.answering(reader, record, session, message, () =>
-      whileUnavailable(() => this.handOver(reader, record, session, message, joins), {
+    const delivery: Delivery = { reader, record, session, message, joins };
+    await this.answering(delivery, () =>
+      whileUnavailable(() => this.handOver(delivery), {
         stopped: () => reader.signal.aborted,
         onRetry: (error) =>
           this.lane.options.onProblem(
@@ -64,10 +77,7 @@ export class SessionLane {
 
   /** Runs `work` for a request; when it fails, the request is answered with an error. */
   private async answering(
-    reader: PartitionReader,
-    record: LogRecord,
-    session: SessionId,
-    message: JSONRPCMessage,
+    { reader, record, session, message }: Delivery,
     work: () => Promise<void>,
   ): Promise<void> {
     try {
@@ -92,13 +102,9 @@ export class SessionLane {
   }
 
   /** Restores the session's server if needed and hands the message over. */
-  private async handOver(
-    reader: PartitionReader,
-    record: LogRecord,
-    session: SessionId,
-    message: JSONRPCMessage,
-    joins: Joins | undefined,
-  ): Promise<void> {
+  private async handOver(delivery: Delivery): Promise<void> {
+    const { reader, record, session } = delivery;
+    let { message } = delivery;
     // The gateway keeps an initialize's params once, in the session's record.
     if ('method' in message && message.method === 'initialize' && !('params' in message)) {
       const stored = (await this.lane.stores.sessions.get(session))?.initialize as
@@ -117,7 +123,7 @@ export class SessionLane {
       return reader.done(record.offset);
     }
     if ('method' in message && 'id' in message && message.id !== undefined)
-      return this.afterHandoff(reader, record, runtime, message, joins);
+      return this.afterHandoff({ ...delivery, message }, runtime, message);
     await runtime.other(message);
     reader.done(record.offset);
   }
@@ -128,35 +134,31 @@ export class SessionLane {
    * then skipped as done, or run again when its worker gave it up. Any other starts now.
    */
   private async afterHandoff(
-    reader: PartitionReader,
-    record: LogRecord,
+    delivery: Delivery,
     runtime: SessionRuntime,
     request: Request,
-    joins: Joins | undefined,
   ): Promise<void> {
+    const { reader, record } = delivery;
     const { handoffs, stores } = this.lane;
     if (handoffs?.mayPredateAssignment(reader.partition, record.timestampMs) !== true)
-      return this.startCall(reader, record, runtime, request, joins);
+      return this.startCall(delivery, runtime, request);
     const stream = requestStreamId(request.id);
     const head = await stores.heads.decided(runtime.session, stream);
-    if (!handoffs.mayBeRunningElsewhere(head))
-      return this.startCall(reader, record, runtime, request, joins);
+    if (!handoffs.mayBeRunningElsewhere(head)) return this.startCall(delivery, runtime, request);
     const stopped = () => reader.signal.aborted || reader.handingOff;
-    void this.answering(reader, record, runtime.session, request, async () => {
+    void this.answering(delivery, async () => {
       const settled = await handoffs.settle(runtime.session, stream, head, stopped);
       if (stopped()) return; // the next owner decides it
       if (settled?.terminal !== undefined) return reader.done(record.offset);
-      await this.startCall(reader, record, runtime, request, joins);
+      await this.startCall(delivery, runtime, request);
     });
   }
 
   /** A request: a call, in the trace the gateway started (from the record headers). */
   private async startCall(
-    reader: PartitionReader,
-    record: LogRecord,
+    { reader, record, joins }: Delivery,
     runtime: SessionRuntime,
     request: Request,
-    joins: Joins | undefined,
   ): Promise<void> {
     const { log, topics } = this.lane.options;
     const call = await Call.take(this.lane, reader, record, request.method, {
