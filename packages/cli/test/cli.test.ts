@@ -259,7 +259,11 @@ describe('tidemark init', () => {
     expect(out).toContain('tools.ts: written');
     expect(out).toContain('README.md: already there, kept');
     expect(readFileSync(join(dir, 'README.md'), 'utf8')).toBe('mine\n');
-    expect(readFileSync(join(dir, 'tools.test.ts'), 'utf8')).toContain("runTool(tools, 'greet'");
+    const written = readFileSync(join(dir, 'tools.test.ts'), 'utf8');
+    expect(written).toContain("runTool(tools, 'greet'");
+    // Beside the module it tests, with the harness from its own package.
+    expect(written).toContain("import tools from './tools.ts';");
+    expect(written).toContain("from '@tidemark/testing';");
     expect(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))).toMatchObject({
       name: 'mine',
       type: 'module',

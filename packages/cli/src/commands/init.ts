@@ -32,7 +32,7 @@ const TOOLS_TEST = `// The module run as the worker runs it (the official client
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runTool } from '@tidemark/testing';
-import tools from '../tools.ts';
+import tools from './tools.ts';
 
 test('greet greets by name', async () => {
   const run = await runTool(tools, 'greet', { name: 'Ada' });
