@@ -13,7 +13,7 @@ import { EventSources } from './events/index.js';
 import { EventService } from './events/index.js';
 import { Handoffs } from './calls/index.js';
 import { Housekeeping } from './calls/index.js';
-import type { LaneContext, WorkerStores } from './calls/index.js';
+import { callEnvironment, type LaneContext, type WorkerStores } from './calls/index.js';
 import { SessionLane } from './session/index.js';
 import { StatelessLane } from './stateless/index.js';
 import type { CompiledWorkerOptions } from './worker-options.js';
@@ -85,7 +85,9 @@ export function startLanes(
     keyring: options.keyring,
   });
   const stores = { writer, heads, sessions, steps, housekeeping, requests };
-  const lane = { options, stores, slots, events: events?.service, handoffs };
+  const service = events?.service;
+  const environment = callEnvironment(options, stores, service);
+  const lane = { options, stores, slots, events: service, handoffs, environment };
   const started: Started = {
     lane,
     stores,

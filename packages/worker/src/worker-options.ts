@@ -4,11 +4,9 @@ import {
   type GroupPort,
   type Keyring,
   type LogPort,
-  type StreamId,
   type TopicNames,
-  type PartitionKey,
 } from '@tidemark/protocol';
-import type { ExecutionEnd } from './execution/index.js';
+import type { ExecutionEnd, ExecutionStart } from './execution/index.js';
 import type { CallStepEvent } from './execution/index.js';
 import type { ToolLogger, ToolModule } from '@tidemark/tools';
 import { stderrLogger } from './execution/index.js';
@@ -235,13 +233,7 @@ export interface WorkerOptions {
 }
 
 /** One execution of a call started: its first, a retry, or a takeover after a worker died. */
-export interface ExecutionEvent {
-  /** The key of the call's session, or of its stateless request. */
-  session: PartitionKey;
-  stream: StreamId;
-  attempt: number;
-  cause: string;
-}
+export type ExecutionEvent = ExecutionStart;
 
 /** The defaults, as the `@default` tags above say. */
 export const WORKER_DEFAULTS = {

@@ -1,5 +1,5 @@
 import { EmbeddedLog } from '@tidemark/embedded-log';
-import { StreamHeadStore, StreamWriter } from '@tidemark/log';
+import { StepJournal, StreamHeadStore, StreamWriter } from '@tidemark/log';
 import {
   newSessionId,
   newWorkerEpoch,
@@ -10,7 +10,7 @@ import {
 } from '@tidemark/protocol';
 import { expect, it, onTestFinished } from 'vitest';
 import { lastProgressInLog } from '../src/execution/progress-continuity.js';
-import { StreamRun } from '../src/execution/stream-run.js';
+import { CallExecution } from '../src/execution/call-execution.js';
 
 // Progress continues across the generations of a call (a worker's death, a retry): each takeover
 // continues from the highest progress written before it — also when the generation it takes over
@@ -27,20 +27,26 @@ it('a generation that died before writing progress passes the numbering on to th
   onTestFinished(() => log.close());
   const topics = topicNames('p.');
   log.provisionTopics(topics, { partitions: 1 });
-  const heads = new StreamHeadStore({ port: log, topics, partitionCount: 1 });
+  const base = { port: log, topics, partitionCount: 1 };
+  const heads = new StreamHeadStore(base);
   const session = newSessionId();
   const stream = requestStreamId(1);
   // A worker (its own epoch) taking the stream over from the head it finds.
   const takeOver = (previous: StreamHead | undefined) =>
-    StreamRun.begin(
+    CallExecution.begin(
       {
-        writer: new StreamWriter({ port: log, topics, epoch: newWorkerEpoch(), partitionCount: 1 }),
+        serverInfo: { name: 'progress', version: '1' },
+        modules: [],
+        writer: new StreamWriter({ ...base, epoch: newWorkerEpoch() }),
+        heads,
+        steps: new StepJournal(base),
+        maxStepBytes: 1024,
+        maxExecutionsPerCall: 10,
         lastProgress: (s, head, until) => lastProgressInLog(log, topics.events, 0, s, head, until),
       },
-      session,
-      stream,
+      { owner: session, stream },
       previous,
-      () => false,
+      { stopped: () => false },
     );
 
   const first = await takeOver(undefined);

@@ -9,15 +9,16 @@ import type {
 import {
   JsonRpcErrorCodes,
   requestStreamId,
-  type RequestId,
   type PartitionKey,
+  type RequestId,
+  type StreamHead,
+  type StreamId,
 } from '@tidemark/protocol';
 import type { CallSlots } from './call-slots.js';
 import type { EventService } from '../events/index.js';
 import type { Handoffs } from './handoff.js';
 import type { Housekeeping } from './housekeeping.js';
-import { lastProgressInLog } from '../execution/index.js';
-import type { StreamRunHost } from '../execution/index.js';
+import { lastProgressInLog, type CallEnvironment } from '../execution/index.js';
 import type { CompiledWorkerOptions } from '../worker-options.js';
 
 // What every lane of a started worker shares — the log's stores, the slots, the housekeeping —
@@ -43,20 +44,67 @@ export interface LaneContext {
   readonly events?: EventService | undefined;
   /** Handoffs of partitions between workers (absent in unit-level lanes: never waits). */
   readonly handoffs?: Handoffs | undefined;
+  /** What every execution runs with, built once (`callEnvironment`). */
+  readonly environment: CallEnvironment;
 }
 
-/** Reads, for a takeover, where the progress of a stream's earlier generations stopped. */
-export function progressReader(lane: LaneContext): NonNullable<StreamRunHost['lastProgress']> {
-  const { log, topics } = lane.options;
-  return (session, previous, until) =>
-    lastProgressInLog(
-      log,
-      topics.events,
-      lane.stores.heads.partitionOf(session),
-      session,
-      previous,
-      until,
-    );
+/** The environment every call on a started worker runs in, from its options and stores. */
+export function callEnvironment(
+  options: CompiledWorkerOptions,
+  stores: WorkerStores,
+  events: EventService | undefined,
+): CallEnvironment {
+  const { log, topics, onProblem } = options;
+  return {
+    serverInfo: options.serverInfo,
+    instructions: options.instructions,
+    // Read on each use: `Worker.replaceModules` (dev --watch) swaps them under running sessions.
+    get modules() {
+      return options.modules;
+    },
+    events,
+    writer: stores.writer,
+    heads: stores.heads,
+    steps: stores.steps,
+    maxStepBytes: options.maxStepBytes,
+    maxExecutionsPerCall: options.maxExecutionsPerCall,
+    onWriteFailure: (owner, stream, error) =>
+      onProblem(
+        `the log refused a write of ${owner} ${stream}; a step is written again, a result written again as a new generation`,
+        error,
+      ),
+    // A takeover continues the progress numbering where the earlier generations stopped.
+    lastProgress: (owner, previous, until) =>
+      lastProgressInLog(
+        log,
+        topics.events,
+        stores.heads.partitionOf(owner),
+        owner,
+        previous,
+        until,
+      ),
+    onExecution: options.onExecution,
+    onExecutionEnd: options.onExecutionEnd,
+    onStep: options.onStep,
+    logger: options.logger,
+  };
+}
+
+/**
+ * A stream's head as the log decides it — once the worker its partition came from finished the
+ * call or gave it up (a handoff), when that worker's generation is unfinished. The one read every
+ * lane decides a call by (`decideRun`).
+ */
+export async function settledHead(
+  lane: LaneContext,
+  owner: PartitionKey,
+  stream: StreamId,
+  stopped: () => boolean,
+): Promise<StreamHead | undefined> {
+  const decided = await lane.stores.heads.decided(owner, stream);
+  return lane.handoffs === undefined
+    ? decided
+    : lane.handoffs.settle(owner, stream, decided, stopped);
 }
 
 /** The answer to a keyed request whose joined call could not be followed. */

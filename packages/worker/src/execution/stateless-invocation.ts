@@ -6,84 +6,56 @@ import {
   type MessageClassification,
 } from '@modelcontextprotocol/server';
 import { EventSourceParserStream } from 'eventsource-parser/stream';
-import {
-  formatGeneration,
-  STATELESS_PROTOCOL_VERSION,
-  type RequestId,
-  type RoutingKey,
-} from '@tidemark/protocol';
+import { STATELESS_PROTOCOL_VERSION, type RequestId } from '@tidemark/protocol';
 import { attachEventMethods } from '../events/index.js';
-import type { EventService } from '../events/index.js';
-import { registerModule, type ExecutionEnd } from './retries.js';
-import type { CallSteps } from './steps.js';
-import type { StreamRun } from './stream-run.js';
-import { authInfoOf, createToolServer, type ServerIdentity } from './tool-server.js';
-import type { ToolLogger, ToolModule } from '@tidemark/tools';
+import type { CallEnvironment } from './call-environment.js';
+import type { CallExecution } from './call-execution.js';
+import { registerModule } from './retries.js';
+import { authInfoOf, createToolServer } from './tool-server.js';
 
-/** What one stateless request (or one round of a task) is served with. */
-export interface InvocationOptions extends ServerIdentity {
-  /** The request's routing key (it has no session). */
-  readonly key: RoutingKey;
-  /** The subject the gateway authenticated, if it authenticates. */
-  readonly subject?: string | undefined;
+/** What one stateless request (or one round of a task) is served with, beyond its execution. */
+export interface InvocationRequest {
   /** The gateway's classification of the request, which binds the server to its revision. */
   readonly classification: MessageClassification;
-  readonly modules: readonly ToolModule[];
-  /** The Events extension, when the modules offer event types. */
-  readonly events?: EventService | undefined;
   /** Whether the server offers the Tasks extension (in `server/discover`). */
   readonly tasks: boolean;
-  readonly logger?: ToolLogger | undefined;
-  readonly onExecutionEnd?: ((end: ExecutionEnd) => void) | undefined;
 }
 
 /**
  * Serves one 2026-07-28 request the SDK's own stateless way — a fresh `McpServer` on a
- * `PerRequestHTTPServerTransport` — passing each message it sends before its answer to `onMessage`
- * and resolving with the answer (undefined when the request was aborted first).
+ * `PerRequestHTTPServerTransport` — in `execution`: passes each message the server sends before
+ * its answer to `onMessage` and resolves with the answer (undefined when the request was aborted
+ * first).
  */
 export async function invokeStateless(
-  options: InvocationOptions,
+  environment: CallEnvironment,
+  execution: CallExecution,
+  request: InvocationRequest,
   message: JSONRPCRequest,
-  run: StreamRun,
-  steps: CallSteps,
   signal: AbortSignal,
   onMessage: (message: JSONRPCMessage) => Promise<void>,
 ): Promise<JSONRPCMessage | undefined> {
   const server = createToolServer(
-    options,
-    options.modules,
+    environment,
+    environment.modules,
     { supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS, STATELESS_PROTOCOL_VERSION] },
-    options.tasks,
+    request.tasks,
   );
-  const host = {
-    execution: (_requestId: RequestId) => ({
-      sessionId: options.key,
-      stream: run.stream,
-      generation: run.generation.generation,
-      attempt: run.attempt,
-      ...(options.subject === undefined ? {} : { subject: options.subject }),
-      step: steps.forExecution(formatGeneration(run.generation.generation)),
-    }),
-    retry: () => run.retry(),
-    onExecutionEnd: (end: ExecutionEnd) => options.onExecutionEnd?.(end),
-    logger: options.logger,
-    emitAs: options.events?.emitAs,
-  };
-  for (const module of options.modules)
-    await registerModule(server, module, host, { sessionId: options.key });
-  attachEventMethods(server, options.events);
+  const host = execution.toolHost();
+  for (const module of environment.modules)
+    await registerModule(server, module, host, { sessionId: execution.owner });
+  attachEventMethods(server, environment.events);
   const transport = new PerRequestHTTPServerTransport({
-    classification: options.classification,
+    classification: request.classification,
     responseMode: 'sse',
     keepAliveMs: 0,
   });
   await server.connect(transport);
   try {
-    const request = new Request('http://tidemark.invalid/mcp', { method: 'POST', signal });
-    const authInfo = authInfoOf(options.subject);
+    const http = new Request('http://tidemark.invalid/mcp', { method: 'POST', signal });
+    const authInfo = authInfoOf(execution.subject);
     const response = await transport
-      .handleMessage(message, { request, ...(authInfo === undefined ? {} : { authInfo }) })
+      .handleMessage(message, { request: http, ...(authInfo === undefined ? {} : { authInfo }) })
       .catch(() => undefined);
     return response === undefined ? undefined : await relay(response, message.id, onMessage);
   } finally {

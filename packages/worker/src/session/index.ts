@@ -1,7 +1,8 @@
 /**
  * session/ — the session lane (2025-11-25 and before). `SessionLane` dispatches a partition's
  * session records; a `SessionRuntime` is one session's SDK server over a `LogTransport`, running
- * its calls; `SessionCache` keeps them warm; `StreamMirror` copies a joined keyed call into the
+ * its calls — each request handed to it once (`Delivery`), decided there; `SessionCache` keeps them warm; `StreamMirror` copies a joined keyed call into the
  * request's own stream.
  */
-export { SessionLane, joinsOf } from './session-lane.js';
+export { joinsOf } from './delivery.js';
+export { SessionLane } from './session-lane.js';

@@ -1,3 +1,4 @@
+import { context } from '@opentelemetry/api';
 import {
   type JSONRPCMessage,
   type AuthInfo,
@@ -6,39 +7,44 @@ import {
 } from '@modelcontextprotocol/server';
 import type { GenerationWriter, SessionRecord } from '@tidemark/log';
 import {
-  formatGeneration,
-  idempotencyKeyGone,
   requestStreamId,
   STANDALONE_STREAM,
   type RequestId,
   type SessionId,
+  type StreamHead,
   type StreamId,
 } from '@tidemark/protocol';
-import { withTraceMeta } from '@tidemark/otel';
-import { backoff } from '../execution/index.js';
-import type { Call } from '../calls/index.js';
+import {
+  ATTR_JSONRPC_REQUEST_ID,
+  ATTR_MCP_METHOD_NAME,
+  ATTR_MCP_SESSION_ID,
+  withTraceMeta,
+} from '@tidemark/otel';
 import { currentExecution, type Execution, type ToolLogger } from '@tidemark/tools';
+import { Call, type LaneContext } from '../calls/index.js';
+import { attachEventMethods, type EmitterFor } from '../events/index.js';
+import {
+  authInfoOf,
+  callRefusal,
+  CallExecution,
+  createToolServer,
+  decideRun,
+  registerModule,
+  SESSION_SERVER_VERSIONS,
+  type CallEnvironment,
+  type ExecutionEnd,
+} from '../execution/index.js';
+import { answeringFailures, type Joins, type Request, type RequestDelivery } from './delivery.js';
 import { LogTransport, replayInitialize } from './log-transport.js';
-import { authInfoOf, createToolServer, SESSION_SERVER_VERSIONS } from '../execution/index.js';
-import { attachEventMethods } from '../events/index.js';
-import { registerModule, type ExecutionEnd } from '../execution/index.js';
-import type { EmitterFor } from '../events/index.js';
-import { callRefusal } from '../execution/index.js';
-import { decideRun, type RunDecision } from '../execution/index.js';
-import { journaledSteps, type CallSteps } from '../execution/index.js';
-import { JoinedCallGone, joinedMessage, mirrorStream, type MirrorSource } from './stream-mirror.js';
-import { StreamRun } from '../execution/index.js';
-import { JOIN_FAILED } from '../calls/index.js';
 import type { SessionRuntimeOptions } from './session-options.js';
+import { followJoined } from './stream-mirror.js';
 
 export type { SessionRuntimeOptions } from './session-options.js';
 
-type Request = JSONRPCMessage & { id: RequestId; method: string };
-
 interface InFlight {
+  readonly stream: StreamId;
   readonly call: Call;
-  readonly run: StreamRun;
-  readonly steps: CallSteps;
+  readonly run: CallExecution;
   readonly requestId: RequestId;
   closed: boolean;
 }
@@ -54,15 +60,20 @@ export class SessionRuntime {
   private readonly server: McpServer;
   private readonly transport: LogTransport;
   private readonly inflight = new Map<StreamId, InFlight>();
-  /** Streams whose request is between its first read and `inflight` (see `once`). */
+  /** Streams whose request is between its delivery and `inflight` (see `deliver`). */
   private readonly starting = new Set<StreamId>();
   private standalone: Promise<GenerationWriter> | undefined;
   private lastActivityMs = Date.now();
   private closed = false;
+  private readonly environment: CallEnvironment;
 
-  constructor(private readonly options: SessionRuntimeOptions) {
+  constructor(
+    private readonly lane: LaneContext,
+    private readonly options: SessionRuntimeOptions,
+  ) {
+    const environment = (this.environment = lane.environment);
     this.session = options.session;
-    this.server = createToolServer(options, options.modules, {
+    this.server = createToolServer(environment, environment.modules, {
       supportedProtocolVersions: [...SESSION_SERVER_VERSIONS],
     });
     this.authInfo = authInfoOf(options.subject);
@@ -79,26 +90,99 @@ export class SessionRuntime {
 
   /** Registers the modules and connects; replays the stored initialize when the session is restored. */
   async start(restoreFrom: SessionRecord | undefined): Promise<void> {
-    for (const module of this.options.modules) {
+    for (const module of this.environment.modules) {
       await registerModule(this.server, module, this, { sessionId: this.session });
     }
-    attachEventMethods(this.server, this.options.events);
+    attachEventMethods(this.server, this.environment.events);
     await this.server.connect(this.transport);
     if (restoreFrom !== undefined) await replayInitialize(this.transport, restoreFrom);
   }
 
-  /** A request from the client: starts (or skips) its stream, then hands it to the SDK. */
-  async request(call: Call, message: Request): Promise<void> {
-    await this.once(call, message, async (entry, verdict) => {
-      const refusal = callRefusal(message, verdict, this.inflight.size, this.options);
-      if (refusal !== undefined) {
-        await entry.run.generation.finish({ jsonrpc: '2.0', id: message.id, error: refusal });
-        return call.finish('answered');
+  /**
+   * A request of this session read from its partition, handed here once and decided here: from its
+   * stream's head as the log settles it (one read), it is skipped (done, or this process runs it
+   * already), refused, joined to the call it names, or run. A request whose call the partition's
+   * previous owner may still be finishing waits for that off the read loop: the requests after it
+   * go on.
+   */
+  async deliver(delivery: RequestDelivery): Promise<void> {
+    const { reader, record, message } = delivery;
+    this.lastActivityMs = Date.now();
+    const stream = requestStreamId(message.id);
+    // Delivered twice (redelivered, or a keyed request passed on again) while its first copy
+    // starts or runs here: only the first may run.
+    if (this.inflight.has(stream) || this.starting.has(stream)) return reader.done(record.offset);
+    this.starting.add(stream);
+    let settling = false;
+    try {
+      const head = await this.environment.heads.decided(this.session, stream);
+      const { handoffs } = this.lane;
+      if (
+        handoffs?.mayPredateAssignment(reader.partition, record.timestampMs) === true &&
+        handoffs.mayBeRunningElsewhere(head)
+      ) {
+        settling = true;
+        const stopped = () => reader.signal.aborted || reader.handingOff;
+        void answeringFailures(this.lane, delivery, async () => {
+          try {
+            const settled = await handoffs.settle(this.session, stream, head, stopped);
+            if (!stopped()) await this.run(delivery, stream, settled); // else the next owner decides
+          } finally {
+            this.starting.delete(stream);
+          }
+        });
+        return;
       }
-      entry.run.reportStart();
-      this.inflight.set(entry.stream, entry);
-      this.transport.receive(message);
+      await this.run(delivery, stream, head);
+    } finally {
+      if (!settling) this.starting.delete(stream);
+    }
+  }
+
+  /**
+   * Runs a decided request as a call: in a slot, in the trace the gateway started (from the record
+   * headers), as the next generation of its stream.
+   */
+  private async run(
+    { reader, record, message, joins }: RequestDelivery,
+    stream: StreamId,
+    head: StreamHead | undefined,
+  ): Promise<void> {
+    const verdict = decideRun(head, this.environment);
+    // Redelivered after it finished (a crash before the commit): never run a call twice.
+    if (verdict.kind === 'done') return reader.done(record.offset);
+    const call = await Call.take(this.lane, reader, record, message.method, {
+      [ATTR_MCP_METHOD_NAME]: message.method,
+      [ATTR_MCP_SESSION_ID]: this.session,
+      [ATTR_JSONRPC_REQUEST_ID]: String(message.id),
     });
+    // Being handed off while it waited for a slot: the partition's next owner runs it.
+    if (reader.handingOff) return call.finish('stopped');
+    try {
+      await context.with(call.context, async () => {
+        // Waits while the log is unavailable; a call it refuses for longer than reading its
+        // partition waits is answered with an error by the lane.
+        const run = await CallExecution.begin(
+          this.environment,
+          { owner: this.session, stream, subject: this.options.subject },
+          head,
+          { stopped: () => this.closed },
+        );
+        const entry = { stream, call, run, requestId: message.id, closed: false };
+        if (joins !== undefined) return this.join(entry, message, joins);
+        const refusal = callRefusal(message, verdict, this.inflight.size, this.options);
+        if (refusal !== undefined) {
+          await run.generation.finish({ jsonrpc: '2.0', id: message.id, error: refusal });
+          return call.finish('answered');
+        }
+        run.reportStart();
+        this.inflight.set(stream, entry);
+        this.transport.receive(message);
+      });
+    } catch (error) {
+      call.finish('not-started');
+      throw error;
+    }
   }
 
   /**
@@ -107,76 +191,25 @@ export class SessionRuntime {
    * message, under this request's id; the tool does not run again. A new execution of the joined
    * call resets this stream too. Cancelled, it ends as any call does.
    */
-  async join(
-    call: Call,
-    message: Request,
-    joins: Omit<MirrorSource, 'log' | 'topic' | 'heads' | 'gone'>,
-    source: Pick<MirrorSource, 'log' | 'topic' | 'gone'>,
-  ): Promise<void> {
-    await this.once(call, message, (entry) => {
-      const { stream } = entry;
-      this.inflight.set(stream, entry);
-      const token = (message as { params?: { _meta?: { progressToken?: unknown } } }).params?._meta
-        ?.progressToken;
-      void mirrorStream(
-        { ...source, heads: this.options.heads, ...joins },
-        {
-          stopped: () => entry.closed,
-          reset: () => entry.run.retry(),
-          message: async (payload) => {
-            const forwarded = joinedMessage(payload, token);
-            if (forwarded !== undefined) await entry.run.send(forwarded);
-          },
-          final: (payload) =>
-            this.finish(stream, { ...(payload as object), id: message.id } as JSONRPCMessage),
-        },
-      ).catch(async (error: unknown) => {
-        const failed = error instanceof JoinedCallGone ? idempotencyKeyGone() : JOIN_FAILED;
-        if (!entry.closed)
-          await this.finish(stream, { jsonrpc: '2.0', id: message.id, error: failed });
-      });
-      return Promise.resolve();
+  private join(entry: InFlight, message: Request, joins: Joins): void {
+    const { stream } = entry;
+    this.inflight.set(stream, entry);
+    const { options, stores } = this.lane;
+    const source = {
+      log: options.log,
+      topic: options.topics.events,
+      heads: this.environment.heads,
+      gone: async () => (await stores.sessions.get(joins.session)) === undefined,
+      ...joins,
+    };
+    followJoined(source, {
+      run: entry.run,
+      requestId: message.id,
+      progressToken: (message as { params?: { _meta?: { progressToken?: unknown } } }).params?._meta
+        ?.progressToken,
+      closed: () => entry.closed,
+      finish: (final) => this.finish(stream, final),
     });
-  }
-
-  /**
-   * Begins a request's stream — unless this process runs it or is beginning it already, or it
-   * finished — and hands it to `start`. A request delivered twice (redelivered, or a keyed request
-   * passed on again) whose copies are read while a handoff settles reaches here twice at once:
-   * only the first may run.
-   */
-  private async once(
-    call: Call,
-    message: Request,
-    start: (entry: InFlight & { stream: StreamId }, verdict: RunDecision) => Promise<void>,
-  ): Promise<void> {
-    this.lastActivityMs = Date.now();
-    const stream = requestStreamId(message.id);
-    if (this.inflight.has(stream) || this.starting.has(stream)) return call.finish('answered');
-    this.starting.add(stream);
-    try {
-      const head = await this.options.heads.decided(this.session, stream);
-      const verdict = decideRun(head, this.options);
-      // Redelivered after it finished (a crash before the commit): never run a call twice.
-      if (verdict.kind === 'done') return call.finish('answered');
-      // Reading its partition waits while the log is waited out; a call it refuses for longer
-      // than that is answered with an error by the worker.
-      const run = await StreamRun.begin(
-        this.options,
-        this.session,
-        stream,
-        head,
-        () => this.closed,
-      );
-      const steps = journaledSteps(this.options.steps, this.session, stream, run.attempt, {
-        maxStepBytes: this.options.maxStepBytes,
-        onStep: this.options.onStep,
-        onRetry: (error) => this.options.onWriteFailure?.(stream, error),
-      });
-      await start({ stream, call, run, steps, requestId: message.id, closed: false }, verdict);
-    } finally {
-      this.starting.delete(stream);
-    }
   }
 
   /** A notification or a response from the client. Cancellation ends the stream at once. */
@@ -246,11 +279,10 @@ export class SessionRuntime {
       else written.catch(() => undefined);
       return;
     }
-    const standalone = (this.standalone ??= this.options.heads
+    const { heads, writer } = this.environment;
+    const standalone = (this.standalone ??= heads
       .get(this.session, STANDALONE_STREAM)
-      .then((previous) =>
-        this.options.writer.begin(this.session, STANDALONE_STREAM, { previous }),
-      ));
+      .then((previous) => writer.begin(this.session, STANDALONE_STREAM, { previous })));
     try {
       await (await standalone).send(message);
     } catch (error) {
@@ -263,18 +295,7 @@ export class SessionRuntime {
 
   /** @internal The execution a tool callback runs in. */
   execution(requestId: RequestId): Execution | undefined {
-    const stream = requestStreamId(requestId);
-    const entry = this.inflight.get(stream);
-    if (entry === undefined) return undefined;
-    const generation = entry.run.generation.generation;
-    return {
-      sessionId: this.session,
-      stream,
-      generation,
-      attempt: generation.attempt,
-      ...(this.options.subject === undefined ? {} : { subject: this.options.subject }),
-      step: entry.steps.forExecution(formatGeneration(generation)),
-    };
+    return this.inflight.get(requestStreamId(requestId))?.run.toolExecution();
   }
 
   /** Tells the client its tools changed (`notifications/tools/list_changed`, on its standalone stream). */
@@ -285,55 +306,36 @@ export class SessionRuntime {
 
   /** @internal What tools emit event occurrences with, for a call's subject. */
   get emitAs(): EmitterFor | undefined {
-    return this.options.events?.emitAs;
+    return this.environment.events?.emitAs;
   }
 
   /** @internal The logger tools get. */
   get logger(): ToolLogger | undefined {
-    return this.options.logger;
+    return this.environment.logger;
   }
 
   /** @internal Each tool execution's end, for the operator's log. */
   onExecutionEnd(end: ExecutionEnd): void {
-    this.options.onExecutionEnd?.(end);
+    this.environment.onExecutionEnd?.(end);
   }
 
   /** @internal A retryable failure: the call runs again as a new generation of its stream. */
   async retry(requestId: RequestId): Promise<void> {
-    const stream = requestStreamId(requestId);
-    const entry = this.inflight.get(stream);
-    if (entry === undefined || entry.closed) return;
-    await entry.run.retry();
+    const entry = this.inflight.get(requestStreamId(requestId));
+    if (entry !== undefined && !entry.closed) await entry.run.retry();
   }
 
   /**
-   * Ends a call's stream with its final message. A write the log refused does not leave the stream
-   * hanging until its partition moves: the final message is written again as a new generation
-   * (the client is reset, then gets the result), with backoff while the log stays unavailable. The
-   * call stays in flight meanwhile, so closing the session (partition revoked) still accounts for it.
+   * Ends a call's stream with its final message, written again while the log refuses it (see
+   * `CallExecution.finish`). The call stays in flight meanwhile, so closing the session (partition
+   * revoked) still accounts for it.
    */
   private async finish(stream: StreamId, message: JSONRPCMessage | undefined): Promise<void> {
     const entry = this.inflight.get(stream);
     if (entry === undefined || entry.closed) return;
     entry.closed = true;
-    for (let failures = 0; ; failures++) {
-      try {
-        await entry.run.generation.finish(message);
-        break;
-      } catch (error) {
-        if (this.closed) return; // the next owner runs the call again
-        this.options.onWriteFailure?.(stream, error);
-        await backoff(failures);
-        if (this.closed) return;
-        if (!entry.run.generation.poisoned) continue; // the terminal record is in; its head is retried
-        try {
-          await entry.run.retry();
-        } catch {
-          // Still unavailable: the next round waits longer.
-        }
-      }
-    }
-    if (this.closed) return; // close() stopped this call already
+    // Stopped first (close() ended the call already): the next owner runs the call again.
+    if (!(await entry.run.finish(message, () => this.closed)) || this.closed) return;
     this.inflight.delete(stream);
     entry.call.finish('answered');
   }

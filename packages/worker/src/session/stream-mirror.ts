@@ -1,17 +1,22 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { finalMessage, type StreamHeadStore } from '@tidemark/log';
 import {
   ErrorCodes,
+  idempotencyKeyGone,
   isTidemarkError,
   readStampedRecord,
   StreamCursor,
   type LogPort,
   type PartitionKey,
+  type RequestId,
   type StreamId,
 } from '@tidemark/protocol';
+import { JOIN_FAILED } from '../calls/index.js';
+import type { CallExecution } from '../execution/index.js';
 
 /** What a mirror is told, in order: a reset (the joined call runs again), a message, the end. */
-export interface MirrorSink {
+interface MirrorSink {
   /** The joined call started again (a new generation): the mirror's client is reset too. */
   reset(): Promise<void>;
   message(payload: unknown): Promise<void>;
@@ -33,8 +38,40 @@ export interface MirrorSource {
   readonly gone?: () => Promise<boolean>;
 }
 
+/** The request that joins a call: its own execution (its stream), its id and token, its end. */
+export interface Joiner {
+  readonly run: Pick<CallExecution, 'send' | 'retry'>;
+  readonly requestId: RequestId;
+  /** The joiner's own progress token (none asked: no progress). */
+  readonly progressToken: unknown;
+  /** True once the joiner ended (cancelled, its session dropped). */
+  closed(): boolean;
+  finish(message: JSONRPCMessage): Promise<void>;
+}
+
+/**
+ * Follows the joined call into the joiner's stream, in the background (`mirrorStream`): its
+ * messages, a reset when it runs again, and its final message under the joiner's id — or an error
+ * when it cannot be followed (its session gone with it: the key's error).
+ */
+export function followJoined(source: MirrorSource, joiner: Joiner): void {
+  const { requestId: id } = joiner;
+  void mirrorStream(source, {
+    stopped: () => joiner.closed(),
+    reset: () => joiner.run.retry(),
+    message: async (payload) => {
+      const forwarded = joinedMessage(payload, joiner.progressToken);
+      if (forwarded !== undefined) await joiner.run.send(forwarded);
+    },
+    final: (payload) => joiner.finish({ ...(payload as object), id } as JSONRPCMessage),
+  }).catch(async (error: unknown) => {
+    const failed = error instanceof JoinedCallGone ? idempotencyKeyGone() : JOIN_FAILED;
+    if (!joiner.closed()) await joiner.finish({ jsonrpc: '2.0', id, error: failed });
+  });
+}
+
 /** The joined call went with its session before it had an outcome: nothing will ever finish it. */
-export class JoinedCallGone extends Error {}
+class JoinedCallGone extends Error {}
 
 /** While a joined call has no head, how often its session is asked whether it is gone. */
 const GONE_CHECK_MS = 1_000;
@@ -46,7 +83,7 @@ const GONE_CHECK_MS = 1_000;
  * running the tool. Read with the delivery rules (`StreamCursor`): superseded records are dropped,
  * a new generation is a reset. A call already finished is its final message.
  */
-export async function mirrorStream(source: MirrorSource, sink: MirrorSink): Promise<void> {
+async function mirrorStream(source: MirrorSource, sink: MirrorSink): Promise<void> {
   const { heads, session, stream } = source;
   const head = await startedHead(source, sink);
   if (head === undefined) return;
@@ -131,7 +168,7 @@ async function fetchOrEvicted(source: MirrorSource, partition: number, offset: b
  * token (none asked: no progress), its notifications as they are; its requests to the client (an
  * elicitation) are its own client's to answer.
  */
-export function joinedMessage(payload: unknown, token: unknown): unknown {
+function joinedMessage(payload: unknown, token: unknown): unknown {
   if (typeof payload !== 'object' || payload === null) return undefined;
   const message = payload as { id?: unknown; method?: unknown; params?: Record<string, unknown> };
   if (message.id !== undefined) return undefined;

@@ -6,18 +6,17 @@ import {
   requestStreamId,
   STATELESS_PROTOCOL_VERSION,
   taskDecision,
-  type StreamHead,
   type StreamId,
 } from '@tidemark/protocol';
-import { whileUnavailable } from '../execution/index.js';
-import type { StatelessExchangeOptions } from '../calls/index.js';
-import { invokeStateless } from '../execution/index.js';
-import { journaledSteps } from '../execution/index.js';
-import { decideRun } from '../execution/index.js';
-import { StreamRun } from '../execution/index.js';
-import { TaskExecution } from '../tasks/index.js';
 import { taskSupportOf } from '@tidemark/tools';
-import { INTERNAL_ERROR } from '../calls/index.js';
+import {
+  INTERNAL_ERROR,
+  settledHead,
+  type LaneContext,
+  type StatelessRequest,
+} from '../calls/index.js';
+import { CallExecution, decideRun, invokeStateless, whileUnavailable } from '../execution/index.js';
+import { TaskExecution } from '../tasks/index.js';
 
 /**
  * One request of the stateless lane (2026-07-28), with what it answers written to `events` like
@@ -37,13 +36,16 @@ export class StatelessExchange {
    */
   readonly answered = new Promise<void>((resolve) => (this.markAnswered = resolve));
 
-  constructor(private readonly options: StatelessExchangeOptions) {
-    this.stream = requestStreamId(options.message.id);
+  constructor(
+    private readonly lane: LaneContext,
+    private readonly request: StatelessRequest,
+  ) {
+    this.stream = requestStreamId(request.message.id);
   }
 
   /** The idempotency key's claim this exchange runs under, if the call carried a key. */
   get claim(): IdempotencyClaim | undefined {
-    return this.options.claim;
+    return this.request.claim;
   }
 
   /** The client closed its response stream (or cancelled its task): the call is cancelled. */
@@ -67,7 +69,7 @@ export class StatelessExchange {
   }
 
   private taskExecution(): TaskExecution {
-    this.task = new TaskExecution(this.options, this.stream);
+    this.task = new TaskExecution(this.lane, this.request, this.stream);
     if (this.abandonedHere) this.task.abandon();
     return this.task;
   }
@@ -75,17 +77,6 @@ export class StatelessExchange {
   /** A client's `tasks/update` for this request's task. */
   answer(inputResponses: Readonly<Record<string, unknown>>): Promise<void> {
     return this.task?.answer(inputResponses) ?? Promise.resolve();
-  }
-
-  /**
-   * The request's stream head as the log decides it — once the worker its partition came from
-   * finished the call or gave it up (a handoff), when that worker's generation is unfinished.
-   */
-  private async settledHead(): Promise<StreamHead | undefined> {
-    const { key, heads, handoffs } = this.options;
-    const decided = await heads.decided(key, this.stream);
-    const stopped = () => this.abort.signal.aborted;
-    return handoffs === undefined ? decided : handoffs.settle(key, this.stream, decided, stopped);
   }
 
   /** Runs the exchange to its terminal record; false when it had already finished. */
@@ -98,63 +89,65 @@ export class StatelessExchange {
   }
 
   private async runToEnd(): Promise<boolean> {
-    const { key, message, sessions, mode, modules } = this.options;
-    const head = await this.settledHead();
+    const { key, message, mode, claim, subject } = this.request;
+    const { environment } = this.lane;
+    const stopped = () => this.abort.signal.aborted;
+    const head = await settledHead(this.lane, key, this.stream, stopped);
     const tasks = mode !== 'never';
     if (tasks) {
       // A task already created under this key (its worker stopped): run it on, never twice.
-      const read = this.options.claim?.record;
-      const existing = read === undefined ? await sessions.get(key) : (read ?? undefined);
+      const read = claim?.record;
+      const existing = read === undefined ? await this.lane.stores.sessions.get(key) : read;
       if (existing?.task !== undefined) return this.taskExecution().resume(existing, head);
     }
-    const verdict = decideRun(head, this.options);
+    const verdict = decideRun(head, environment);
     if (verdict.kind === 'done') return false;
     const tool = (message.params as { name?: unknown } | undefined)?.name;
     const decision =
       message.method === 'tools/call' && typeof tool === 'string'
-        ? taskDecision(mode, taskSupportOf(modules, tool), declaresTasks(message.params))
+        ? taskDecision(
+            mode,
+            taskSupportOf(environment.modules, tool),
+            declaresTasks(message.params),
+          )
         : 'direct';
     if (decision === 'task') return this.taskExecution().create(head, () => this.markAnswered());
-    const { claim } = this.options;
     // The key's claim is written while the call runs, and is in the log before its answer: the
     // requests after it are decided here, from memory, until then.
     const claimed = claim === undefined ? Promise.resolve() : this.writeClaim(claim);
     claimed.catch(() => undefined);
-    const run = await StreamRun.begin(
-      this.options,
-      key,
-      this.stream,
+    const execution = await CallExecution.begin(
+      environment,
+      { owner: key, stream: this.stream, subject },
       head,
-      () => this.abort.signal.aborted,
+      {
+        stopped,
+        // A keyed call run again in a later request's stream replays the first one's steps.
+        journal: claim?.journal,
+        replay: claim !== undefined && claim.journal !== this.stream,
+      },
     );
-    if (verdict.kind === 'refuse') {
+    const refusal =
+      verdict.kind === 'refuse'
+        ? verdict.error
+        : decision === 'refuse'
+          ? missingTasksCapability()
+          : undefined;
+    if (verdict.kind !== 'refuse') execution.reportStart();
+    if (refusal !== undefined) {
       await claimed;
-      await run.generation.finish({ jsonrpc: '2.0', id: message.id, error: verdict.error });
-      return true;
-    }
-    run.reportStart();
-    if (decision === 'refuse') {
-      await claimed;
-      await run.generation.finish({
-        jsonrpc: '2.0',
-        id: message.id,
-        error: missingTasksCapability(),
-      });
+      await this.finish(execution, { jsonrpc: '2.0', id: message.id, error: refusal });
       return true;
     }
     let answer: JSONRPCMessage | undefined;
     try {
       answer = await invokeStateless(
-        { ...this.options, tasks },
+        environment,
+        execution,
+        { classification: this.request.classification, tasks },
         message,
-        run,
-        journaledSteps(this.options.steps, key, claim?.journal ?? this.stream, run.attempt, {
-          ...this.options,
-          // A keyed call run again in a later request's stream replays the first one's steps.
-          replay: claim !== undefined && claim.journal !== this.stream,
-        }),
         this.abort.signal,
-        async (sent) => void (await run.send(sent)),
+        async (sent) => void (await execution.send(sent)),
       );
     } catch (error) {
       // The server could not run it (a module's `register` threw): still answered, then reported.
@@ -163,15 +156,21 @@ export class StatelessExchange {
     } finally {
       if (!this.abandonedHere) {
         await claimed;
-        await run.generation.finish(answer);
+        await this.finish(execution, answer);
       }
     }
     return !this.abandonedHere;
   }
 
+  /** Ends the request's stream, written again while the log refuses — unless abandoned meanwhile. */
+  private finish(execution: CallExecution, answer: unknown): Promise<boolean> {
+    return execution.finish(answer, () => this.abandonedHere);
+  }
+
   /** Claims the idempotency key: a record under the key, beside the call it names. */
   private writeClaim({ fingerprint, stream, journal }: IdempotencyClaim): Promise<void> {
-    const { key, subject, sessions } = this.options;
+    const { key, subject } = this.request;
+    const { sessions } = this.lane.stores;
     const record = {
       id: key,
       protocolVersion: STATELESS_PROTOCOL_VERSION,

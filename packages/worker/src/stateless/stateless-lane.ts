@@ -15,7 +15,7 @@ import { Call } from '../calls/index.js';
 import { IdempotentCalls, type Decided } from './idempotent-calls.js';
 import { StatelessExchange } from './stateless-exchange.js';
 import type { PartitionReader } from '../calls/index.js';
-import { answerFailure, progressReader, type LaneContext } from '../calls/index.js';
+import { answerFailure, type LaneContext } from '../calls/index.js';
 
 type StatelessRecord = Extract<RequestRecord, { lane: 'stateless' }>;
 
@@ -103,34 +103,15 @@ export class StatelessLane {
       claim: Decided | undefined;
     },
   ): StatelessExchange {
-    const { options, stores } = this.lane;
-    return new StatelessExchange({
+    return new StatelessExchange(this.lane, {
       key,
       subject: request.subject,
       message,
       classification: request.classification as MessageClassification,
-      modules: options.modules,
-      events: this.lane.events,
-      serverInfo: options.serverInfo,
-      instructions: options.instructions,
       mode: request.tasks ?? 'never',
-      writer: stores.writer,
-      heads: stores.heads,
-      handoffs: this.lane.handoffs,
-      sessions: stores.sessions,
-      steps: stores.steps,
-      maxStepBytes: options.maxStepBytes,
-      onStep: options.onStep,
-      lastProgress: progressReader(this.lane),
+      claim: request.claim,
       idle: (waiting) => call.idle(waiting),
       asTask: () => call.asTask(),
-      taskTtlMs: options.taskTtlMs,
-      taskPollIntervalMs: options.taskPollIntervalMs,
-      maxExecutionsPerCall: options.maxExecutionsPerCall,
-      claim: request.claim,
-      onExecution: (event) => options.onExecution?.({ session: key, ...event }),
-      onExecutionEnd: options.onExecutionEnd,
-      logger: options.logger,
     });
   }
 

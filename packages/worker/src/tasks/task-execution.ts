@@ -17,11 +17,8 @@ import {
   type TaskEvent,
   type TaskState,
 } from '@tidemark/protocol';
-import type { StatelessExchangeOptions } from '../calls/index.js';
-import { invokeStateless } from '../execution/index.js';
-import { journaledSteps, type CallSteps } from '../execution/index.js';
-import { decideRun } from '../execution/index.js';
-import { notOwned, StreamRun } from '../execution/index.js';
+import { settledHead, type LaneContext, type StatelessRequest } from '../calls/index.js';
+import { CallExecution, decideRun, invokeStateless, notOwned } from '../execution/index.js';
 
 type TaskRecord = SessionRecord & { task: NonNullable<SessionRecord['task']> };
 
@@ -47,8 +44,7 @@ interface Waiting {
 export class TaskExecution {
   private readonly abort = new AbortController();
   private stopReason: StopReason | undefined;
-  private run: StreamRun | undefined;
-  private steps: CallSteps | undefined;
+  private run: CallExecution | undefined;
   private waiting: Waiting | undefined;
   private finished = false;
   private abandoned = false;
@@ -59,14 +55,16 @@ export class TaskExecution {
   private state: TaskState | undefined;
 
   constructor(
-    private readonly options: StatelessExchangeOptions,
+    private readonly lane: LaneContext,
+    private readonly request: StatelessRequest,
     /** The stream of the `tools/call` that created the task: it ends with the CreateTaskResult. */
     private readonly callStream: StreamId,
   ) {}
 
   /** Creates the task, answers the call with it (then `onAnswered`), and runs it. */
   async create(callHead: StreamHead | undefined, onAnswered: () => void): Promise<boolean> {
-    const { key, subject, sessions, taskTtlMs, taskPollIntervalMs, claim } = this.options;
+    const { key, subject, claim } = this.request;
+    const { taskTtlMs, taskPollIntervalMs } = this.lane.options;
     const record: TaskRecord = {
       id: key,
       protocolVersion: STATELESS_PROTOCOL_VERSION,
@@ -76,7 +74,7 @@ export class TaskExecution {
       task: { ttlMs: taskTtlMs, pollIntervalMs: taskPollIntervalMs },
       ...(claim === undefined ? {} : { idempotency: claim }),
     };
-    await sessions.create(record);
+    await this.lane.stores.sessions.create(record);
     this.state = createdState(record);
     await this.begin(undefined);
     await this.answerCall(record, callHead);
@@ -90,13 +88,10 @@ export class TaskExecution {
   async resume(record: SessionRecord, callHead: StreamHead | undefined): Promise<boolean> {
     const task = record as TaskRecord;
     await this.answerCall(task, callHead);
-    const { key, heads, handoffs } = this.options;
     const stopped = () => this.abort.signal.aborted;
-    const decided = await heads.decided(key, TASK_STREAM);
     // Its previous worker may be finishing it (a handoff): then it is not run again here.
-    const head =
-      handoffs === undefined ? decided : await handoffs.settle(key, TASK_STREAM, decided, stopped);
-    const verdict = decideRun(head, this.options);
+    const head = await settledHead(this.lane, this.request.key, TASK_STREAM, stopped);
+    const verdict = decideRun(head, this.lane.environment);
     if (verdict.kind === 'done') return false;
     // Input asked and answered before the takeover stays as the previous worker recorded it.
     this.state = taskSnapshotOf(head?.snapshot, task.id) ?? createdState(task);
@@ -113,7 +108,7 @@ export class TaskExecution {
     if (verdict.kind === 'refuse') {
       await this.finish(
         this.error(
-          `the task was started ${verdict.attempt - 1} times without finishing (limit ${this.options.maxExecutionsPerCall}); it is not run again`,
+          `the task was started ${verdict.attempt - 1} times without finishing (limit ${this.lane.environment.maxExecutionsPerCall}); it is not run again`,
         ),
       );
       return true;
@@ -161,7 +156,7 @@ export class TaskExecution {
 
   /** Folds an event the task is about to record into its status; the status to record with it. */
   private apply(event: TaskEvent): TaskState | undefined {
-    if (this.state !== undefined) this.state = foldTask(this.options.key, this.state, event).state;
+    if (this.state !== undefined) this.state = foldTask(this.request.key, this.state, event).state;
     return this.state;
   }
 
@@ -172,7 +167,7 @@ export class TaskExecution {
    */
   private async taskSlot(): Promise<void> {
     const { signal } = this.abort;
-    const moved = this.options.asTask?.();
+    const moved = this.request.asTask?.();
     if (moved === undefined || signal.aborted) return;
     await Promise.race([
       moved,
@@ -181,30 +176,22 @@ export class TaskExecution {
   }
 
   private async begin(previous: StreamHead | undefined): Promise<void> {
-    const { key } = this.options;
-    this.run = await StreamRun.begin(
-      this.options,
-      key,
-      TASK_STREAM,
+    const { key, subject } = this.request;
+    this.run = await CallExecution.begin(
+      this.lane.environment,
+      { owner: key, stream: TASK_STREAM, subject },
       previous,
-      () => this.abort.signal.aborted,
-      this.state,
+      { stopped: () => this.abort.signal.aborted, snapshot: this.state },
     );
     this.run.reportStart();
-    this.steps = journaledSteps(
-      this.options.steps,
-      key,
-      TASK_STREAM,
-      this.run.attempt,
-      this.options,
-    );
   }
 
   /** Ends the `tools/call` stream with the CreateTaskResult (once: a takeover may find it done). */
   private async answerCall(record: TaskRecord, callHead: StreamHead | undefined): Promise<void> {
     if (callHead?.terminal !== undefined) return;
     if (this.abandoned) throw notOwned(this.callStream);
-    const { key, writer, message } = this.options;
+    const { key, message } = this.request;
+    const { writer } = this.lane.stores;
     const created = createdState(record);
     const generation = await writer.begin(key, this.callStream, { previous: callHead });
     await generation.finish({ jsonrpc: '2.0', id: message.id, result: createTaskResult(created) });
@@ -222,7 +209,7 @@ export class TaskExecution {
           );
     expiry?.unref();
     try {
-      let message = this.options.message;
+      let message = this.request.message;
       for (let round = 1; !this.abort.signal.aborted; round++) {
         const answer = await this.invoke(message);
         if (answer === undefined || this.abort.signal.aborted) break;
@@ -245,10 +232,10 @@ export class TaskExecution {
   private invoke(message: JSONRPCRequest): Promise<JSONRPCMessage | undefined> {
     const run = this.run!;
     return invokeStateless(
-      { ...this.options, tasks: true },
-      message,
+      this.lane.environment,
       run,
-      this.steps!,
+      { classification: this.request.classification, tasks: true },
+      message,
       this.abort.signal,
       async (sent) => {
         if (!this.finished) await run.send(sent);
@@ -276,7 +263,8 @@ export class TaskExecution {
     );
     if (this.abort.signal.aborted) return undefined;
     // A task may wait for its user for hours: it gives its call slot back meanwhile.
-    return this.options.idle === undefined ? answered : this.options.idle(answered);
+    const { idle } = this.request;
+    return idle === undefined ? answered : idle(answered);
   }
 
   /** The terminal record of a task stopped before its tool answered. */
@@ -295,7 +283,7 @@ export class TaskExecution {
   private error(message: string): JSONRPCMessage {
     return {
       jsonrpc: '2.0',
-      id: this.options.message.id,
+      id: this.request.message.id,
       error: { code: JsonRpcErrorCodes.internalError, message: `Internal error: ${message}` },
     };
   }

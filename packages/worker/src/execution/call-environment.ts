@@ -1,0 +1,53 @@
+import type { StepJournal, StreamHeadStore, StreamWriter } from '@tidemark/log';
+import type { PartitionKey, StreamHead, StreamId } from '@tidemark/protocol';
+import type { ToolLogger, ToolModule } from '@tidemark/tools';
+import type { EventService } from '../events/index.js';
+import type { ExecutionEnd } from './retries.js';
+import type { CallStepEvent } from './steps.js';
+import type { ServerIdentity } from './tool-server.js';
+
+/**
+ * What every execution on a worker runs with, whatever its lane: the modules and the server's
+ * identity, the log's stores it writes to, the bounds, and who hears of it. The worker builds it
+ * once when it starts (`callEnvironment` in calls/); a lane hands a call its request and this —
+ * never an option bag of its own.
+ */
+export interface CallEnvironment extends ServerIdentity {
+  readonly modules: readonly ToolModule[];
+  /** The Events extension, when the modules offer event types. */
+  readonly events?: EventService | undefined;
+  readonly writer: StreamWriter;
+  readonly heads: StreamHeadStore;
+  /** Where the calls' durable steps are journaled. */
+  readonly steps: StepJournal;
+  readonly maxStepBytes: number;
+  /**
+   * Executions of one call (retries, takeovers after a worker died) before it is answered with an
+   * error instead of run again: a request that kills every worker that runs it must not do so
+   * forever.
+   */
+  readonly maxExecutionsPerCall: number;
+  /** A write the log refused, written again (a step, or a call's final message as a new generation). */
+  readonly onWriteFailure?:
+    ((owner: PartitionKey, stream: StreamId, error: unknown) => void) | undefined;
+  /** Where a taken-over stream's progress stopped (its numbering continues). */
+  readonly lastProgress?:
+    ((owner: PartitionKey, previous: StreamHead, until: bigint) => Promise<number>) | undefined;
+  /** Each execution as it starts (its first, a retry, a takeover). */
+  readonly onExecution?: ((start: ExecutionStart) => void) | undefined;
+  /** Each tool execution's end. */
+  readonly onExecutionEnd?: ((end: ExecutionEnd) => void) | undefined;
+  /** Each durable step run or replayed. */
+  readonly onStep?: ((event: CallStepEvent) => void) | undefined;
+  /** The logger tools get. */
+  readonly logger?: ToolLogger | undefined;
+}
+
+/** One execution of a call started: its first, a retry, or a takeover after a worker died. */
+export interface ExecutionStart {
+  /** The key of the call's session, or of its stateless request. */
+  readonly session: PartitionKey;
+  readonly stream: StreamId;
+  readonly attempt: number;
+  readonly cause: string;
+}

@@ -1,0 +1,234 @@
+import type { GenerationWriter } from '@tidemark/log';
+import {
+  ErrorCodes,
+  formatGeneration,
+  progressOf,
+  TidemarkError,
+  type GenerationCause,
+  type PartitionKey,
+  type StreamHead,
+  type StreamId,
+} from '@tidemark/protocol';
+import type { Execution } from '@tidemark/tools';
+import { backoff, whileUnavailable } from './backoff.js';
+import type { CallEnvironment } from './call-environment.js';
+import { continueProgress } from './progress-continuity.js';
+import type { RetryHost } from './retries.js';
+import { journaledSteps, type CallSteps } from './steps.js';
+
+/** Whose call it is: the key its stream is under, the stream, and the subject it runs for. */
+export interface CallOwner {
+  /** The call's session, or its stateless request's routing key, or its task's id. */
+  readonly owner: PartitionKey;
+  readonly stream: StreamId;
+  /** The subject the gateway authenticated, if it authenticates. */
+  readonly subject?: string | undefined;
+}
+
+/** How an execution begins, beyond whose it is. */
+export interface BeginOptions {
+  /** This worker stopped serving the call's partition: nothing may start (or be written again). */
+  readonly stopped: () => boolean;
+  /** The stream's state to keep in its first head (a task's status). */
+  readonly snapshot?: unknown;
+  /** The stream whose step journal the call uses (default its own: a keyed call's first stream). */
+  readonly journal?: StreamId | undefined;
+  /** Look steps up in the journal even on a first generation (another stream's execution wrote it). */
+  readonly replay?: boolean | undefined;
+}
+
+/**
+ * A call running on this worker, the same on every lane (a session's call, a stateless call, a
+ * task): the generations of its stream — its first (or a takeover after a worker died) started
+ * while the log is waited out, each retry the next generation, every one reported as it starts —
+ * its durable steps, the `Execution` its tool sees, and its final message, written until it is in.
+ */
+export class CallExecution {
+  /** What this generation's progress values are continued from. */
+  private progressBase = 0;
+  /** The highest progress written so far, in any generation of this run. */
+  private lastProgress = 0;
+
+  private constructor(
+    private readonly environment: CallEnvironment,
+    private readonly call: CallOwner,
+    /** The generation being written now. */
+    private current: GenerationWriter,
+    private cause: GenerationCause,
+    /** The call's durable steps, journaled in the log. */
+    readonly steps: CallSteps,
+  ) {}
+
+  /**
+   * Starts the stream's next generation after `previous` (none: its first; else a takeover). A log
+   * that refuses for a while is waited out with backoff, up to a minute, unless `stopped`.
+   */
+  static async begin(
+    environment: CallEnvironment,
+    call: CallOwner,
+    previous: StreamHead | undefined,
+    options: BeginOptions,
+  ): Promise<CallExecution> {
+    const { owner, stream } = call;
+    const { stopped, snapshot } = options;
+    const cause: GenerationCause = previous === undefined ? 'first' : 'takeover';
+    const { lastProgress, onWriteFailure } = environment;
+    // The generations before continued each other's numbering; the one before this may have died
+    // before writing any progress, so its head's base counts too.
+    const progressBase =
+      previous === undefined || lastProgress === undefined
+        ? undefined
+        : async (startOffset: bigint) =>
+            Math.max(previous.progressBase ?? 0, await lastProgress(owner, previous, startOffset));
+    const onRetry = (error: unknown) => onWriteFailure?.(owner, stream, error);
+    const generation = await whileUnavailable(
+      () => {
+        // A worker whose partition was revoked while it got here must not start anything: the
+        // next owner may already run the stream, and a generation begun now would supersede the
+        // owner's — then die with this worker, leaving a stream nobody finishes.
+        if (stopped()) throw notOwned(stream);
+        return environment.writer.begin(owner, stream, {
+          previous,
+          cause,
+          ...(progressBase === undefined ? {} : { progressBase }),
+          ...(snapshot === undefined ? {} : { snapshot }),
+        });
+      },
+      { stopped, onRetry },
+    );
+    const steps = journaledSteps(
+      environment.steps,
+      owner,
+      options.journal ?? stream,
+      generation.generation.attempt,
+      {
+        maxStepBytes: environment.maxStepBytes,
+        onStep: environment.onStep,
+        replay: options.replay,
+        onRetry,
+      },
+    );
+    const execution = new CallExecution(environment, call, generation, cause, steps);
+    execution.lastProgress = generation.currentHead.progressBase ?? 0;
+    execution.progressBase = execution.lastProgress;
+    return execution;
+  }
+
+  /** The key the call's stream is under (its session, routing key or task id). */
+  get owner(): PartitionKey {
+    return this.call.owner;
+  }
+
+  get stream(): StreamId {
+    return this.call.stream;
+  }
+
+  get subject(): string | undefined {
+    return this.call.subject;
+  }
+
+  /** The generation being written now (a retry starts the next). */
+  get generation(): GenerationWriter {
+    return this.current;
+  }
+
+  get attempt(): number {
+    return this.current.generation.attempt;
+  }
+
+  /**
+   * Writes one message of the current generation; resolves once durable. Progress continues the
+   * numbering of the generations before (see progress-continuity.ts).
+   */
+  send(message: unknown): Promise<bigint> {
+    const continued = continueProgress(message, this.progressBase);
+    this.lastProgress = Math.max(this.lastProgress, progressOf(continued) ?? 0);
+    return this.current.send(continued);
+  }
+
+  /** Reports the execution the current generation starts. */
+  reportStart(): void {
+    const { owner, stream } = this.call;
+    this.environment.onExecution?.({
+      session: owner,
+      stream,
+      attempt: this.attempt,
+      cause: this.cause,
+    });
+  }
+
+  /** Runs the call again: the next generation (cause `retry`), reported. */
+  async retry(): Promise<void> {
+    const progressBase = this.lastProgress;
+    this.current = await this.environment.writer.begin(this.call.owner, this.call.stream, {
+      previous: this.current.currentHead,
+      cause: 'retry',
+      progressBase: () => Promise.resolve(progressBase),
+    });
+    this.progressBase = this.lastProgress;
+    this.cause = 'retry';
+    this.reportStart();
+  }
+
+  /** The `Execution` the call's tool runs in now (`currentExecution()`): this generation's. */
+  toolExecution(): Execution {
+    const { owner, stream, subject } = this.call;
+    const generation = this.current.generation;
+    return {
+      sessionId: owner,
+      stream,
+      generation,
+      attempt: generation.attempt,
+      ...(subject === undefined ? {} : { subject }),
+      step: this.steps.forExecution(formatGeneration(generation)),
+    };
+  }
+
+  /** What the retry wrapper drives for a server that runs this call alone (a stateless request). */
+  toolHost(): RetryHost {
+    const { events, logger, onExecutionEnd } = this.environment;
+    return {
+      execution: () => this.toolExecution(),
+      retry: () => this.retry(),
+      onExecutionEnd: (end) => onExecutionEnd?.(end),
+      logger,
+      emitAs: events?.emitAs,
+    };
+  }
+
+  /**
+   * Ends the stream with its final message (none: a bare terminal record). A write the log
+   * refused does not leave the call hanging until its partition moves: the final message is
+   * written again, as a new generation when the refused one was poisoned (the client is reset,
+   * then gets the result), with backoff while the log stays unavailable. False when `stopped`
+   * first: the partition's next owner runs the call again.
+   */
+  async finish(message: unknown, stopped: () => boolean): Promise<boolean> {
+    const { owner, stream } = this.call;
+    for (let failures = 0; ; failures++) {
+      try {
+        await this.current.finish(message);
+        return true;
+      } catch (error) {
+        if (stopped()) return false;
+        this.environment.onWriteFailure?.(owner, stream, error);
+        await backoff(failures);
+        if (stopped()) return false;
+        if (!this.current.poisoned) continue; // the terminal record is in; its head is retried
+        try {
+          await this.retry();
+        } catch {
+          // Still unavailable: the next round waits longer.
+        }
+      }
+    }
+  }
+}
+
+/** Why a stream was not started: this worker stopped serving its partition. */
+export function notOwned(stream: StreamId): TidemarkError {
+  return new TidemarkError(
+    ErrorCodes.closed,
+    `${stream} not started: this worker no longer serves its partition`,
+  );
+}
