@@ -35,4 +35,24 @@ describe('decideRun', () => {
     expect(decideRun(head(1, true), limits)).toEqual({ kind: 'done' });
     expect(decideRun(head(9, true), limits)).toEqual({ kind: 'done' });
   });
+
+  it('a session running as many calls as it may refuses the next, as a bad request to retry', () => {
+    const session = { ...limits, maxConcurrentCalls: 2 };
+    expect(decideRun(undefined, session, 1)).toEqual({ kind: 'run', attempt: 1 });
+    expect(decideRun(head(1), session, 2)).toEqual({
+      kind: 'refuse',
+      attempt: 2,
+      error: {
+        code: -32000,
+        message: 'Too many concurrent requests in this session (limit 2); retry later',
+      },
+    });
+  });
+
+  it('a lane without sessions has no concurrency bound; a finished call is done even when busy', () => {
+    expect(decideRun(undefined, limits, 1_000)).toEqual({ kind: 'run', attempt: 1 });
+    expect(decideRun(head(1, true), { ...limits, maxConcurrentCalls: 1 }, 5)).toEqual({
+      kind: 'done',
+    });
+  });
 });

@@ -8,6 +8,7 @@ import {
   type StreamId,
 } from '@tidemark/protocol';
 import { answerFailure, type LaneContext, type PartitionReader } from '../calls/index.js';
+import { whileUnavailable } from '../execution/index.js';
 
 /**
  * One record of a session, as it was delivered: where it was read (its partition's reader and its
@@ -45,20 +46,37 @@ export function joinsOf(
 }
 
 /**
- * Runs `work` for a delivered record; when it fails, its request is answered with an error (every
- * request a worker takes is answered) — unless the partition went elsewhere: its next owner runs it.
+ * Answers a delivered request with an error after what it started failed (every request a worker
+ * takes is answered) — unless the partition went elsewhere: its next owner runs it.
  */
-export async function answeringFailures(
+export async function answerFailed(
   lane: LaneContext,
   { reader, record, session, message }: Delivery,
-  work: () => Promise<void>,
+  error: unknown,
 ): Promise<void> {
-  try {
-    await work();
-  } catch (error) {
-    if (reader.signal.aborted) return; // the next owner runs it
-    lane.options.onProblem(`requests ${reader.partition}@${record.offset}: failed`, error);
-    await answerFailure(lane, session, message);
-    reader.done(record.offset);
-  }
+  if (reader.signal.aborted) return; // the next owner runs it
+  lane.options.onProblem(`requests ${reader.partition}@${record.offset}: failed`, error);
+  await answerFailure(lane, session, message);
+  reader.done(record.offset);
+}
+
+/**
+ * Reads the log for a delivered record, waiting out a log that is briefly unavailable (a leader or
+ * controller failover) while its partition stays here; a read it refuses for longer fails the
+ * request (see `answerFailed`). Nothing of the call has started before these reads.
+ */
+export function readFor<T>(
+  lane: LaneContext,
+  reader: PartitionReader,
+  record: LogRecord,
+  read: () => Promise<T>,
+): Promise<T> {
+  return whileUnavailable(read, {
+    stopped: () => reader.signal.aborted,
+    onRetry: (error) =>
+      lane.options.onProblem(
+        `requests ${reader.partition}@${record.offset}: the log is unavailable; retrying`,
+        error,
+      ),
+  });
 }

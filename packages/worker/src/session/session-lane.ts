@@ -1,8 +1,7 @@
-import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import { isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/server';
 import { JsonRpcErrorCodes, type LogRecord, type SessionId } from '@tidemark/protocol';
 import { answerFailure, type LaneContext, type PartitionReader } from '../calls/index.js';
-import { whileUnavailable } from '../execution/index.js';
-import { answeringFailures, type Delivery, type Joins } from './delivery.js';
+import { answerFailed, readFor, type Delivery, type Joins } from './delivery.js';
 import { SessionCache } from './session-cache.js';
 import { SessionRuntime } from './session-runtime.js';
 
@@ -18,9 +17,8 @@ export class SessionLane {
   }
 
   /**
-   * One message of a session. A log that is briefly unavailable (a leader or controller failover)
-   * is waited out before the request is answered with an error; nothing of the call has started
-   * before these reads.
+   * One message of a session, handed to its session's runtime (restored first if needed). Whatever
+   * fails on the way is answered with an error.
    */
   async dispatch(
     reader: PartitionReader,
@@ -30,16 +28,11 @@ export class SessionLane {
     joins?: Joins,
   ): Promise<void> {
     const delivery: Delivery = { reader, record, session, message, joins };
-    await answeringFailures(this.lane, delivery, () =>
-      whileUnavailable(() => this.handOver(delivery), {
-        stopped: () => reader.signal.aborted,
-        onRetry: (error) =>
-          this.lane.options.onProblem(
-            `requests ${reader.partition}@${record.offset}: the log is unavailable; retrying`,
-            error,
-          ),
-      }),
-    );
+    try {
+      await this.handOver(delivery);
+    } catch (error) {
+      await answerFailed(this.lane, delivery, error);
+    }
   }
 
   /** The client ended its session: its running calls are cancelled, its server dropped. */
@@ -59,11 +52,12 @@ export class SessionLane {
     let { message } = delivery;
     // The gateway keeps an initialize's params once, in the session's record.
     if ('method' in message && message.method === 'initialize' && !('params' in message)) {
-      const stored = (await this.lane.stores.sessions.get(session))?.initialize as
-        { params?: unknown } | undefined;
+      const stored = (
+        await readFor(this.lane, reader, record, () => this.lane.stores.sessions.get(session))
+      )?.initialize as { params?: unknown } | undefined;
       message = { ...message, params: stored?.params ?? {} } as JSONRPCMessage;
     }
-    const runtime = await this.runtimeFor(session, reader, message);
+    const runtime = await this.runtimeFor(delivery, message);
     if (runtime === undefined) {
       this.lane.options.onProblem(
         `requests ${reader.partition}@${record.offset}: session ${session} is unknown or ended; skipped`,
@@ -75,32 +69,39 @@ export class SessionLane {
       return reader.done(record.offset);
     }
     // A request goes to its session's runtime, which decides it and runs it: the lane is done.
-    if ('method' in message && 'id' in message && message.id !== undefined)
-      return runtime.deliver({ ...delivery, message });
+    if (isJSONRPCRequest(message)) return runtime.deliver({ ...delivery, message });
+    // One the SDK would not take (it would drop it without an answer) is answered here.
+    if ('method' in message && 'id' in message) {
+      await answerFailure(this.lane, session, message, {
+        code: JsonRpcErrorCodes.invalidRequest,
+        message: 'Invalid Request: not a JSON-RPC 2.0 request',
+      });
+      return reader.done(record.offset);
+    }
     await runtime.other(message);
     reader.done(record.offset);
   }
 
   private async runtimeFor(
-    session: SessionId,
-    reader: PartitionReader,
+    delivery: Delivery,
     message: JSONRPCMessage,
   ): Promise<SessionRuntime | undefined> {
+    const { reader, record: at, session } = delivery;
     const existing = await this.runtimes.get(session);
     if (existing !== undefined) return existing;
     const isInitialize = 'method' in message && message.method === 'initialize';
     const { options, stores } = this.lane;
     // The gateway wrote the session's record before its initialize: it names the subject.
-    const record = await stores.sessions.get(session);
-    const notASession = record?.task !== undefined || record?.idempotency !== undefined;
-    if (!isInitialize && (record === undefined || notASession)) return undefined;
+    const stored = await readFor(this.lane, reader, at, () => stores.sessions.get(session));
+    const notASession = stored?.task !== undefined || stored?.idempotency !== undefined;
+    if (!isInitialize && (stored === undefined || notASession)) return undefined;
     const { partition } = reader;
     const runtime = new SessionRuntime(this.lane, {
       session,
-      subject: record?.subject,
+      subject: stored?.subject,
       maxConcurrentCalls: options.maxConcurrentCallsPerSession,
     });
-    await runtime.start(isInitialize ? undefined : record);
+    await runtime.start(isInitialize ? undefined : stored);
     await this.runtimes.add(session, partition, runtime);
     return runtime;
   }

@@ -5,10 +5,9 @@ import {
   type McpServer,
   type TransportSendOptions,
 } from '@modelcontextprotocol/server';
-import type { GenerationWriter, SessionRecord } from '@tidemark/log';
+import type { SessionRecord } from '@tidemark/log';
 import {
   requestStreamId,
-  STANDALONE_STREAM,
   type RequestId,
   type SessionId,
   type StreamHead,
@@ -25,7 +24,6 @@ import { Call, type LaneContext } from '../calls/index.js';
 import { attachEventMethods, type EmitterFor } from '../events/index.js';
 import {
   authInfoOf,
-  callRefusal,
   CallExecution,
   createToolServer,
   decideRun,
@@ -33,10 +31,18 @@ import {
   SESSION_SERVER_VERSIONS,
   type CallEnvironment,
   type ExecutionEnd,
+  type RunLimits,
 } from '../execution/index.js';
-import { answeringFailures, type Joins, type Request, type RequestDelivery } from './delivery.js';
+import {
+  answerFailed,
+  readFor,
+  type Joins,
+  type Request,
+  type RequestDelivery,
+} from './delivery.js';
 import { LogTransport, replayInitialize } from './log-transport.js';
 import type { SessionRuntimeOptions } from './session-options.js';
+import { StandaloneStream } from './standalone-stream.js';
 import { followJoined } from './stream-mirror.js';
 
 export type { SessionRuntimeOptions } from './session-options.js';
@@ -62,10 +68,11 @@ export class SessionRuntime {
   private readonly inflight = new Map<StreamId, InFlight>();
   /** Streams whose request is between its delivery and `inflight` (see `deliver`). */
   private readonly starting = new Set<StreamId>();
-  private standalone: Promise<GenerationWriter> | undefined;
+  private readonly standalone: StandaloneStream;
   private lastActivityMs = Date.now();
   private closed = false;
   private readonly environment: CallEnvironment;
+  private readonly limits: RunLimits;
 
   constructor(
     private readonly lane: LaneContext,
@@ -73,11 +80,16 @@ export class SessionRuntime {
   ) {
     const environment = (this.environment = lane.environment);
     this.session = options.session;
+    this.limits = {
+      maxExecutionsPerCall: environment.maxExecutionsPerCall,
+      maxConcurrentCalls: options.maxConcurrentCalls,
+    };
     this.server = createToolServer(environment, environment.modules, {
       supportedProtocolVersions: [...SESSION_SERVER_VERSIONS],
     });
     this.authInfo = authInfoOf(options.subject);
     this.transport = new LogTransport(this);
+    this.standalone = new StandaloneStream(environment, this.session);
   }
 
   get idleSinceMs(): number {
@@ -115,7 +127,9 @@ export class SessionRuntime {
     this.starting.add(stream);
     let settling = false;
     try {
-      const head = await this.environment.heads.decided(this.session, stream);
+      const head = await readFor(this.lane, reader, record, () =>
+        this.environment.heads.decided(this.session, stream),
+      );
       const { handoffs } = this.lane;
       if (
         handoffs?.mayPredateAssignment(reader.partition, record.timestampMs) === true &&
@@ -123,14 +137,16 @@ export class SessionRuntime {
       ) {
         settling = true;
         const stopped = () => reader.signal.aborted || reader.handingOff;
-        void answeringFailures(this.lane, delivery, async () => {
+        void (async () => {
           try {
             const settled = await handoffs.settle(this.session, stream, head, stopped);
             if (!stopped()) await this.run(delivery, stream, settled); // else the next owner decides
+          } catch (error) {
+            await answerFailed(this.lane, delivery, error);
           } finally {
             this.starting.delete(stream);
           }
-        });
+        })();
         return;
       }
       await this.run(delivery, stream, head);
@@ -140,15 +156,17 @@ export class SessionRuntime {
   }
 
   /**
-   * Runs a decided request as a call: in a slot, in the trace the gateway started (from the record
-   * headers), as the next generation of its stream.
+   * Runs a request as a call: decided from its stream's settled head, in a slot, in the trace the
+   * gateway started (from the record headers), as the next generation of its stream.
    */
   private async run(
     { reader, record, message, joins }: RequestDelivery,
     stream: StreamId,
     head: StreamHead | undefined,
   ): Promise<void> {
-    const verdict = decideRun(head, this.environment);
+    // The other calls of the session running or starting here (this one is among the starting).
+    const inFlight = this.inflight.size + this.starting.size - 1;
+    const verdict = decideRun(head, this.limits, inFlight);
     // Redelivered after it finished (a crash before the commit): never run a call twice.
     if (verdict.kind === 'done') return reader.done(record.offset);
     const call = await Call.take(this.lane, reader, record, message.method, {
@@ -169,10 +187,10 @@ export class SessionRuntime {
           { stopped: () => this.closed },
         );
         const entry = { stream, call, run, requestId: message.id, closed: false };
+        // A join runs nothing here: it follows the call it joins, whatever the bounds.
         if (joins !== undefined) return this.join(entry, message, joins);
-        const refusal = callRefusal(message, verdict, this.inflight.size, this.options);
-        if (refusal !== undefined) {
-          await run.generation.finish({ jsonrpc: '2.0', id: message.id, error: refusal });
+        if (verdict.kind === 'refuse') {
+          await run.generation.finish({ jsonrpc: '2.0', id: message.id, error: verdict.error });
           return call.finish('answered');
         }
         run.reportStart();
@@ -194,15 +212,7 @@ export class SessionRuntime {
   private join(entry: InFlight, message: Request, joins: Joins): void {
     const { stream } = entry;
     this.inflight.set(stream, entry);
-    const { options, stores } = this.lane;
-    const source = {
-      log: options.log,
-      topic: options.topics.events,
-      heads: this.environment.heads,
-      gone: async () => (await stores.sessions.get(joins.session)) === undefined,
-      ...joins,
-    };
-    followJoined(source, {
+    followJoined(this.lane, joins, {
       run: entry.run,
       requestId: message.id,
       progressToken: (message as { params?: { _meta?: { progressToken?: unknown } } }).params?._meta
@@ -279,18 +289,7 @@ export class SessionRuntime {
       else written.catch(() => undefined);
       return;
     }
-    const { heads, writer } = this.environment;
-    const standalone = (this.standalone ??= heads
-      .get(this.session, STANDALONE_STREAM)
-      .then((previous) => writer.begin(this.session, STANDALONE_STREAM, { previous })));
-    try {
-      await (await standalone).send(message);
-    } catch (error) {
-      // A refused write poisons the generation: the next message starts another (a reset for
-      // the listener) instead of failing forever.
-      if (this.standalone === standalone) this.standalone = undefined;
-      throw error;
-    }
+    await this.standalone.send(message);
   }
 
   /** @internal The execution a tool callback runs in. */

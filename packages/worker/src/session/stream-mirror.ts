@@ -12,8 +12,9 @@ import {
   type RequestId,
   type StreamId,
 } from '@tidemark/protocol';
-import { JOIN_FAILED } from '../calls/index.js';
+import { JOIN_FAILED, type LaneContext } from '../calls/index.js';
 import type { CallExecution } from '../execution/index.js';
+import type { Joins } from './delivery.js';
 
 /** What a mirror is told, in order: a reset (the joined call runs again), a message, the end. */
 interface MirrorSink {
@@ -25,7 +26,7 @@ interface MirrorSink {
   stopped(): boolean;
 }
 
-export interface MirrorSource {
+interface MirrorSource {
   readonly log: LogPort;
   readonly topic: string;
   readonly heads: StreamHeadStore;
@@ -54,8 +55,16 @@ export interface Joiner {
  * messages, a reset when it runs again, and its final message under the joiner's id — or an error
  * when it cannot be followed (its session gone with it: the key's error).
  */
-export function followJoined(source: MirrorSource, joiner: Joiner): void {
+export function followJoined(lane: LaneContext, joins: Joins, joiner: Joiner): void {
   const { requestId: id } = joiner;
+  const { options, stores, environment } = lane;
+  const source: MirrorSource = {
+    log: options.log,
+    topic: options.topics.events,
+    heads: environment.heads,
+    gone: async () => (await stores.sessions.get(joins.session)) === undefined,
+    ...joins,
+  };
   void mirrorStream(source, {
     stopped: () => joiner.closed(),
     reset: () => joiner.run.retry(),
