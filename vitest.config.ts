@@ -17,6 +17,12 @@ const cacheDir = join(
   'vite',
 );
 
+/**
+ * Properties and fuzzers run 1/20 of their size in `npm run test:fast` (TIDEMARK_FAST=1), handed
+ * to them as `inject('runsDivisor')` (`@tidemark/fixtures/runs`).
+ */
+const provide = { runsDivisor: process.env['TIDEMARK_FAST'] === '1' ? 20 : 1 };
+
 /** The 100,000-message property: minutes of one core. */
 const CPU_BOUND_UNIT = ['test/e2e/answered.test.ts'];
 /**
@@ -54,6 +60,7 @@ export default defineConfig({
         ssr,
         test: {
           name: 'unit',
+          provide,
           include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
           exclude: [
             '**/*.kafka.test.ts',
@@ -78,6 +85,7 @@ export default defineConfig({
           // The in-process suites that keep a core busy for minutes: last, alone, so they neither
           // slow nor are slowed by a suite that measures time.
           name: 'cpu-bound',
+          provide,
           include: CPU_BOUND_UNIT,
           testTimeout: 600_000,
           hookTimeout: 60_000,
@@ -92,6 +100,7 @@ export default defineConfig({
           // Suites that start real processes: the CLI, helm, the conformance runner, other
           // languages' clients, the image's payload.
           name: 'process',
+          provide,
           include: [
             'packages/*/test/**/*.process.test.ts',
             'test/**/*.process.test.ts',
@@ -113,6 +122,7 @@ export default defineConfig({
         test: {
           // Suites against a real broker: one broker for the whole run (packages/kafka-fixtures).
           name: 'kafka',
+          provide,
           include: ['packages/*/test/**/*.kafka.test.ts', 'test/**/*.kafka.test.ts'],
           exclude: ['**/node_modules/**', ...KAFKA_BESIDE_PROCESS],
           globalSetup: kafkaSetup,

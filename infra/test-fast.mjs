@@ -4,7 +4,7 @@
 // The unit and cpu-bound projects (in-process suites on the embedded log: no broker, no child processes, no
 // build: workspace packages resolve to their TypeScript sources) for the files a change touches,
 // by vitest's import graph, against `origin/main` (or, without it, the uncommitted changes);
-// coverage off; property and fuzz sizes divided by 20 (TIDEMARK_FAST, read by @tidemark/fixtures/runs).
+// coverage off; property and fuzz sizes divided by 20 (TIDEMARK_FAST, read by vitest.config.ts).
 // Then eslint and prettier on the changed files, with their caches.
 //
 //   npm run test:fast              what changed
