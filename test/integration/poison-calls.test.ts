@@ -1,5 +1,5 @@
 import counting from '@tidemark/examples/counting';
-import { Worker, type ExecutionEvent } from '@tidemark/worker';
+import { Worker, type ExecutionStart } from '@tidemark/worker';
 import { expect, it, onTestFinished, vi } from 'vitest';
 import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
 import { rpc } from '@tidemark/fixtures/task-client';
@@ -10,7 +10,7 @@ import { rpc } from '@tidemark/fixtures/task-client';
 // had it; a plain stateless call (2026-07-28, no task) ran again on every takeover.
 
 it('a stateless call that keeps dying with its worker is answered with an error after maxExecutionsPerCall, not run again', async () => {
-  const executions: ExecutionEvent[] = [];
+  const executions: ExecutionStart[] = [];
   const limits = { maxExecutionsPerCall: 1, handoffTimeoutMs: 0 };
   const stack = await embeddedStack({
     partitions: 1,

@@ -11,7 +11,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { STATELESS_PROTOCOL_VERSION, type RequestId, type WorkerEpoch } from '@tidemark/protocol';
 import { fitMessage, type JournaledStep, type StoredOccurrence } from '@tidemark/log';
-import type { Execution, StepEvent, ToolModule } from '@tidemark/tools';
+import type { Execution, StepReport, ToolModule } from '@tidemark/tools';
 import {
   CallSteps,
   createToolServer,
@@ -72,7 +72,7 @@ export interface ToolRun {
    * The durable steps (`currentExecution().step`) in the order they were taken: `replayed` when a
    * later execution (a retry) got the journaled outcome without running the step again.
    */
-  readonly steps: ReadonlyArray<StepEvent & { attempt: number }>;
+  readonly steps: ReadonlyArray<StepReport & { attempt: number }>;
   /** The event occurrences the call emitted (`currentExecution().emit`), checked, in order. */
   readonly emitted: ReadonlyArray<EmittedOccurrence>;
 }
@@ -261,7 +261,7 @@ class CallLedger {
   private readonly epoch = '0'.repeat(20) as WorkerEpoch;
   readonly ends: Array<Pick<ExecutionEnd, 'outcome' | 'error'> & { attempt: number }> = [];
   readonly lines: ToolLogLine[] = [];
-  readonly steps: Array<StepEvent & { attempt: number }> = [];
+  readonly steps: Array<StepReport & { attempt: number }> = [];
   readonly emitted: EmittedOccurrence[] = [];
   /** Each call's steps, journaled in memory as a worker journals them in the log. */
   private readonly journals = new Map<RequestId, CallSteps>();

@@ -20,7 +20,7 @@ export type {
 export { currentExecution } from './execution.js';
 export type { EmitFunction, EmitOptions, Execution } from './execution.js';
 export { StepFailedError } from './steps.js';
-export type { StepContext, StepError, StepEvent, StepFunction } from './steps.js';
+export type { StepContext, StepError, StepEvent, StepReport, StepFunction } from './steps.js';
 export { checkAgainst, defineEventType } from './event-types.js';
 export type {
   EventReadContext,

@@ -17,12 +17,18 @@ export type StepFunction = <T>(
 ) => Promise<T>;
 
 /** One step a call ran or replayed (for `runTool` and the operator's view). */
-export interface StepEvent {
+export interface StepReport {
   readonly step: string;
   /** True when the outcome came from the journal and the function did not run. */
   readonly replayed: boolean;
   readonly ok: boolean;
 }
+
+/**
+ * @deprecated Renamed `StepReport` ("event" is the Events extension's and the SSE id's word);
+ * this alias goes in the next minor release.
+ */
+export type StepEvent = StepReport;
 
 /** A step's error as the journal keeps it: what a replay throws again. */
 export interface StepError {

@@ -1,6 +1,7 @@
 export { Worker } from './worker.js';
 export { WORKER_DEFAULTS } from './worker-options.js';
 export type { ExecutionEvent, WorkerOptions } from './worker-options.js';
+export type { ExecutionStart } from './execution/index.js';
 export type { ExecutionEnd } from './execution/index.js';
 export type { SlotKind, SlotOccupancy } from './calls/index.js';
 export { loadToolModules, toToolModule } from './modules/index.js';
@@ -8,7 +9,7 @@ export { probeToolModules } from './modules/index.js';
 // What a worker checks of its topics at start, for `tidemark topics check` to say it too.
 export { checkPartitionPlacement } from '@tidemark/log';
 export type { ModuleListing } from './modules/index.js';
-export type { CallStepEvent } from './execution/index.js';
+export type { CallStepEvent, CallStepReport } from './execution/index.js';
 
 // The authoring API moved to @tidemark/tools (#34): tool modules import it from there. These names
 // stay here for one release so that modules written against @tidemark/worker keep working.
@@ -29,6 +30,7 @@ export type {
   RetryPolicy,
   StepContext,
   StepEvent,
+  StepReport,
   StepFunction,
   ToolLogger,
   ToolModule,

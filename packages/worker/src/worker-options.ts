@@ -7,7 +7,7 @@ import {
   type TopicNames,
 } from '@tidemark/protocol';
 import type { ExecutionEnd, ExecutionStart } from './execution/index.js';
-import type { CallStepEvent } from './execution/index.js';
+import type { CallStepReport } from './execution/index.js';
 import type { ToolLogger, ToolModule } from '@tidemark/tools';
 import { stderrLogger } from './execution/index.js';
 
@@ -215,9 +215,9 @@ export interface WorkerOptions {
    */
   webhookBackoffMs?: number;
   /** Sees every durable step a call journals or replays (`currentExecution().step`). */
-  onStep?: (event: CallStepEvent) => void;
+  onStep?: (step: CallStepReport) => void;
   /** Sees every execution start: for metrics and tests. */
-  onExecution?: (event: ExecutionEvent) => void;
+  onExecution?: (start: ExecutionStart) => void;
   /**
    * Sees every tool execution's end — tool, outcome, duration, attempt, the error — for the one log
    * line per execution an operator reads (`tidemark` logs it).
@@ -232,7 +232,10 @@ export interface WorkerOptions {
   onProblem?: (problem: string, error?: unknown) => void;
 }
 
-/** One execution of a call started: its first, a retry, or a takeover after a worker died. */
+/**
+ * @deprecated Renamed `ExecutionStart` ("event" is the Events extension's and the SSE id's word);
+ * this alias goes in the next minor release.
+ */
 export type ExecutionEvent = ExecutionStart;
 
 /** The defaults, as the `@default` tags above say. */

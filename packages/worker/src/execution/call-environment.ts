@@ -3,7 +3,7 @@ import type { PartitionKey, StreamHead, StreamId } from '@tidemark/protocol';
 import type { ToolLogger, ToolModule } from '@tidemark/tools';
 import type { EventService } from '../events/index.js';
 import type { ExecutionEnd } from './retries.js';
-import type { CallStepEvent } from './steps.js';
+import type { CallStepReport } from './steps.js';
 import type { ServerIdentity } from './tool-server.js';
 
 /**
@@ -38,7 +38,7 @@ export interface CallEnvironment extends ServerIdentity {
   /** Each tool execution's end. */
   readonly onExecutionEnd?: ((end: ExecutionEnd) => void) | undefined;
   /** Each durable step run or replayed. */
-  readonly onStep?: ((event: CallStepEvent) => void) | undefined;
+  readonly onStep?: ((step: CallStepReport) => void) | undefined;
   /** The logger tools get. */
   readonly logger?: ToolLogger | undefined;
 }

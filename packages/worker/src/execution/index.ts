@@ -20,7 +20,7 @@ export { decideRun } from './run-decision.js';
 export type { RunLimits } from './run-decision.js';
 export { invokeStateless } from './stateless-invocation.js';
 export { CallSteps } from './steps.js';
-export type { CallStepEvent } from './steps.js';
+export type { CallStepEvent, CallStepReport } from './steps.js';
 export { levelName, lineLogger, stderrLogger } from './tool-logger.js';
 export type { ToolLogLine } from './tool-logger.js';
 export { SESSION_SERVER_VERSIONS, authInfoOf, createToolServer } from './tool-server.js';

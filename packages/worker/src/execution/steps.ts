@@ -14,7 +14,7 @@ import {
   isRetryableError,
   StepFailedError,
   type StepContext,
-  type StepEvent,
+  type StepReport,
   type StepFunction,
 } from '@tidemark/tools';
 
@@ -34,7 +34,7 @@ export interface CallStepsOptions {
    */
   replay: boolean;
   maxStepBytes: number;
-  onStep?: ((event: StepEvent) => void) | undefined;
+  onStep?: ((step: StepReport) => void) | undefined;
   /** A refused journal write that will be retried. */
   onRetry?: ((error: unknown) => void) | undefined;
 }
@@ -141,7 +141,7 @@ export function journaledSteps(
   /** The attempt of the call's first generation in this process. */
   attempt: number,
   options: Pick<CallStepsOptions, 'maxStepBytes' | 'onRetry'> & {
-    onStep?: ((event: CallStepEvent) => void) | undefined;
+    onStep?: ((step: CallStepReport) => void) | undefined;
     /** Look steps up in the journal even on a first generation (another stream's execution wrote it). */
     replay?: boolean | undefined;
   },
@@ -156,18 +156,24 @@ export function journaledSteps(
     replay: attempt > 1 || options.replay === true,
     maxStepBytes: options.maxStepBytes,
     onRetry: options.onRetry,
-    onStep: onStep === undefined ? undefined : (event) => onStep({ session, stream, ...event }),
+    onStep: onStep === undefined ? undefined : (step) => onStep({ session, stream, ...step }),
   });
 }
 
 /** A step of a call on a worker, for the operator's log (`WorkerOptions.onStep`). */
-export interface CallStepEvent extends StepEvent {
+export interface CallStepReport extends StepReport {
   readonly session: PartitionKey;
   readonly stream: StreamId;
 }
 
+/**
+ * @deprecated Renamed `CallStepReport` ("event" is the Events extension's and the SSE id's word);
+ * this alias goes in the next minor release.
+ */
+export type CallStepEvent = CallStepReport;
+
 /** A step run or replayed: to the caller's hook, and as an event of the tool's span. */
-function report(onStep: CallStepsOptions['onStep'], event: StepEvent): void {
+function report(onStep: CallStepsOptions['onStep'], event: StepReport): void {
   onStep?.(event);
   trace.getActiveSpan()?.addEvent('tidemark.step', {
     'tidemark.step': event.step,
