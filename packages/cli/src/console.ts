@@ -20,6 +20,9 @@ import { duration } from './flags/ttl.js';
 // The console (`@tidemark/console`): served by `tidemark dev` at /console, and by `tidemark
 // console` over a Kafka deployment's topics, read-only. Loopback only either way.
 
+/** The port `tidemark console` listens on unless told. */
+export const CONSOLE_PORT = 3100;
+
 export const CONSOLE_FLAGS = {
   console: { type: 'string' },
   'trace-url': { type: 'string' },
@@ -75,22 +78,25 @@ interface MountDeps {
   events?: () => readonly string[];
 }
 
+/** `tidemark console`'s flags, as its help lists them. */
+export const CONSOLE_COMMAND_FLAGS = {
+  ...KAFKA_FLAGS,
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'trace-url': { type: 'string' },
+  'session-ttl': { type: 'string' },
+  ...AUTH_FLAGS,
+} as const;
+
 /** `tidemark console --brokers …`: the console over a Kafka deployment, read-only. */
 export async function consoleCommand(args: readonly string[], io: Io): Promise<void> {
-  const { values } = parseFlags(args, {
-    ...KAFKA_FLAGS,
-    port: { type: 'string' },
-    host: { type: 'string' },
-    'trace-url': { type: 'string' },
-    'session-ttl': { type: 'string' },
-    ...AUTH_FLAGS,
-  });
+  const { values } = parseFlags(args, CONSOLE_COMMAND_FLAGS);
   const host = str(values['host']) ?? '127.0.0.1';
   if (!LOOPBACK_BIND_ADDRESSES.has(host))
     throw new UsageError(
       `--host: ${host} is not a loopback address; the console answers this machine only (use an SSH tunnel or kubectl port-forward)`,
     );
-  const listenPort = port(str(values['port']), '--port', 3100);
+  const listenPort = port(str(values['port']), '--port', CONSOLE_PORT);
   const auth = authOf(values, io, false);
   const traceUrl = traceUrlOf(values);
   const sessionTtlMs = duration(str(values['session-ttl']), '--session-ttl');

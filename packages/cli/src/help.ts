@@ -1,5 +1,19 @@
+import { CONSOLE_DEFAULTS } from '@tidemark/console';
+import { GATEWAY_DEFAULTS as GATEWAY } from '@tidemark/gateway';
+import { KAFKA_LOG_DEFAULTS, TOPIC_LAYOUT_DEFAULTS as TOPICS } from '@tidemark/kafka';
+import { WORKER_DEFAULTS as WORKER } from '@tidemark/worker';
+import { CONSOLE_PORT } from './console.js';
+import { DEV_DATA, DEV_PORT } from './commands/dev.js';
+import { DEV_SSE_RETRY_MS } from './flags/drain.js';
+import { GATEWAY_GROUP } from './flags/group.js';
+import { formatDuration as d } from './flags/ttl.js';
+
+// Every default below is read from the options' own tables (GATEWAY_DEFAULTS, WORKER_DEFAULTS, …),
+// so the help cannot drift from what the servers do; cli.test.ts checks every declared flag is here.
+const SERVER_INFO = `${WORKER.serverInfo.name} ${WORKER.serverInfo.version}`;
+
 export const HELP: Record<string, string> = {
-  console: `Usage: tidemark console [--brokers <list>] [--port 3100] [--host 127.0.0.1] [--prefix tidemark.]
+  console: `Usage: tidemark console [--brokers <list>] [--port ${CONSOLE_PORT}] [--host 127.0.0.1] [--prefix ${TOPICS.prefix}]
 
 The web console over a Kafka deployment, read-only: it reads the topics (sessions, stream heads,
 events, requests) and never writes. Sessions, calls and their generations, resets, tasks and a live
@@ -7,11 +21,12 @@ tail. Resume decisions are not in the log: each gateway exports them (mcp.resume
 tidemark.resume metric), and tidemark dev's console lists them. Answers this machine only (loopback
 peers and Host); reach it from elsewhere with an SSH tunnel or kubectl port-forward.
 
-  --port <n>            port to listen on (0: any free port). Default 3100
+  --port <n>            port to listen on (0: any free port). Default ${CONSOLE_PORT}
   --host <addr>         a loopback address to bind. Default 127.0.0.1
   --trace-url <url>     link trace ids to a viewer: a URL with {traceId} in it
-  --session-ttl <d>     the gateways' session TTL, to show when sessions expire. Default 1h
-  --auth-tokens <file>, --auth-jwks <url|file> --auth-issuer <iss> --auth-audience <aud>
+  --session-ttl <d>     the gateways' session TTL, to show when sessions expire. Default ${d(CONSOLE_DEFAULTS.sessionTtlMs)}
+  --auth-tokens <file>, --auth-jwks <url|file> --auth-issuer <iss> --auth-audience <aud>,
+  --public-url <url>, --auth none
                         ask for a token as the gateways do; a subject sees its own sessions
   --brokers, --prefix, --tls, --tls-*, --sasl-* as for the gateway`,
   init: `Usage: tidemark init [dir]
@@ -50,20 +65,21 @@ error (bad flag or value, missing required option).
 Telemetry: the standard OTEL_* variables start the OpenTelemetry SDK (e.g. OTEL_TRACES_EXPORTER=otlp
 with OTEL_EXPORTER_OTLP_ENDPOINT, or =console); the service name is tidemark-<command> unless
 OTEL_SERVICE_NAME says otherwise; K8S_POD_NAME, K8S_NAMESPACE, K8S_NODE_NAME become resource attributes.`,
-  dev: `Usage: tidemark dev [--port 3000] [--host 127.0.0.1] [--tools <module>...] [--data .tidemark]
+  dev: `Usage: tidemark dev [--port ${DEV_PORT}] [--host 127.0.0.1] [--tools <module>...] [--data ${DEV_DATA}]
 
 Gateway, worker and an embedded durable log (a SQLite file under --data) in one process: no broker.
 Single-replica by definition. A restart on the same --data forgets nothing: sessions stay valid,
 unfinished calls run again as a new generation, resuming clients are reset, never spliced.
 
-  --port <n>         port to listen on (0: any free port). Default 3000
+  --port <n>         port to listen on (0: any free port). Default ${DEV_PORT}
   --host <addr>      address to bind. Default 127.0.0.1
   --allow-remote     required to bind anything but a loopback address (dev has no auth)
   --tools <module>   tool module to load (repeatable, or comma-separated). Default: the examples
   --watch            reload a tool module when its file changes; sessions live on, clients are
                      told the tools changed (notifications/tools/list_changed)
-  --data <dir>       where the log and the event-id secret live (0700). Default .tidemark
-  --auth-tokens <file>, --auth-jwks <url|file> --auth-issuer <iss> --auth-audience <aud>
+  --data <dir>       where the log and the event-id secret live (0700). Default ${DEV_DATA}
+  --auth-tokens <file>, --auth-jwks <url|file> --auth-issuer <iss> --auth-audience <aud>,
+  --public-url <url>, --auth none
                      authenticate clients as the gateway does. Default: none (loopback only)
   --max-body-bytes, --max-streams-per-session, --max-streams-per-subject,
   --max-sessions-per-subject, --max-requests-per-second, --max-connections,
@@ -76,26 +92,28 @@ unfinished calls run again as a new generation, resuming clients are reset, neve
                      webhook subscriptions of the Events extension (see tidemark worker --help)
   --session-ttl <d>  a session with no request and no open stream this long expires, and its
                      running calls are stopped (its next request gets 404; clients
-                     re-initialize). 90s, 30m, 1h, 7d. Default 1h
-  --result-ttl <d>   a finished call's result is kept this long for a resume. Default 1h
+                     re-initialize). 90s, 30m, 1h, 7d. Default ${d(WORKER.sessionTtlMs)}
+  --result-ttl <d>   a finished call's result is kept this long for a resume. Default ${d(WORKER.resultTtlMs)}
   --resume-window <d> how long a dropped client can resume (retention of requests and events).
-                     Default 1h
+                     Default ${d(TOPICS.resumeWindowMs)}
   --sse-retry <d>    the retry hint 2025-11-25 clients wait before reconnecting (the official
                      TypeScript and Python clients try twice): long enough to ride out a restart
-                     of dev. Default 3s
+                     of dev. Default ${d(DEV_SSE_RETRY_MS)}
+  --drain-timeout <d> on SIGTERM, the answers to 2026-07-28 requests in flight may end this long
+                     before dev stops. Default ${d(GATEWAY.drainTimeoutMs)}
   --server-idle <d>  an idle session's MCP server is dropped after this (restored on its next
-                     request). Default 60s
+                     request). Default ${d(WORKER.serverIdleMs)}
   --handoff-timeout <d> on SIGTERM, calls running may end this long before dev stops (the rest
-                     run again after a restart). 0: at once. Default 20s
+                     run again after a restart). 0: at once. Default ${d(WORKER.handoffTimeoutMs)}
   --tasks <mode>     when a 2026-07-28 tools/call of a client declaring the Tasks extension
                      becomes a durable task: never | tool (as the module's taskSupport says) |
-                     always. Default tool
+                     always. Default ${GATEWAY.tasks}
   --task-ttl <d>     a task's ttlMs: unfinished by then it fails; finished, it is kept at least
-                     this long after its creation. Default 1h
+                     this long after its creation. Default ${d(WORKER.taskTtlMs)}
   --task-poll-interval <d>
-                     the pollIntervalMs tasks suggest to clients. Default 1s
+                     the pollIntervalMs tasks suggest to clients. Default ${d(WORKER.taskPollIntervalMs)}
   --server-name <n>, --server-version <v>
-                     the serverInfo clients see in initialize. Default tidemark 0.1.0
+                     the serverInfo clients see in initialize. Default ${SERVER_INFO}
   --instructions <text>
                      the server's instructions to clients (each module's own are added after)
   --metrics-port <n> serve Prometheus metrics at :<n>/metrics (beside OTLP, when configured)
@@ -122,32 +140,32 @@ Authentication (required: exactly one choice; sessions are bound to the subject,
   --auth none            no authentication: anyone who reaches the port may call every tool
 
 Limits (each answered with a clear 4xx; see README "Security"):
-  --max-body-bytes <n>          request body. Default 4194304 (413 beyond)
-  --max-streams-per-session <n> open SSE streams of a session on this replica. Default 32 (429)
+  --max-body-bytes <n>          request body. Default ${GATEWAY.maxBodyBytes} (413 beyond)
+  --max-streams-per-session <n> open SSE streams of a session on this replica. Default ${GATEWAY.maxStreamsPerSession} (429)
   --max-streams-per-subject <n> open SSE streams of a subject (no auth: of a non-loopback address)
-                                on this replica, every kind. Default 256 (429)
-  --max-sessions-per-subject <n> live sessions a subject started on this replica. Default 256 (429)
-  --max-requests-per-second <n> per subject (no auth: per non-loopback address). Default 100 (429)
-  --max-connections <n>         connections held at once. Default 10000
+                                on this replica, every kind. Default ${GATEWAY.maxStreamsPerSubject} (429)
+  --max-sessions-per-subject <n> live sessions a subject started on this replica. Default ${GATEWAY.maxSessionsPerSubject} (429)
+  --max-requests-per-second <n> per subject (no auth: per non-loopback address). Default ${GATEWAY.maxRequestsPerSecond} (429)
+  --max-connections <n>         connections held at once. Default ${GATEWAY.maxConnections}
   --max-failed-auth-per-minute <n>  failed authentications of one address per minute; past it
-                                429 before the token is verified. Default 30
+                                429 before the token is verified. Default ${GATEWAY.maxFailedAuthPerMinute}
   --trusted-proxy <addr|cidr>   a proxy whose X-Forwarded-For is believed (repeatable; also
                                 loopback, linklocal, uniquelocal). Default: none
   --log-timeout <d>             one read or write of the log a client waits on; past it 503 with
                                 Retry-After (a gateway cut from its brokers hears nothing, not an
-                                error). Default 20s
+                                error). Default ${d(GATEWAY.logTimeoutMs)}
   --sse-retry <d>               the retry hint 2025-11-25 clients wait before reconnecting
-                                (priming event, drain). Default 1s: a drained client reconnects
+                                (priming event, drain). Default ${d(GATEWAY.retryMs)}: a drained client reconnects
                                 to another replica
   --drain-timeout <d>           on SIGTERM, session streams end at once with a resume point; the
                                 answers to 2026-07-28 requests in flight (closing one cancels its
                                 call) may end this long first. Keep it below the termination grace
-                                period. Default 20s
+                                period. Default ${d(GATEWAY.drainTimeoutMs)}
   --session-ttl <d>             the workers' session TTL: open streams keep a session alive by
-                                telling its worker three times per TTL. Default 1h
+                                telling its worker three times per TTL. Default ${d(GATEWAY.sessionTtlMs)}
   --tasks <mode>                when a 2026-07-28 tools/call of a client declaring the Tasks
                                 extension becomes a durable task: never | tool (as the tool's
-                                module declares, taskSupport) | always. Default tool
+                                module declares, taskSupport) | always. Default ${GATEWAY.tasks}
 
 Kafka and the rest:
   --brokers <list>       Kafka bootstrap host:port[,host:port]; or KAFKA_BROKERS
@@ -157,11 +175,11 @@ Kafka and the rest:
   --event-id-version <1|2>  the format new event ids are minted in (or TIDEMARK_EVENT_ID_VERSION).
                          Default 1: gateways of 0.1.0 verify only it. Set 2 (a cheaper MAC) once
                          every gateway runs this release; both always verify
-  --prefix <p>           topic prefix. Default tidemark.
+  --prefix <p>           topic prefix. Default ${TOPICS.prefix}
   --group <g>            the gateways' consumer group: they share out the partitions of events,
                          and each mints the session and task ids it creates onto its share, so each
                          reads about its share of events (README "Scaling"). none: keys land on
-                         any partition. Default tidemark-gateways (needs group Read in the ACLs)
+                         any partition. Default ${GATEWAY_GROUP} (needs group Read in the ACLs)
   --group-session-timeout <d>, --group-protocol <p>  as the worker's
   --allowed-origin <o>   Origin allowed (repeatable); default loopback origins only
   --allowed-host <h>     Host header allowed (repeatable; DNS-rebinding protection); default on a
@@ -189,8 +207,8 @@ replica's resume decisions beside what the log holds. --trace-url <url> links tr
 
   --tools <module>       tool module to load (repeatable, or comma-separated; required)
   --brokers <list>       Kafka bootstrap host:port[,host:port]; or KAFKA_BROKERS
-  --prefix <p>           topic prefix. Default tidemark.
-  --group <g>            consumer group. Default tidemark-workers
+  --prefix <p>           topic prefix. Default ${TOPICS.prefix}
+  --group <g>            consumer group. Default ${WORKER.group}
   --secret-file <f>      the gateways' event-id secret (or TIDEMARK_SECRET; required): the worker
                          takes only requests a gateway sealed; others are dropped and counted
   --previous-secret-file <f>  a secret from before a rotation, still accepted (repeatable; or
@@ -202,55 +220,55 @@ replica's resume decisions beside what the log holds. --trace-url <url> links tr
                          and running calls wait this long before another worker takes them over.
                          Within the brokers' bounds: group.consumer.min.session.timeout.ms (45s
                          unless lowered) on the consumer protocol, group.min.session.timeout.ms
-                         (6s) on the classic one. Default 10s
+                         (6s) on the classic one. Default ${d(KAFKA_LOG_DEFAULTS.groupSessionTimeoutMs)}
   --group-protocol <p>   consumer (KIP-848: the broker assigns partitions, a scale event moves only
                          those it must), classic, or auto: consumer unless the brokers refuse the
                          session timeout on it (group.consumer.min.session.timeout.ms is 45s unless
                          lowered), then classic, which allows it — said at start. A broker that
                          refuses consumer (before Kafka 4.0) gets classic, with a warning. Default
-                         auto
+                         ${KAFKA_LOG_DEFAULTS.groupProtocol}
   --handoff-timeout <d>  a worker giving up partitions (SIGTERM, or workers scaling) stops taking
                          their requests at once — another worker serves them — and lets its running
                          calls end, up to this long; the next owner waits for them instead of
                          running them again. Only calls that outlive it are taken over (a reset).
-                         0: at once. Keep it below the termination grace period. Default 20s
+                         0: at once. Keep it below the termination grace period. Default ${d(WORKER.handoffTimeoutMs)}
   --health-port <n>      serve /healthz (503 when a partition's read loop has not come back for a
                          minute while call slots are free: wedged) and /readyz on this port
   --metrics-port <n>     serve Prometheus metrics at :<n>/metrics
   --trace-events         a span for every event written (default: a stream's start and terminal)
   --session-ttl <d>      a session with no request and no open stream this long expires: its
                          record and results are tombstoned, its next request gets "session not
-                         found" (clients re-initialize). 90s, 30m, 1h, 7d. Default 1h
+                         found" (clients re-initialize). 90s, 30m, 1h, 7d. Default ${d(WORKER.sessionTtlMs)}
   --result-ttl <d>       a finished call's head and final result are kept this long after it
-                         finished (a resume after its events expired gets it). Default 1h
+                         finished (a resume after its events expired gets it). Default ${d(WORKER.resultTtlMs)}
   --server-idle <d>      an idle session's MCP server is dropped after this (restored from the log
-                         on its next request). Default 60s
+                         on its next request). Default ${d(WORKER.serverIdleMs)}
   --task-ttl <d>         a task's ttlMs (Tasks extension): unfinished by then it fails; finished,
-                         it is kept at least this long after its creation. Default 1h
-  --task-poll-interval <d> the pollIntervalMs tasks suggest to clients. Default 1s
-  --max-concurrent-calls <n>  calls running at once. Default 64
+                         it is kept at least this long after its creation. Default ${d(WORKER.taskTtlMs)}
+  --task-poll-interval <d> the pollIntervalMs tasks suggest to clients. Default ${d(WORKER.taskPollIntervalMs)}
+  --max-concurrent-calls <n>  calls running at once. Default ${WORKER.maxConcurrentCalls}
   --max-concurrent-tasks <n>  tasks running at once, in slots of their own (a long task never
-                         holds a call's slot). Default 32
+                         holds a call's slot). Default ${WORKER.maxConcurrentTasks}
   --max-calls-per-subject <n>, --max-tasks-per-subject <n>
                          one subject's share (no auth: one address's); past it, its requests wait
                          fairly behind other subjects'. Default half of each
   --max-queued-calls-per-subject <n>  one subject's requests waiting for a slot; more are
-                         answered "retry later". Default 256
+                         answered "retry later". Default ${WORKER.maxQueuedCallsPerSubject}
   --max-result-bytes <n> the largest message a tool sends (its result above all), in JSON bytes;
                          past one record of the log (4 MiB) it is written in parts, past this it
-                         is answered with an error naming its size and the limit. Default 16777216
+                         is answered with an error naming its size and the limit. Default ${WORKER.maxResultBytes}
   --allow-loopback-webhooks  Events: webhook callbacks may be http to 127.0.0.1/::1, and clients
                          without authentication may subscribe. Development and tests only
   --max-subscriptions-per-subject <n>  Events: webhook subscriptions one subject may hold.
-                         Default 100
+                         Default ${WORKER.maxSubscriptionsPerSubject}
   --subscription-ttl <d> Events: a subscription's lifetime when the client asks for none (it
-                         refreshes before then; at most 7d). Default 1d
+                         refreshes before then; at most 7d). Default ${d(WORKER.subscriptionTtlMs)}
   (a tool module that offers event types needs --secret-file: it signs their cursors)
   --server-name <n>, --server-version <v>
-                         the serverInfo clients see in initialize. Default tidemark 0.1.0
+                         the serverInfo clients see in initialize. Default ${SERVER_INFO}
   --instructions <text>  the server's instructions to clients (each module's own are added after)
   --tls, --tls-*, --sasl-* as for the gateway`,
-  topics: `Usage: tidemark topics create|check [--brokers <list>] [--partitions 12] [--replication-factor 3] [--prefix tidemark.]
+  topics: `Usage: tidemark topics create|check [--brokers <list>] [--partitions ${TOPICS.partitions}] [--replication-factor ${TOPICS.replicationFactor}] [--prefix ${TOPICS.prefix}]
 
   create   creates the topics with explicit configs (idempotent), then checks them
   check    verifies them (configs, equal partition counts, and records still where their keys
@@ -258,8 +276,8 @@ replica's resume decisions beside what the log holds. --trace-url <url> links tr
            every problem
 
   --brokers <list>         Kafka bootstrap host:port[,host:port]; or KAFKA_BROKERS
-  --partitions <n>         partitions of every topic. Default 12
-  --replication-factor <n> Default 3
-  --prefix <p>             topic prefix. Default tidemark.
+  --partitions <n>         partitions of every topic. Default ${TOPICS.partitions}
+  --replication-factor <n> Default ${TOPICS.replicationFactor}
+  --prefix <p>             topic prefix. Default ${TOPICS.prefix}
   --tls, --tls-*, --sasl-*  as for the gateway`,
 };

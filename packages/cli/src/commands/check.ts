@@ -4,6 +4,9 @@ import type { Io } from '../io.js';
 import { answerInBody, MetaKeys, statelessRequest } from '@tidemark/protocol';
 import { parseFlags, str, UsageError } from '../options.js';
 
+/** `tidemark check`'s flags, as its help lists them. */
+export const CHECK_FLAGS = { 'token-file': { type: 'string' } } as const;
+
 /**
  * `tidemark check <mcp-url>`: is this deployment serving? The gateway's `/readyz` (broker reachable,
  * topics valid), then a 2026-07-28 `server/discover` through the log to a worker and back. Without a
@@ -11,7 +14,7 @@ import { parseFlags, str, UsageError } from '../options.js';
  * `--token-file`, discover must answer. `helm test` runs it against the release.
  */
 export async function check(args: readonly string[], io: Io): Promise<void> {
-  const { values, positionals } = parseFlags(args, { 'token-file': { type: 'string' } });
+  const { values, positionals } = parseFlags(args, CHECK_FLAGS);
   const raw = positionals[0];
   if (raw === undefined)
     throw new UsageError('<mcp-url>: required, e.g. http://mcp.example.com/mcp');

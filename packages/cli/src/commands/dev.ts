@@ -29,7 +29,11 @@ import {
   startOrClose,
 } from './shared.js';
 
-const DEV_FLAGS = {
+/** Where `tidemark dev` listens and keeps its log unless told. */
+export const DEV_PORT = 3000;
+export const DEV_DATA = '.tidemark';
+
+export const DEV_FLAGS = {
   port: { type: 'string' },
   host: { type: 'string' },
   watch: { type: 'boolean' },
@@ -52,7 +56,7 @@ const DEV_FLAGS = {
 
 export async function dev(args: readonly string[], io: Io): Promise<void> {
   const { values } = parseFlags(args, DEV_FLAGS);
-  const listenPort = port(str(values['port']), '--port', 3000);
+  const listenPort = port(str(values['port']), '--port', DEV_PORT);
   const metrics = applyTelemetryFlags(values);
   const host = str(values['host']) ?? '127.0.0.1';
   if (!LOOPBACK_BIND_ADDRESSES.has(host) && values['allow-remote'] !== true) {
@@ -70,7 +74,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     sessionTtlMs: ttls.sessionTtlMs,
   });
   const resumeWindowMs = duration(str(values['resume-window']), '--resume-window') ?? 3_600_000;
-  const data = resolve(io.cwd, str(values['data']) ?? '.tidemark');
+  const data = resolve(io.cwd, str(values['data']) ?? DEV_DATA);
   const specifiers = toolSpecifiers(list(values['tools']), io.cwd, DEFAULT_EXAMPLES);
   const modules = await loadToolModules(specifiers);
   const log = openDevLog(data);

@@ -23,25 +23,28 @@ import { TTL_FLAGS, ttlsOf } from '../flags/ttl.js';
 import { GATEWAY_GROUP_FLAGS, gatewayGroupOf, groupLogOptionsOf } from '../flags/group.js';
 import { announce, portOf } from './shared.js';
 
+/** `tidemark gateway`'s flags, as its help lists them. */
+export const GATEWAY_FLAGS = {
+  ...KAFKA_FLAGS,
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'secret-file': { type: 'string' },
+  'previous-secret-file': { type: 'string', multiple: true },
+  'event-id-version': { type: 'string' },
+  ...TELEMETRY_FLAGS,
+  'allowed-origin': { type: 'string', multiple: true },
+  'allowed-host': { type: 'string', multiple: true },
+  ...AUTH_FLAGS,
+  ...LIMIT_FLAGS,
+  'session-ttl': TTL_FLAGS['session-ttl'],
+  ...DRAIN_FLAGS,
+  ...TASKS_FLAG,
+  ...CONSOLE_FLAGS,
+  ...GATEWAY_GROUP_FLAGS,
+} as const;
+
 export async function gateway(args: readonly string[], io: Io): Promise<void> {
-  const { values } = parseFlags(args, {
-    ...KAFKA_FLAGS,
-    port: { type: 'string' },
-    host: { type: 'string' },
-    'secret-file': { type: 'string' },
-    'previous-secret-file': { type: 'string', multiple: true },
-    'event-id-version': { type: 'string' },
-    ...TELEMETRY_FLAGS,
-    'allowed-origin': { type: 'string', multiple: true },
-    'allowed-host': { type: 'string', multiple: true },
-    ...AUTH_FLAGS,
-    ...LIMIT_FLAGS,
-    'session-ttl': TTL_FLAGS['session-ttl'],
-    ...DRAIN_FLAGS,
-    ...TASKS_FLAG,
-    ...CONSOLE_FLAGS,
-    ...GATEWAY_GROUP_FLAGS,
-  });
+  const { values } = parseFlags(args, GATEWAY_FLAGS);
   // What a gateway cannot start without, each checked, all named at once.
   const [listenPort, auth, kafka, secret, groupLog, mints] = allOf(
     () => {

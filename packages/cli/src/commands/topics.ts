@@ -7,12 +7,15 @@ import { parseFlags, positiveInt, str, UsageError } from '../options.js';
 // `tidemark topics create|check`: the topics with explicit configs, never broker
 // auto-creation.
 
+/** `tidemark topics`'s flags, as its help lists them. */
+export const TOPICS_FLAGS = {
+  ...KAFKA_FLAGS,
+  partitions: { type: 'string' },
+  'replication-factor': { type: 'string' },
+} as const;
+
 export async function topics(args: readonly string[], io: Io): Promise<void> {
-  const { values, positionals } = parseFlags(args, {
-    ...KAFKA_FLAGS,
-    partitions: { type: 'string' },
-    'replication-factor': { type: 'string' },
-  });
+  const { values, positionals } = parseFlags(args, TOPICS_FLAGS);
   const action = positionals[0];
   if (action !== 'create' && action !== 'check')
     throw new UsageError(

@@ -17,21 +17,24 @@ import { EVENT_FLAGS, eventOptionsOf } from '../flags/events.js';
 import { GROUP_FLAGS, groupLogOptionsOf, handoffOf } from '../flags/group.js';
 import { toolSpecifiers, announce, startOrClose } from './shared.js';
 
+/** `tidemark worker`'s flags, as its help lists them. */
+export const WORKER_FLAGS = {
+  ...KAFKA_FLAGS,
+  tools: { type: 'string', multiple: true },
+  ...SERVER_IDENTITY_FLAGS,
+  ...GROUP_FLAGS,
+  'health-port': { type: 'string' },
+  'secret-file': { type: 'string' },
+  'previous-secret-file': { type: 'string', multiple: true },
+  'accept-unsealed': { type: 'boolean' },
+  ...TELEMETRY_FLAGS,
+  ...TTL_FLAGS,
+  ...WORKER_LIMIT_FLAGS,
+  ...EVENT_FLAGS,
+} as const;
+
 export async function worker(args: readonly string[], io: Io): Promise<void> {
-  const { values } = parseFlags(args, {
-    ...KAFKA_FLAGS,
-    tools: { type: 'string', multiple: true },
-    ...SERVER_IDENTITY_FLAGS,
-    ...GROUP_FLAGS,
-    'health-port': { type: 'string' },
-    'secret-file': { type: 'string' },
-    'previous-secret-file': { type: 'string', multiple: true },
-    'accept-unsealed': { type: 'boolean' },
-    ...TELEMETRY_FLAGS,
-    ...TTL_FLAGS,
-    ...WORKER_LIMIT_FLAGS,
-    ...EVENT_FLAGS,
-  });
+  const { values } = parseFlags(args, WORKER_FLAGS);
   const metrics = applyTelemetryFlags(values);
   const tools = list(values['tools']);
   if (tools.length === 0)

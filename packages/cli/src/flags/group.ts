@@ -18,7 +18,7 @@ export const GATEWAY_GROUP_FLAGS = {
   'group-protocol': GROUP_FLAGS['group-protocol'],
 } as const;
 
-const GATEWAY_GROUP = 'tidemark-gateways';
+export const GATEWAY_GROUP = 'tidemark-gateways';
 
 /** `--group` of a gateway: its group on `groups` (the Kafka log), or none (`--group none`). */
 export function gatewayGroupOf(

@@ -11,6 +11,13 @@ export const TTL_FLAGS = {
 
 const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
+/** A duration in the flags' own words (the largest unit it is a whole number of): `1h`, `90s`. */
+export function formatDuration(ms: number): string {
+  const units = Object.entries(UNIT_MS).reverse();
+  const [unit, size] = units.find(([, size]) => ms % size === 0 && ms >= size) ?? ['ms', 1];
+  return `${ms / size}${unit}`;
+}
+
 /** `90s`, `30m`, `1h`, `7d`, `250ms`: a positive duration in milliseconds. */
 export function duration(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
