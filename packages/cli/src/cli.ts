@@ -1,8 +1,8 @@
 import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import type { Io } from './io.js';
-import { HELP } from './help.js';
 import { describeFailure } from './failures.js';
+import { MAIN_HELP } from './main-help.js';
 import { EXIT, UsageError } from './options.js';
 
 export interface CliIo extends Omit<Io, 'out'> {
@@ -13,7 +13,10 @@ export interface CliIo extends Omit<Io, 'out'> {
 type Run = (args: readonly string[], io: Io) => Promise<void>;
 
 // Each command's code is loaded when it runs: `--help`, `--version` and a mistyped command answer
-// without loading the gateway, the worker and Kafka's client.
+// without loading the gateway, the worker and Kafka's client — and a server's code loads only
+// after the OpenTelemetry SDK patched `http`. A command's help loads the options' tables it takes
+// its defaults from.
+const help = async (command: string): Promise<string> => (await import('./help.js')).HELP[command]!;
 const COMMANDS: Record<string, () => Promise<Run>> = {
   dev: async () => (await import('./commands/dev.js')).dev,
   gateway: async () => (await import('./commands/gateway.js')).gateway,
@@ -42,7 +45,7 @@ export function runsServer(argv: readonly string[]): boolean {
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-    io.out(HELP['main']!);
+    io.out(MAIN_HELP);
     return command === undefined ? EXIT.usage : EXIT.ok;
   }
   if (command === '--version' || command === '-v' || command === '-V') {
@@ -55,7 +58,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     return EXIT.usage;
   }
   if (rest.includes('--help') || rest.includes('-h')) {
-    io.out(HELP[command]!);
+    io.out(await help(command));
     return EXIT.ok;
   }
   try {

@@ -3,7 +3,7 @@ import { GATEWAY_DEFAULTS as GATEWAY } from '@tidemark/gateway';
 import { KAFKA_LOG_DEFAULTS, TOPIC_LAYOUT_DEFAULTS as TOPICS } from '@tidemark/kafka';
 import { WORKER_DEFAULTS as WORKER } from '@tidemark/worker';
 import { CONSOLE_PORT } from './console.js';
-import { DEV_DATA, DEV_PORT } from './commands/dev.js';
+import { DEV_DATA, DEV_PORT } from './flags/dev-defaults.js';
 import { DEV_SSE_RETRY_MS } from './flags/drain.js';
 import { GATEWAY_GROUP } from './flags/group.js';
 import { formatDuration as d } from './flags/ttl.js';
@@ -12,6 +12,7 @@ import { formatDuration as d } from './flags/ttl.js';
 // so the help cannot drift from what the servers do; cli.test.ts checks every declared flag is here.
 const SERVER_INFO = `${WORKER.serverInfo.name} ${WORKER.serverInfo.version}`;
 
+/** Each command's `--help`. */
 export const HELP: Record<string, string> = {
   console: `Usage: tidemark console [--brokers <list>] [--port ${CONSOLE_PORT}] [--host 127.0.0.1] [--prefix ${TOPICS.prefix}]
 
@@ -44,27 +45,6 @@ naming the gateway's authentication counts as serving; with --token-file (a bear
 must answer. Exit 0 serving, 1 not. helm test runs it against the release.
 
   --token-file <file>  a bearer token to present`,
-  main: `tidemark — MCP servers on many machines at once, with Kafka as the source of truth
-
-Usage: tidemark <command> [flags]
-
-Commands:
-  dev       gateway + worker + an embedded durable log in one process, no broker (start here)
-  gateway   the stateless HTTP gateway (MCP Streamable HTTP), against Kafka
-  worker    the tool worker, against Kafka
-  topics    create or check the Kafka topics: tidemark topics create|check
-  console   the web console over a Kafka deployment's topics, read-only (dev serves it at /console)
-  check     is a deployment serving? tidemark check <mcp-url> (readiness, then a call to a worker)
-  init      a ready project in a directory: a tool module, its test, npm start and npm test
-
-Run 'tidemark <command> --help' for its flags; 'tidemark --version' prints the version.
-
-Exit codes: 0 ok; 1 a runtime failure (broker unreachable, topics wrong, port taken); 2 a usage
-error (bad flag or value, missing required option).
-
-Telemetry: the standard OTEL_* variables start the OpenTelemetry SDK (e.g. OTEL_TRACES_EXPORTER=otlp
-with OTEL_EXPORTER_OTLP_ENDPOINT, or =console); the service name is tidemark-<command> unless
-OTEL_SERVICE_NAME says otherwise; K8S_POD_NAME, K8S_NAMESPACE, K8S_NODE_NAME become resource attributes.`,
   dev: `Usage: tidemark dev [--port ${DEV_PORT}] [--host 127.0.0.1] [--tools <module>...] [--data ${DEV_DATA}]
 
 Gateway, worker and an embedded durable log (a SQLite file under --data) in one process: no broker.

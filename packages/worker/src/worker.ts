@@ -17,7 +17,6 @@ import { Admission, admissionOf } from './calls/index.js';
 import { CallSlots, slotNotes, slotShareOf, type SlotOccupancy } from './calls/index.js';
 import { probeToolModules, type ModuleListing } from './modules/index.js';
 import { PartitionReader } from './calls/index.js';
-import { joinsOf } from './session/index.js';
 import type { ToolModule } from '@tidemark/tools';
 import {
   compileWorkerOptions,
@@ -301,7 +300,7 @@ export class Worker {
           record,
           request.session,
           request.message as JSONRPCMessage,
-          joinsOf(request.joins),
+          request.joins,
         );
       case 'keyed-session':
         return started.stateless.keyedSession(reader, record, request);

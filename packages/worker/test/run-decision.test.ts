@@ -1,6 +1,6 @@
 import type { StreamHead } from '@tidemark/protocol';
 import { describe, expect, it } from 'vitest';
-import { decideRun } from '../src/execution/run-decision.js';
+import { decideRun } from '../src/execution/call-execution.js';
 
 const head = (attempt: number, terminal = false) =>
   ({

@@ -9,6 +9,7 @@ import { addHealth } from '../health.js';
 import { devSecret, openDevLog } from '../dev-data.js';
 import { keyringOf } from '../flags/event-id-secret.js';
 import { DEV_SSE_RETRY_MS, DRAIN_FLAGS, drainOf } from '../flags/drain.js';
+import { DEV_DATA, DEV_PORT } from '../flags/dev-defaults.js';
 import { watchToolModules } from '../watch.js';
 import { observe } from '../worker-log.js';
 import { AUTH_FLAGS, authOf } from '../flags/auth.js';
@@ -28,10 +29,6 @@ import {
   portOf,
   startOrClose,
 } from './shared.js';
-
-/** Where `tidemark dev` listens and keeps its log unless told. */
-export const DEV_PORT = 3000;
-export const DEV_DATA = '.tidemark';
 
 export const DEV_FLAGS = {
   port: { type: 'string' },

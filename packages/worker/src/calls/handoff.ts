@@ -212,3 +212,23 @@ export class Handoffs {
     );
   }
 }
+
+/**
+ * A stream's head as the log decides it — once the worker its partition came from finished the
+ * call or gave it up (a handoff), when that worker's generation is unfinished. The one read every
+ * lane decides a call by (`decideRun`).
+ */
+export async function settledHead(
+  lane: {
+    readonly stores: { readonly heads: StreamHeadStore };
+    readonly handoffs?: Handoffs | undefined;
+  },
+  owner: PartitionKey,
+  stream: StreamId,
+  stopped: () => boolean,
+): Promise<StreamHead | undefined> {
+  const decided = await lane.stores.heads.decided(owner, stream);
+  return lane.handoffs === undefined
+    ? decided
+    : lane.handoffs.settle(owner, stream, decided, stopped);
+}

@@ -14,7 +14,7 @@ export { CallSlots, slotNotes, slotShareOf } from './call-slots.js';
 export type { SlotKind, SlotOccupancy } from './call-slots.js';
 export { Call } from './call.js';
 export type { StatelessRequest } from './stateless-request.js';
-export { Handoffs } from './handoff.js';
+export { Handoffs, settledHead } from './handoff.js';
 export { Housekeeping } from './housekeeping.js';
 export {
   INTERNAL_ERROR,
@@ -22,7 +22,6 @@ export {
   answerFailure,
   answerRequest,
   callEnvironment,
-  settledHead,
 } from './lane-context.js';
 export type { LaneContext, WorkerStores } from './lane-context.js';
 export { PartitionReader } from './partition-reader.js';

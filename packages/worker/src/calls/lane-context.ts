@@ -11,8 +11,6 @@ import {
   requestStreamId,
   type PartitionKey,
   type RequestId,
-  type StreamHead,
-  type StreamId,
 } from '@tidemark/protocol';
 import type { CallSlots } from './call-slots.js';
 import type { EventService } from '../events/index.js';
@@ -88,23 +86,6 @@ export function callEnvironment(
     onStep: options.onStep,
     logger: options.logger,
   };
-}
-
-/**
- * A stream's head as the log decides it — once the worker its partition came from finished the
- * call or gave it up (a handoff), when that worker's generation is unfinished. The one read every
- * lane decides a call by (`decideRun`).
- */
-export async function settledHead(
-  lane: LaneContext,
-  owner: PartitionKey,
-  stream: StreamId,
-  stopped: () => boolean,
-): Promise<StreamHead | undefined> {
-  const decided = await lane.stores.heads.decided(owner, stream);
-  return lane.handoffs === undefined
-    ? decided
-    : lane.handoffs.settle(owner, stream, decided, stopped);
 }
 
 /** The answer to a keyed request whose joined call could not be followed. */

@@ -9,6 +9,7 @@ import {
   type LogRecord,
 } from '@tidemark/protocol';
 import { recordPartitionLag } from '@tidemark/otel';
+import { whileUnavailable } from '../execution/index.js';
 import { OffsetTracker } from './offset-tracker.js';
 
 export interface PartitionReaderOptions {
@@ -55,6 +56,20 @@ export class PartitionReader {
   /** When the read loop last came back from a fetch: a loop that stops beating is wedged. */
   get lastBeatMs(): number {
     return this.beatAtMs;
+  }
+
+  /**
+   * A read of the log for one of this partition's records (at `offset`): a log briefly unavailable
+   * (a leader or controller failover) is waited out while the partition stays here; a read it
+   * refuses for longer fails.
+   */
+  whileUnavailable<T>(offset: bigint, read: () => Promise<T>): Promise<T> {
+    const { topic, partition, onProblem } = this.options;
+    return whileUnavailable(read, {
+      stopped: () => this.stopper.signal.aborted,
+      onRetry: (error) =>
+        onProblem(`${topic} ${partition}@${offset}: the log is unavailable; retrying`, error),
+    });
   }
 
   /** Aborted when the partition is revoked or the worker stops. */

@@ -12,12 +12,11 @@
  */
 export { whileUnavailable } from './backoff.js';
 export type { CallEnvironment, ExecutionStart } from './call-environment.js';
-export { CallExecution, notOwned } from './call-execution.js';
+export { CallExecution, decideRun, notOwned } from './call-execution.js';
+export type { RunLimits } from './call-execution.js';
 export { lastProgressInLog } from './progress-continuity.js';
 export { registerModule } from './retries.js';
 export type { ExecutionEnd } from './retries.js';
-export { decideRun } from './run-decision.js';
-export type { RunLimits } from './run-decision.js';
 export { invokeStateless } from './stateless-invocation.js';
 export { CallSteps } from './steps.js';
 export type { CallStepEvent, CallStepReport } from './steps.js';

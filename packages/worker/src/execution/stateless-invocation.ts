@@ -35,16 +35,19 @@ export async function invokeStateless(
   signal: AbortSignal,
   onMessage: (message: JSONRPCMessage) => Promise<void>,
 ): Promise<JSONRPCMessage | undefined> {
+  // Read once: `dev --watch` may swap them, and one call runs on one set.
+  const { modules } = environment;
   const server = createToolServer(
     environment,
-    environment.modules,
+    modules,
     { supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS, STATELESS_PROTOCOL_VERSION] },
     request.tasks,
   );
   const host = execution.toolHost();
-  for (const module of environment.modules)
+  for (const module of modules)
     await registerModule(server, module, host, { sessionId: execution.owner });
-  attachEventMethods(server, environment.events);
+  // A worker whose modules offer no event types has no Events service: nothing to attach.
+  if (environment.events !== undefined) attachEventMethods(server, environment.events);
   const transport = new PerRequestHTTPServerTransport({
     classification: request.classification,
     responseMode: 'sse',

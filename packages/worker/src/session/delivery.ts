@@ -1,6 +1,5 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import {
-  parseStreamId,
   type LogRecord,
   type PartitionKey,
   type RequestId,
@@ -8,7 +7,6 @@ import {
   type StreamId,
 } from '@tidemark/protocol';
 import { answerFailure, type LaneContext, type PartitionReader } from '../calls/index.js';
-import { whileUnavailable } from '../execution/index.js';
 
 /**
  * One record of a session, as it was delivered: where it was read (its partition's reader and its
@@ -35,16 +33,6 @@ export interface Joins {
   readonly stream: StreamId;
 }
 
-/** The call a passed-on keyed request joins, when its stream id is one. */
-export function joinsOf(
-  joins: { session: PartitionKey; stream: string } | undefined,
-): Joins | undefined {
-  const stream = joins === undefined ? undefined : parseStreamId(joins.stream);
-  return joins === undefined || stream === undefined
-    ? undefined
-    : { session: joins.session, stream };
-}
-
 /**
  * Answers a delivered request with an error after what it started failed (every request a worker
  * takes is answered) — unless the partition went elsewhere: its next owner runs it.
@@ -58,25 +46,4 @@ export async function answerFailed(
   lane.options.onProblem(`requests ${reader.partition}@${record.offset}: failed`, error);
   await answerFailure(lane, session, message);
   reader.done(record.offset);
-}
-
-/**
- * Reads the log for a delivered record, waiting out a log that is briefly unavailable (a leader or
- * controller failover) while its partition stays here; a read it refuses for longer fails the
- * request (see `answerFailed`). Nothing of the call has started before these reads.
- */
-export function readFor<T>(
-  lane: LaneContext,
-  reader: PartitionReader,
-  record: LogRecord,
-  read: () => Promise<T>,
-): Promise<T> {
-  return whileUnavailable(read, {
-    stopped: () => reader.signal.aborted,
-    onRetry: (error) =>
-      lane.options.onProblem(
-        `requests ${reader.partition}@${record.offset}: the log is unavailable; retrying`,
-        error,
-      ),
-  });
 }

@@ -1,7 +1,13 @@
 import { isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/server';
-import { JsonRpcErrorCodes, type LogRecord, type SessionId } from '@tidemark/protocol';
+import {
+  JsonRpcErrorCodes,
+  parseStreamId,
+  type LogRecord,
+  type PartitionKey,
+  type SessionId,
+} from '@tidemark/protocol';
 import { answerFailure, type LaneContext, type PartitionReader } from '../calls/index.js';
-import { answerFailed, readFor, type Delivery, type Joins } from './delivery.js';
+import { answerFailed, type Delivery, type Joins } from './delivery.js';
 import { SessionCache } from './session-cache.js';
 import { SessionRuntime } from './session-runtime.js';
 
@@ -25,9 +31,9 @@ export class SessionLane {
     record: LogRecord,
     session: SessionId,
     message: JSONRPCMessage,
-    joins?: Joins,
+    joins?: { session: PartitionKey; stream: string },
   ): Promise<void> {
-    const delivery: Delivery = { reader, record, session, message, joins };
+    const delivery: Delivery = { reader, record, session, message, joins: joinsOf(joins) };
     try {
       await this.handOver(delivery);
     } catch (error) {
@@ -53,7 +59,7 @@ export class SessionLane {
     // The gateway keeps an initialize's params once, in the session's record.
     if ('method' in message && message.method === 'initialize' && !('params' in message)) {
       const stored = (
-        await readFor(this.lane, reader, record, () => this.lane.stores.sessions.get(session))
+        await reader.whileUnavailable(record.offset, () => this.lane.stores.sessions.get(session))
       )?.initialize as { params?: unknown } | undefined;
       message = { ...message, params: stored?.params ?? {} } as JSONRPCMessage;
     }
@@ -92,7 +98,7 @@ export class SessionLane {
     const isInitialize = 'method' in message && message.method === 'initialize';
     const { options, stores } = this.lane;
     // The gateway wrote the session's record before its initialize: it names the subject.
-    const stored = await readFor(this.lane, reader, at, () => stores.sessions.get(session));
+    const stored = await reader.whileUnavailable(at.offset, () => stores.sessions.get(session));
     const notASession = stored?.task !== undefined || stored?.idempotency !== undefined;
     if (!isInitialize && (stored === undefined || notASession)) return undefined;
     const { partition } = reader;
@@ -105,4 +111,12 @@ export class SessionLane {
     await this.runtimes.add(session, partition, runtime);
     return runtime;
   }
+}
+
+/** The call a passed-on keyed request joins, when its stream id is one. */
+function joinsOf(joins: { session: PartitionKey; stream: string } | undefined): Joins | undefined {
+  const stream = joins === undefined ? undefined : parseStreamId(joins.stream);
+  return joins === undefined || stream === undefined
+    ? undefined
+    : { session: joins.session, stream };
 }

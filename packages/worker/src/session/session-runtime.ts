@@ -33,13 +33,7 @@ import {
   type ExecutionEnd,
   type RunLimits,
 } from '../execution/index.js';
-import {
-  answerFailed,
-  readFor,
-  type Joins,
-  type Request,
-  type RequestDelivery,
-} from './delivery.js';
+import { answerFailed, type Joins, type Request, type RequestDelivery } from './delivery.js';
 import { LogTransport, replayInitialize } from './log-transport.js';
 import type { SessionRuntimeOptions } from './session-options.js';
 import { StandaloneStream } from './standalone-stream.js';
@@ -127,7 +121,7 @@ export class SessionRuntime {
     this.starting.add(stream);
     let settling = false;
     try {
-      const head = await readFor(this.lane, reader, record, () =>
+      const head = await reader.whileUnavailable(record.offset, () =>
         this.environment.heads.decided(this.session, stream),
       );
       const { handoffs } = this.lane;
