@@ -11,7 +11,8 @@ import * as z from 'zod';
 
 /** One request the pretend API received, and what it did. */
 export interface LedgerEntry {
-  readonly kind: 'charge' | 'receipt';
+  /** `receipt-refused`: the receipt service was down for this try (see `refuseTries`). */
+  readonly kind: 'charge' | 'receipt' | 'receipt-refused';
   readonly idempotencyKey: string;
   /** The id of the charge or email; the same for every request with the same key. */
   readonly id: string;
@@ -35,7 +36,25 @@ export class PretendPayments {
     return this.request('charge', request);
   }
 
-  sendReceipt(request: { to: string; chargeId: string; idempotencyKey: string }): LedgerEntry {
+  /**
+   * Sends a receipt — unless the receipt service is down for this try (`attempt` ≤ `refuseTries`):
+   * then it answers 503 with `Retry-After`, thrown as an error carrying `retryAfterMs`.
+   */
+  sendReceipt(request: {
+    to: string;
+    chargeId: string;
+    idempotencyKey: string;
+    attempt?: number;
+    refuseTries?: number;
+    retryAfterMs?: number;
+  }): LedgerEntry {
+    const { attempt = 1, refuseTries = 0, retryAfterMs = 1_000 } = request;
+    if (attempt <= refuseTries) {
+      this.request('receipt-refused', request);
+      throw Object.assign(new Error(`the receipt service is unavailable (503, try ${attempt})`), {
+        retryAfterMs,
+      });
+    }
     return this.request('receipt', request);
   }
 
@@ -79,7 +98,16 @@ const payInput = z.object({
   holdMs: z.number().int().min(0).max(120_000).default(0),
   /** Executions 1..n fail (retryably) after the charge: the retry replays it. */
   failAfterCharge: z.number().int().min(0).max(10).default(0),
+  /** The receipt service refuses its first n tries, asking to be tried again this much later. */
+  receiptRefusals: z.number().int().min(0).max(4).default(0),
+  receiptRetryAfterMs: z.number().int().min(0).max(60_000).default(1_000),
 });
+
+/**
+ * The receipt step's retry policy: a receipt service that is down is tried again — after what its
+ * `Retry-After` asks, else with backoff — up to five tries, counted across worker restarts.
+ */
+const RECEIPT_RETRY = { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 10_000 };
 
 export function registerPayments(server: McpServer, api: PretendPayments = payments): void {
   server.registerTool(
@@ -90,7 +118,8 @@ export function registerPayments(server: McpServer, api: PretendPayments = payme
       inputSchema: payInput,
       outputSchema: z.object({ chargeId: z.string(), receiptId: z.string() }),
     },
-    async ({ to, amountCents, holdMs, failAfterCharge }, ctx) => {
+    async (input, ctx) => {
+      const { to, amountCents, holdMs, failAfterCharge } = input;
       const execution = currentExecution()!;
       const charge = await execution.step('charge', ({ effectKey }) =>
         api.charge({ to, amountCents, idempotencyKey: effectKey }),
@@ -99,8 +128,18 @@ export function registerPayments(server: McpServer, api: PretendPayments = payme
       await hold(holdMs, ctx.mcpReq.signal);
       if (execution.attempt <= failAfterCharge)
         throw new RetryableToolError(`the receipt service is down (attempt ${execution.attempt})`);
-      const receipt = await execution.step('receipt', ({ effectKey }) =>
-        api.sendReceipt({ to, chargeId: charge.id, idempotencyKey: effectKey }),
+      const receipt = await execution.step(
+        'receipt',
+        ({ effectKey, attempt }) =>
+          api.sendReceipt({
+            to,
+            chargeId: charge.id,
+            idempotencyKey: effectKey,
+            attempt,
+            refuseTries: input.receiptRefusals,
+            retryAfterMs: input.receiptRetryAfterMs,
+          }),
+        { retry: RECEIPT_RETRY },
       );
       await progress(ctx, 2, `receipt ${receipt.id}`);
       return {

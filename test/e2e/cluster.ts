@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { Admin } from '@platformatic/kafka';
 import { planTopics, provisionTopics, type TopicLayoutOptions } from '@tidemark/kafka';
 import { topicNames, type TopicNames } from '@tidemark/protocol';
+import type { CallStepReport } from '@tidemark/worker';
 import { groupMembers, uniqueTopicName } from '@tidemark/kafka-fixtures';
 import { join } from 'node:path';
 import { startProcess, supportScript, type TestProcess } from '../support/processes.ts';
@@ -231,12 +232,10 @@ export class Cluster {
   }
 
   /** Every durable step a worker printed (`onStep`), killed and drained workers included. */
-  stepLines(): Array<{ session: string; stream: string; step: string; replayed: boolean }> {
+  stepLines(): CallStepReport[] {
     return [...this.workers, ...this.retired].flatMap((worker) =>
       worker.process.events.flatMap((e) =>
-        e['step'] === undefined
-          ? []
-          : [e['step'] as { session: string; stream: string; step: string; replayed: boolean }],
+        e['step'] === undefined ? [] : [e['step'] as CallStepReport],
       ),
     );
   }

@@ -106,6 +106,37 @@ describe('durable steps on Kafka: a kill -9 after a step does not run it again',
     expect(stepsOf(c, session).sort()).toEqual([...CHARGED_ONCE].sort());
   });
 
+  it('session lane: a step waiting between two tries goes on counting on the survivor after a kill -9 — its service asked again once, not from the start', async () => {
+    const { c, urls, api } = await cluster('steps-retry');
+    const client = await connectResumingClient(urls[0]!, { name: 'steps' });
+    const session = (client.transport as StreamableHTTPClientTransport).sessionId!;
+    const args = { ...PAY, holdMs: 0, receiptRefusals: 1, receiptRetryAfterMs: 4_000 };
+    const call = client.callTool({ name: 'pay', arguments: args }, { timeout: 90_000 });
+    // The receipt service refused the first try; the step journaled its retry and waits 4 s.
+    const deadline = Date.now() + 30_000;
+    while (!c.stepLines().some((s) => s.step === 'receipt' && 'retryInMs' in s)) {
+      if (Date.now() > deadline) throw new Error('the receipt step was never retried');
+      await sleep(20);
+    }
+    await c.kill(c.runnerOf(session)!, 'SIGKILL');
+    const result = await call;
+    expect(result.isError).not.toBe(true);
+    const entries = api.entries();
+    expect(entries.filter((e) => e.kind === 'receipt-refused')).toHaveLength(1);
+    expect(entries.filter((e) => e.kind === 'receipt')).toEqual([
+      expect.objectContaining({ fresh: true }),
+    ]);
+    // The killed worker's line and the survivor's (listed survivors first).
+    const receipts = c.stepLines().filter((s) => s.step === 'receipt');
+    expect(receipts).toHaveLength(2);
+    expect(receipts).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ ok: false, attempts: 1, retryInMs: 4_000 }),
+        expect.objectContaining({ ok: true, attempts: 2, replayed: false }),
+      ]),
+    );
+  });
+
   it('stateless lane (2026-07-28): the request runs again on the survivor, replays the charge, answers once', async () => {
     const { c, urls, api } = await cluster('steps-stateless');
     const answer = rpcResponse(

@@ -14,10 +14,14 @@ export function observe(
     onExecutionEnd: (end) => logExecutionEnd(log, end),
     // A step is an effect on the world: the operator sees each one journaled, or replayed
     // instead of run again.
-    onStep: ({ session, stream, step, replayed, ok }) =>
+    onStep: ({ session, stream, step, replayed, ok, attempts, retryInMs }) =>
       log.info(
-        { session, stream, step, ok },
-        replayed ? 'step replayed from the journal' : 'step journaled',
+        { session, stream, step, ok, attempts, ...(retryInMs === undefined ? {} : { retryInMs }) },
+        replayed
+          ? 'step replayed from the journal'
+          : retryInMs === undefined
+            ? 'step journaled'
+            : 'step failed; it is tried again',
       ),
     onProblem: problemLogger(log),
     // A first execution is routine (every initialize, tools/list …): debug. One that runs again

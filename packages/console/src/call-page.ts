@@ -1,4 +1,5 @@
 import type { FoldEffect } from '@tidemark/protocol';
+import { isStepOutcome } from '@tidemark/log';
 import { html, type Html } from './html.js';
 import type { CallDetail, TimelineEntry } from './log-view.js';
 import { layout, shortId, time, traceLink, type PageContext } from './pages.js';
@@ -141,9 +142,17 @@ function stepList(ctx: PageContext, call: CallDetail, generations: readonly stri
       ${call.steps.map((step) => {
         const index = generations.indexOf(step.generation);
         const ran = index < 0 ? step.generation : `generation ${index + 1}`;
+        if (!isStepOutcome(step)) {
+          const { attempts, nextAtMs, error } = step.retrying;
+          return html`<li>
+            <span class="mono">${step.step}</span> — retrying: try ${attempts} failed
+            (${error.message}), the next ${time(nextAtMs, ctx.now)}, in ${ran}
+          </li>`;
+        }
         const outcome = step.outcome.ok ? 'ok' : `failed: ${step.outcome.error.message}`;
+        const tries = step.attempts === undefined ? '' : ` after ${step.attempts} tries`;
         return html`<li>
-          <span class="mono">${step.step}</span> — ${outcome}, ran in ${ran}
+          <span class="mono">${step.step}</span> — ${outcome}${tries}, ran in ${ran}
           (${Math.round(step.durationMs)} ms) · ${time(step.atMs, ctx.now)}
         </li>`;
       })}

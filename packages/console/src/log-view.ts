@@ -2,7 +2,7 @@ import {
   SessionStore,
   StepJournal,
   StreamHeadStore,
-  type JournaledStep,
+  type StepRecord,
   type SessionRecord,
 } from '@tidemark/log';
 import {
@@ -93,7 +93,7 @@ export interface CallDetail extends CallSummary {
   readonly truncated: boolean;
   readonly task: TaskHistory | undefined;
   /** The call's durable steps in its journal, in the order they were first journaled. */
-  readonly steps: ReadonlyArray<{ readonly step: string } & JournaledStep>;
+  readonly steps: ReadonlyArray<{ readonly step: string } & StepRecord>;
 }
 
 /** Who may see what: with authentication on, a subject sees its own sessions only. */

@@ -109,7 +109,7 @@ describe('console pages', () => {
     expect(page.match(/class="gen gen-\d"\s*>generation \d/g)).toHaveLength(2);
   });
 
-  it('shows a call’s durable steps: each journaled once, in the generation that ran it', async () => {
+  it('shows a call’s durable steps: each journaled once, in the generation that ran it, with its tries', async () => {
     const { url, origin } = await stackWithConsole([
       paymentsModule(new PretendPayments(undefined)),
     ]);
@@ -121,7 +121,13 @@ describe('console pages', () => {
       method: 'tools/call',
       params: {
         name: 'pay',
-        arguments: { to: 'ada@example.com', amountCents: 5, failAfterCharge: 1 },
+        arguments: {
+          to: 'ada@example.com',
+          amountCents: 5,
+          failAfterCharge: 1,
+          receiptRefusals: 1,
+          receiptRetryAfterMs: 5,
+        },
       },
     });
     expect(await response.text()).toContain('chargeId');
@@ -130,7 +136,7 @@ describe('console pages', () => {
     ).text();
     const steps = /data-testid="steps">([^]*?)<\/ol>/.exec(page)?.[1] ?? '';
     expect(steps.replace(/\s+/g, ' ')).toMatch(
-      /charge<\/span> — ok, ran in generation 1 [^]*receipt<\/span> — ok, ran in generation 2/,
+      /charge<\/span> — ok, ran in generation 1 [^]*receipt<\/span> — ok after 2 tries, ran in generation 2/,
     );
   });
 

@@ -41,5 +41,6 @@ export type {
   StoredOccurrence,
 } from './occurrence-log.js';
 export type { RangeReadOptions } from './range-read.js';
-export type { JournaledStep, StepOutcome } from './step-journal.js';
+export { isStepOutcome } from './step-journal.js';
+export type { JournaledStep, RetryingStep, StepOutcome, StepRecord } from './step-journal.js';
 export { checkPartitionPlacement, partitionPlacementProblems } from './partition-placement.js';

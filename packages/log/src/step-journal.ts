@@ -28,6 +28,37 @@ export interface JournaledStep {
   readonly generation: string;
   readonly atMs: number;
   readonly durationMs: number;
+  /** The tries the outcome took, when its retry policy tried it more than once. */
+  readonly attempts?: number;
+  /** Its place among its execution's steps (1, 2, …): what a replay checks its code against. */
+  readonly index?: number;
+  /** The version of the module whose code ran it (`defineToolModule({ version })`). */
+  readonly version?: string;
+}
+
+/**
+ * A step between two tries (its retry policy): the tries so far, the last one's error, and when
+ * the next is due — so whichever worker runs the call next goes on counting, and waits only what
+ * is left. Its outcome, once there is one, replaces it.
+ */
+export interface RetryingStep {
+  readonly retrying: {
+    readonly attempts: number;
+    readonly nextAtMs: number;
+    readonly error: Extract<StepOutcome, { ok: false }>['error'];
+  };
+  readonly generation: string;
+  readonly atMs: number;
+  readonly index?: number;
+  readonly version?: string;
+}
+
+/** What the journal holds for a step: its outcome, or its retries so far. */
+export type StepRecord = JournaledStep | RetryingStep;
+
+/** Whether a step's record is its outcome (rather than its retries so far). */
+export function isStepOutcome(record: StepRecord): record is JournaledStep {
+  return 'outcome' in record;
 }
 
 /** Version of the stored step format. */
@@ -43,7 +74,7 @@ const STEP_RECORD_STATE = 'step';
  * the step again. Read-your-writes across replicas, like every table: `get` first catches up.
  * Expired with the call (housekeeping: when its head goes, or its session).
  */
-export class StepJournal extends KeyedTable<JournaledStep> {
+export class StepJournal extends KeyedTable<StepRecord> {
   constructor(options: StoreOptions) {
     super(options.partitionCount, {
       port: options.port,
@@ -56,16 +87,16 @@ export class StepJournal extends KeyedTable<JournaledStep> {
   }
 
   /** Bytes a step's record takes in the log (what the worker's size cap is checked against). */
-  static encodedSize(step: JournaledStep): number {
+  static encodedSize(step: StepRecord): number {
     return Buffer.byteLength(JSON.stringify({ step: STEP_FORMAT_VERSION, ...step }));
   }
 
-  get(session: PartitionKey, stream: StreamId, step: string): Promise<JournaledStep | undefined> {
+  get(session: PartitionKey, stream: StreamId, step: string): Promise<StepRecord | undefined> {
     return this.table.get(this.partitionOf(session), stepKey(session, stream, step));
   }
 
   /** Journals a step; resolves once it is durable. */
-  put(session: PartitionKey, stream: StreamId, step: string, value: JournaledStep): Promise<void> {
+  put(session: PartitionKey, stream: StreamId, step: string, value: StepRecord): Promise<void> {
     return this.table.put(this.partitionOf(session), stepKey(session, stream, step), value);
   }
 
@@ -73,14 +104,14 @@ export class StepJournal extends KeyedTable<JournaledStep> {
   async list(
     session: PartitionKey,
     stream: StreamId,
-  ): Promise<Array<{ step: string } & JournaledStep>> {
+  ): Promise<Array<{ step: string } & StepRecord>> {
     const partition = this.partitionOf(session);
     await this.table.catchUp(partition);
     const prefix = stepKeyPrefix(session, stream);
     const keys = [...this.table.entries(partition)]
       .map(([key]) => key)
       .filter((key) => key.startsWith(prefix));
-    const steps: Array<{ step: string } & JournaledStep> = [];
+    const steps: Array<{ step: string } & StepRecord> = [];
     for (const key of keys) {
       const step = decodeURIComponent(key.slice(prefix.length));
       const value = await this.table.get(partition, key);
@@ -90,23 +121,43 @@ export class StepJournal extends KeyedTable<JournaledStep> {
   }
 }
 
-function decodeStep(value: Uint8Array): JournaledStep | undefined {
+function decodeStep(value: Uint8Array): StepRecord | undefined {
   try {
-    const stored = JSON.parse(Buffer.from(value).toString()) as Partial<JournaledStep> & {
-      step?: unknown;
-    };
+    const stored = JSON.parse(Buffer.from(value).toString()) as Partial<JournaledStep> &
+      Partial<RetryingStep> & { step?: unknown };
     if (
       stored.step !== STEP_FORMAT_VERSION ||
-      typeof stored.outcome !== 'object' ||
-      stored.outcome === null ||
-      typeof stored.outcome.ok !== 'boolean' ||
       typeof stored.generation !== 'string' ||
-      typeof stored.atMs !== 'number' ||
+      typeof stored.atMs !== 'number'
+    )
+      return undefined;
+    const { generation, atMs, retrying, outcome } = stored;
+    const placed = {
+      ...(typeof stored.index === 'number' ? { index: stored.index } : {}),
+      ...(typeof stored.version === 'string' ? { version: stored.version } : {}),
+    };
+    if (typeof retrying === 'object' && retrying !== null)
+      return typeof retrying.attempts === 'number' &&
+        typeof retrying.nextAtMs === 'number' &&
+        typeof retrying.error === 'object'
+        ? { retrying, generation, atMs, ...placed }
+        : undefined;
+    if (
+      typeof outcome !== 'object' ||
+      outcome === null ||
+      typeof outcome.ok !== 'boolean' ||
       typeof stored.durationMs !== 'number'
     )
       return undefined;
-    const { outcome, generation, atMs, durationMs } = stored;
-    return { outcome, generation, atMs, durationMs };
+    const { durationMs, attempts } = stored;
+    return {
+      outcome,
+      generation,
+      atMs,
+      durationMs,
+      ...(typeof attempts === 'number' ? { attempts } : {}),
+      ...placed,
+    };
   } catch {
     return undefined;
   }

@@ -18,7 +18,14 @@ import {
   type TopicNames,
 } from '@tidemark/protocol';
 import { describe, expect, it } from 'vitest';
-import { PartitionTail, SessionStore, StreamHeadStore, StreamWriter } from '../src/index.js';
+import {
+  isStepOutcome,
+  PartitionTail,
+  SessionStore,
+  StepJournal,
+  StreamHeadStore,
+  StreamWriter,
+} from '../src/index.js';
 
 export interface LogSubject {
   port: LogPort;
@@ -530,6 +537,27 @@ export function describeLogComponents(name: string, subject: () => Promise<LogSu
       await replicaA.end(id);
       expect(await replicaB.get(id)).toBeUndefined();
       expect(await replicaA.get(id)).toBeUndefined();
+    });
+
+    it("journals a step's tries between two of them, then its outcome in their place, readable on another replica", async () => {
+      const { port, topics } = await subject();
+      const names = await topics(2);
+      const session = newSessionId();
+      const stream = requestStreamId(7);
+      const options = { port, topics: names, partitionCount: 2 };
+      const worker = new StepJournal(options);
+      const error = { name: 'Error', message: 'the receipt service is unavailable' };
+      const retrying = { attempts: 2, nextAtMs: 1_700_000_000_000, error };
+      await worker.put(session, stream, 'receipt', { retrying, generation: 'e.1', atMs: 1 });
+      const next = await new StepJournal(options).get(session, stream, 'receipt');
+      expect(next).toEqual({ retrying, generation: 'e.1', atMs: 1 });
+      expect(isStepOutcome(next!)).toBe(false);
+      const outcome = { ok: true as const, value: { id: 'em_1' } };
+      const done = { outcome, generation: 'e.2', atMs: 2, durationMs: 3, attempts: 3 };
+      await worker.put(session, stream, 'receipt', done);
+      const replica = new StepJournal(options);
+      expect(await replica.get(session, stream, 'receipt')).toEqual(done);
+      expect(await replica.list(session, stream)).toEqual([{ step: 'receipt', ...done }]);
     });
   });
 }

@@ -23,6 +23,11 @@ export const ErrorCodes = {
   toolModule: 'TIDEMARK_TOOL_MODULE',
   /** A durable step's outcome cannot be journaled: larger than `maxStepBytes`, or not JSON. */
   stepNotJournaled: 'TIDEMARK_STEP_NOT_JOURNALED',
+  /**
+   * A call's steps in this code are not the ones its journal holds (a deploy changed them under a
+   * call in flight): the replay stops instead of mixing two versions' effects.
+   */
+  journalMismatch: 'TIDEMARK_JOURNAL_MISMATCH',
   /** A webhook callback the policy refuses: not https, credentials in it, a non-public address. */
   webhookRefused: 'TIDEMARK_WEBHOOK_REFUSED',
 } as const;

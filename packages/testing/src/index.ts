@@ -10,7 +10,7 @@ import {
   type ElicitResult,
 } from '@modelcontextprotocol/server';
 import { STATELESS_PROTOCOL_VERSION, type RequestId, type WorkerEpoch } from '@tidemark/protocol';
-import { fitMessage, type JournaledStep, type StoredOccurrence } from '@tidemark/log';
+import { fitMessage, type StepRecord, type StoredOccurrence } from '@tidemark/log';
 import type { Execution, StepReport, ToolModule } from '@tidemark/tools';
 import {
   CallSteps,
@@ -20,6 +20,8 @@ import {
   lineLogger,
   registerModule,
   SESSION_SERVER_VERSIONS,
+  stepFetch,
+  withCompensations,
   WORKER_DEFAULTS,
   type EmitterFor,
   type ExecutionEnd,
@@ -289,23 +291,25 @@ class CallLedger {
   execution(requestId: RequestId): Execution {
     const attempt = this.attempts.get(requestId) ?? 1;
     this.attempts.set(requestId, attempt);
-    return {
+    return withCompensations({
       sessionId: 'test-session',
       stream: String(requestId),
       generation: { epoch: this.epoch, attempt },
       attempt,
-      step: this.stepsOf(requestId).forExecution(`${this.epoch}.${attempt}`),
-    };
+      ...this.stepsOf(requestId).forExecution(`${this.epoch}.${attempt}`),
+      fetch: stepFetch,
+    });
   }
 
   private stepsOf(requestId: RequestId): CallSteps {
     let steps = this.journals.get(requestId);
     if (steps !== undefined) return steps;
-    const journal = new Map<string, JournaledStep>();
+    const journal = new Map<string, StepRecord>();
     steps = new CallSteps({
       store: {
         get: (step) => Promise.resolve(journal.get(step)),
         put: (step, value) => Promise.resolve(void journal.set(step, value)),
+        list: () => Promise.resolve([...journal].map(([step, record]) => ({ step, ...record }))),
       },
       callId: `test-session/${String(requestId)}`,
       replay: true,

@@ -34,10 +34,33 @@ describe('durable steps (runTool)', () => {
     expect(api.entries().filter((e) => e.kind === 'receipt')).toHaveLength(1);
     expect(run.result.structuredContent).toMatchObject({ chargeId: charges[0]!.id });
     expect(run.steps).toEqual([
-      { step: 'charge', replayed: false, ok: true, attempt: 1 },
-      { step: 'charge', replayed: true, ok: true, attempt: 2 },
-      { step: 'charge', replayed: true, ok: true, attempt: 3 },
-      { step: 'receipt', replayed: false, ok: true, attempt: 3 },
+      { step: 'charge', replayed: false, ok: true, attempts: 1, attempt: 1 },
+      { step: 'charge', replayed: true, ok: true, attempts: 1, attempt: 2 },
+      { step: 'charge', replayed: true, ok: true, attempts: 1, attempt: 3 },
+      { step: 'receipt', replayed: false, ok: true, attempts: 1, attempt: 3 },
+    ]);
+  });
+
+  it("a step's retry policy tries it again in the same execution, as its error's retryAfterMs asks: run.steps shows each try", async () => {
+    const api = new PretendPayments(undefined);
+    const run = await runTool(paymentsModule(api), 'pay', {
+      to: 'ada@example.com',
+      amountCents: 1250,
+      receiptRefusals: 2,
+      receiptRetryAfterMs: 5,
+    });
+    expect(run.result.isError).not.toBe(true);
+    expect(run.attempts).toBe(1);
+    expect(api.entries().map((e) => e.kind)).toEqual([
+      'charge',
+      'receipt-refused',
+      'receipt-refused',
+      'receipt',
+    ]);
+    expect(run.steps.filter((s) => s.step === 'receipt')).toEqual([
+      { step: 'receipt', replayed: false, ok: false, attempts: 1, retryInMs: 5, attempt: 1 },
+      { step: 'receipt', replayed: false, ok: false, attempts: 2, retryInMs: 5, attempt: 1 },
+      { step: 'receipt', replayed: false, ok: true, attempts: 3, attempt: 1 },
     ]);
   });
 

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Generation } from '@tidemark/protocol';
 import type { EventType } from './event-types.js';
-import type { StepFunction } from './steps.js';
+import type { StepContext, StepFunction, StepOptions } from './steps.js';
 import type { ToolLogger } from './tool-logger.js';
 
 /** What a running tool can know of its execution: which generation of which stream it is. */
@@ -13,6 +13,8 @@ export interface Execution {
   readonly attempt: number;
   /** The authenticated subject the session is bound to, when the gateway authenticates. */
   readonly subject?: string;
+  /** The version of the tool's module (`defineToolModule({ version })`), when it says. */
+  readonly moduleVersion?: string;
   /**
    * A logger for the tool, its lines stamped with the tool, session, stream and attempt (and, in
    * `tidemark`, the trace and span ids): use it instead of `console` so the lines stay JSON.
@@ -25,6 +27,8 @@ export interface Execution {
    * `fn`. A step that was still running when its worker died runs again: pass `effectKey` to the
    * external API as its idempotency key. Steps are told apart by name and by their order among
    * steps of that name (`charge`, `charge#2`, …), so a tool must take its steps in the same order.
+   * With `{ retry }` a step whose function throws is tried again, with durable backoff, before its
+   * error becomes its outcome (see `StepRetryPolicy`; `NonRetryableError` ends it at once).
    *
    * @example
    * const charge = await currentExecution()!.step('charge', ({ effectKey }) =>
@@ -32,6 +36,46 @@ export interface Execution {
    * );
    */
   readonly step: StepFunction;
+  /**
+   * Registers the undo of an effect a step took (a saga). When the call then fails for good — its
+   * tool throws an error that is not retried — or is cancelled, the compensations registered run,
+   * the last first, each a durable step (`compensate <name>`: once per call, whatever restarts),
+   * before the call ends. Register one right after the step whose effect it undoes: a later
+   * execution replays that step and registers it again. A compensation that fails is logged and
+   * the others still run.
+   *
+   * @example
+   * const charge = await ex.step('charge', ({ effectKey }) => bank.charge(cents, effectKey));
+   * ex.compensate('refund', ({ effectKey }) => bank.refund(charge.id, effectKey));
+   */
+  readonly compensate: CompensateFunction;
+  /**
+   * Whether this call takes the path a deploy added (Temporal's `patched`). A call started before
+   * the deploy, whose journal holds steps past this point that the old code took, gets false and
+   * goes on as the old code did; any other call gets true, and its journal remembers it (so it
+   * stays true on every replay). Wrap each change to a tool's steps in one, with an id of its own,
+   * until no call started before it is in flight; then keep only the new path.
+   *
+   * @example
+   * if (await ex.patched('receipt-by-sms')) await ex.step('sms', () => sms.send(to, text));
+   * else await ex.step('email', () => mail.send(to, text));
+   */
+  readonly patched: (id: string) => Promise<boolean>;
+  /**
+   * `fetch`, for a step's calls to other services: inside a step it sends the step's `effectKey`
+   * as `Idempotency-Key` (unless the request has one), so a try that reached the service before its
+   * worker died is not done twice; a response that asks to be tried again — 408, 429 or a 5xx —
+   * is thrown as a `FetchStatusError` carrying `retryAfterMs` from its `Retry-After`, which the
+   * step's retry policy waits; any other response is returned. Each request is a client span of
+   * the call's trace, its trace context sent along (`traceparent`).
+   *
+   * @example
+   * const order = await ex.step('order', async () =>
+   *   (await ex.fetch(`${shop}/orders`, { method: 'POST', body })).json(),
+   *   { retry: { maxAttempts: 5 } },
+   * );
+   */
+  readonly fetch: StepFetch;
   /**
    * Records an occurrence of one of the module's event types (the Events extension): in the log,
    * delivered to every subscriber of `(type, arguments)` — polls, push streams and webhooks. The
@@ -43,6 +87,34 @@ export interface Execution {
    * await currentExecution()!.emit?.(orderShipped, { customer }, { orderId, carrier });
    */
   readonly emit?: EmitFunction;
+}
+
+/** `Execution.compensate`: a compensation's name (its step's, after `compensate `) and its undo. */
+export type CompensateFunction = (
+  name: string,
+  fn: (step: StepContext) => unknown,
+  options?: StepOptions,
+) => void;
+
+/** `Execution.fetch`: the global `fetch`'s signature. */
+export type StepFetch = (input: string | URL, init?: RequestInit) => Promise<Response>;
+
+/**
+ * A response `Execution.fetch` got that asks to be tried again (408, 429, 5xx): thrown, so the
+ * step's retry policy tries again — after `retryAfterMs` when the response said (`Retry-After`).
+ */
+export class FetchStatusError extends Error {
+  readonly status: number;
+  readonly retryAfterMs: number | undefined;
+
+  constructor(status: number, url: string, retryAfterMs: number | undefined) {
+    super(
+      `${url} answered ${status}${retryAfterMs === undefined ? '' : `, retry after ${retryAfterMs} ms`}`,
+    );
+    this.name = 'FetchStatusError';
+    this.status = status;
+    this.retryAfterMs = retryAfterMs;
+  }
 }
 
 /** Emits one occurrence; resolves with its id (what receivers deduplicate on). */

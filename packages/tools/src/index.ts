@@ -17,10 +17,24 @@ export type {
   V1ToolModule,
   V2ToolModule,
 } from './tool-module.js';
-export { currentExecution } from './execution.js';
-export type { EmitFunction, EmitOptions, Execution } from './execution.js';
-export { StepFailedError } from './steps.js';
-export type { StepContext, StepError, StepEvent, StepReport, StepFunction } from './steps.js';
+export { currentExecution, FetchStatusError } from './execution.js';
+export type {
+  CompensateFunction,
+  EmitFunction,
+  EmitOptions,
+  Execution,
+  StepFetch,
+} from './execution.js';
+export { NonRetryableError, STEP_RETRY_DEFAULTS, StepFailedError } from './steps.js';
+export type {
+  StepContext,
+  StepError,
+  StepEvent,
+  StepFunction,
+  StepOptions,
+  StepReport,
+  StepRetryPolicy,
+} from './steps.js';
 export { checkAgainst, defineEventType } from './event-types.js';
 export type {
   EventReadContext,

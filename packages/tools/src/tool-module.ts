@@ -25,6 +25,11 @@ interface ToolModuleOptions {
   readonly name: string;
   /** Where it was loaded from (a path or package), for errors that must say which module failed. */
   readonly source?: string;
+  /**
+   * The version of this code (a release, a commit): journaled with each step it runs, and named
+   * when a replay finds the journal does not match the code (`journal-mismatch`).
+   */
+  readonly version?: string;
   /** Retries for this module's tools; per tool in `toolRetry`. */
   readonly retry?: RetryPolicy;
   readonly toolRetry?: Readonly<Record<string, RetryPolicy>>;
@@ -84,6 +89,13 @@ export function defineToolModule(module: ToolModule): ToolModule {
     throw new TypeError('defineToolModule: name must be a non-empty string');
   if (typeof module.register !== 'function')
     throw new TypeError(`defineToolModule(${module.name}): register must be a function`);
+  if (
+    module.version !== undefined &&
+    (typeof module.version !== 'string' || module.version === '' || module.version.length > 100)
+  )
+    throw new TypeError(
+      `defineToolModule(${module.name}): version must be a string of 1..100 characters, got ${JSON.stringify(module.version)}`,
+    );
   if (module.sdk !== undefined && module.sdk !== 'v1' && module.sdk !== 'v2')
     throw new TypeError(
       `defineToolModule(${module.name}): sdk must be 'v1' or 'v2', got ${JSON.stringify(module.sdk)}`,

@@ -30,6 +30,10 @@ describe('defineToolModule', () => {
     expect(() => defineToolModule({ name: 'w', sdk: 'v3' as never, register })).toThrow(
       /sdk must be 'v1' or 'v2', got "v3"/,
     );
+    expect(defineToolModule({ name: 'w', version: '2.3.0', register }).version).toBe('2.3.0');
+    expect(() => defineToolModule({ name: 'w', version: '', register })).toThrow(
+      /defineToolModule\(w\): version must be a string of 1..100 characters, got ""/,
+    );
     expect(() =>
       defineToolModule({ name: 'w', register, taskSupport: { t: 'sometimes' as never } }),
     ).toThrow(/taskSupport of t must be one of forbidden, optional, required/);

@@ -13,6 +13,8 @@ export {
   lineLogger,
   registerModule,
   SESSION_SERVER_VERSIONS,
+  stepFetch,
+  withCompensations,
 } from './execution/index.js';
 export type { ExecutionEnd, ToolLogLine } from './execution/index.js';
 export { WORKER_DEFAULTS } from './worker-options.js';

@@ -395,6 +395,40 @@ describe('the worker on the embedded log', () => {
     expect(outcome(seen).progress.length).toBeLessThanOrEqual(atCancel + 1);
   });
 
+  it("a cancelled call's compensations run, the last first; a worker that stops undoes nothing (the next owner goes on)", async () => {
+    const done: string[] = [];
+    const booking = defineToolModule({
+      name: 'booking',
+      register: (server) => {
+        server.registerTool('book', { description: 'books a seat' }, async (ctx) => {
+          const ex = currentExecution()!;
+          await ex.step('reserve', () => void done.push('reserve'));
+          ex.compensate('release', () => void done.push('release'));
+          await ex.step('charge', () => void done.push('charge'));
+          ex.compensate('refund', () => void done.push('refund'));
+          await new Promise((_, reject) =>
+            ctx.mcpReq.signal.addEventListener('abort', () => reject(new Error('stopped'))),
+          );
+          return { content: [] };
+        });
+      },
+    });
+    const { startWorker, client } = setup();
+    const worker = await startWorker({ modules: [booking], handoffTimeoutMs: 0 });
+    const c = client();
+    await c.initialize();
+    c.call(1, 'book', {});
+    await expect.poll(() => done).toEqual(['reserve', 'charge']);
+    await c.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } });
+    await expect.poll(() => done).toEqual(['reserve', 'charge', 'refund', 'release']);
+
+    c.call(2, 'book', {});
+    await expect.poll(() => done.length).toBe(6);
+    await worker.stop();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(done.slice(4)).toEqual(['reserve', 'charge']);
+  });
+
   it('carries an elicitation to the client through events and its answer back through requests', async () => {
     const { startWorker, client } = setup();
     await startWorker();

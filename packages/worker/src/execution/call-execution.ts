@@ -14,6 +14,8 @@ import type { Execution } from '@tidemark/tools';
 import { backoff, whileUnavailable } from './backoff.js';
 import type { CallEnvironment } from './call-environment.js';
 import { continueProgress } from './progress-continuity.js';
+import { stepFetch } from './step-fetch.js';
+import { withCompensations } from './compensations.js';
 import type { RetryHost } from './retries.js';
 import { journaledSteps, type CallSteps } from './steps.js';
 
@@ -76,6 +78,9 @@ export function decideRun(
   return { kind: 'run', attempt };
 }
 
+/** Messages of one call written ahead of the log before its tool waits (see `pipeline`). */
+const MAX_UNACKNOWLEDGED = 256;
+
 /** Whose call it is: the key its stream is under, the stream, and the subject it runs for. */
 export interface CallOwner {
   /** The call's session, or its stateless request's routing key, or its task's id. */
@@ -117,6 +122,8 @@ export class CallExecution {
     private cause: GenerationCause,
     /** The call's durable steps, journaled in the log. */
     readonly steps: CallSteps,
+    /** This worker stopped serving the call's partition. */
+    readonly stopped: () => boolean,
   ) {}
 
   /**
@@ -168,7 +175,7 @@ export class CallExecution {
         onRetry,
       },
     );
-    const execution = new CallExecution(environment, call, generation, cause, steps);
+    const execution = new CallExecution(environment, call, generation, cause, steps, stopped);
     execution.lastProgress = generation.currentHead.progressBase ?? 0;
     execution.progressBase = execution.lastProgress;
     return execution;
@@ -206,6 +213,18 @@ export class CallExecution {
     return this.current.send(continued);
   }
 
+  /**
+   * Writes a message a tool sends, pipelined: the tool goes on while it is written (the final
+   * response is queued behind it, and a failed write poisons the generation, so nothing lands
+   * after a hole). Past MAX_UNACKNOWLEDGED messages in flight the tool waits for the log: memory
+   * stays bounded.
+   */
+  async pipeline(message: unknown): Promise<void> {
+    const written = this.send(message);
+    if (this.current.unacknowledged > MAX_UNACKNOWLEDGED) await written;
+    else written.catch(() => undefined);
+  }
+
   /** Reports the execution the current generation starts. */
   reportStart(): void {
     const { owner, stream } = this.call;
@@ -234,14 +253,15 @@ export class CallExecution {
   toolExecution(): Execution {
     const { owner, stream, subject } = this.call;
     const generation = this.current.generation;
-    return {
+    return withCompensations({
       sessionId: owner,
       stream,
       generation,
       attempt: generation.attempt,
       ...(subject === undefined ? {} : { subject }),
-      step: this.steps.forExecution(formatGeneration(generation)),
-    };
+      ...this.steps.forExecution(formatGeneration(generation)),
+      fetch: stepFetch,
+    });
   }
 
   /** What the retry wrapper drives for a server that runs this call alone (a stateless request). */
@@ -250,6 +270,7 @@ export class CallExecution {
     return {
       execution: () => this.toolExecution(),
       retry: () => this.retry(),
+      stopped: () => this.stopped(),
       onExecutionEnd: (end) => onExecutionEnd?.(end),
       logger,
       emitAs: events?.emitAs,

@@ -19,6 +19,8 @@ export { registerModule } from './retries.js';
 export type { ExecutionEnd } from './retries.js';
 export { invokeStateless } from './stateless-invocation.js';
 export { CallSteps } from './steps.js';
+export { withCompensations } from './compensations.js';
+export { stepFetch } from './step-fetch.js';
 export type { CallStepEvent, CallStepReport } from './steps.js';
 export { levelName, lineLogger, stderrLogger } from './tool-logger.js';
 export type { ToolLogLine } from './tool-logger.js';

@@ -22,6 +22,7 @@ import {
   type ToolLogger,
 } from '@tidemark/tools';
 import type { EmitterFor } from '../events/index.js';
+import { runCompensations } from './compensations.js';
 import { v1Server } from './v1-server.js';
 
 /** What the retry wrapper needs from whoever runs the tools: the worker runtime or the test harness. */
@@ -29,6 +30,8 @@ export interface RetryHost {
   execution(requestId: RequestId): Execution | undefined;
   /** Starts the next execution of the call (a new generation in the worker). */
   retry(requestId: RequestId): Promise<void>;
+  /** True once this process stopped serving the call (its next owner goes on with it). */
+  stopped?(requestId: RequestId): boolean;
   /** Each execution's end: the one line an operator reads. */
   onExecutionEnd?(end: ExecutionEnd): void;
   /** The logger tools get (`currentExecution().log`), a child per execution. */
@@ -86,7 +89,7 @@ function withRetries(server: McpServer, module: ToolModule, host: RetryHost): Mc
     const policy = compileRetryPolicy(module.toolRetry?.[tool] ?? module.retry);
     const timeoutMs = module.toolTimeoutMs?.[tool] ?? module.timeoutMs;
     const run = withTimeout(tool, callback as ToolCallback, timeoutMs);
-    return original(name, config, retrying(tool, run, policy, host));
+    return original(name, config, retrying(tool, run, policy, host, module.version));
   };
   return wrapped;
 }
@@ -100,12 +103,13 @@ function retrying(
   callback: ToolCallback,
   policy: CompiledRetryPolicy,
   host: RetryHost,
+  version: string | undefined,
 ) {
   return async (...params: unknown[]): Promise<unknown> => {
     const ctx = params.at(-1) as ToolContext;
     const { signal } = ctx.mcpReq;
     for (let attempt = 1; ; attempt++) {
-      const execution = withLogger(host, name, host.execution(ctx.mcpReq.id));
+      const execution = withLogger(host, name, host.execution(ctx.mcpReq.id), version);
       const started = performance.now();
       const end = (outcome: ExecutionEnd['outcome'], error?: unknown) =>
         host.onExecutionEnd?.({
@@ -122,13 +126,29 @@ function retrying(
       } catch (error) {
         // A cancelled call (notifications/cancelled, tasks/cancel, a closed stream, a lost
         // partition) is an outcome, not a failure of the tool: its reason is the signal's.
+        // The call ends here for good (cancelled, or failed past its retries): its saga's
+        // compensations run first — unless this worker stopped serving it (its partition moved,
+        // the worker stops): the next owner goes on with the call.
+        const undo = () =>
+          host.stopped?.(ctx.mcpReq.id) === true
+            ? Promise.resolve()
+            : runCompensations(execution, (compensation, failure) =>
+                execution?.log?.error(
+                  { compensation, err: failure },
+                  'a compensation failed; the others still run',
+                ),
+              );
         if (signal.aborted) {
           end('cancelled', signal.reason);
+          await undo();
           throw error;
         }
         const final = !isRetryableError(error) || attempt >= policy.maxAttempts;
         end(final ? 'failed' : 'retrying', error);
-        if (final) throw error;
+        if (final) {
+          await undo();
+          throw error;
+        }
         recordToolRetry(name);
         // Jittered (calls that failed together do not retry in step), and cut short by
         // cancellation: a call cancelled while it waits is not run again.
@@ -137,20 +157,33 @@ function retrying(
           maxMs: policy.maxBackoffMs,
           jitter: true,
         });
-        if (!(await pause(wait, signal))) throw error;
+        if (!(await pause(wait, signal))) {
+          await undo();
+          throw error;
+        }
         await host.retry(ctx.mcpReq.id);
       }
     }
   };
 }
 
-/** The execution with its tool's logger: a child stamped with the tool and where it runs. */
-function withLogger(host: RetryHost, tool: string, execution: Execution | undefined) {
+/**
+ * The execution with its tool's logger (a child stamped with the tool and where it runs), its
+ * emitter and its module's version.
+ */
+function withLogger(
+  host: RetryHost,
+  tool: string,
+  execution: Execution | undefined,
+  version: string | undefined,
+) {
   if (execution === undefined) return execution;
   const emit = host.emitAs === undefined ? {} : { emit: host.emitAs(execution.subject) };
-  if (host.logger === undefined) return { ...execution, ...emit };
+  const moduleVersion = version === undefined ? {} : { moduleVersion: version };
+  if (host.logger === undefined) return { ...execution, ...emit, ...moduleVersion };
   const { sessionId: session, stream, attempt } = execution;
-  return { ...execution, ...emit, log: host.logger.child({ tool, session, stream, attempt }) };
+  const log = host.logger.child({ tool, session, stream, attempt });
+  return { ...execution, ...emit, ...moduleVersion, log };
 }
 
 /** Waits `ms`; false when the signal aborted first. */

@@ -1,6 +1,14 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import { trace } from '@opentelemetry/api';
-import type { JournaledStep, StepJournal, StepOutcome } from '@tidemark/log';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  isStepOutcome,
+  type JournaledStep,
+  type StepJournal,
+  type StepOutcome,
+  type StepRecord,
+} from '@tidemark/log';
 import {
   ErrorCodes,
   invalidOption,
@@ -10,9 +18,13 @@ import {
   type StreamId,
 } from '@tidemark/protocol';
 import { whileUnavailable } from './backoff.js';
+import { JournalOrder, type JournalListing } from './step-order.js';
+import { compileStepRetry, stepRetryDelay, type CompiledStepRetry } from '@tidemark/tools/runtime';
 import {
+  currentExecution,
   isRetryableError,
   StepFailedError,
+  type Execution,
   type StepContext,
   type StepReport,
   type StepFunction,
@@ -20,8 +32,10 @@ import {
 
 /** Where a call's steps are journaled: the log (`StepJournal`) in a worker, memory in `runTool`. */
 interface StepStore {
-  get(step: string): Promise<JournaledStep | undefined>;
-  put(step: string, value: JournaledStep): Promise<void>;
+  get(step: string): Promise<StepRecord | undefined>;
+  put(step: string, value: StepRecord): Promise<void>;
+  /** Every step of the call journaled so far (what a replay checks its order against). */
+  list?: JournalListing;
 }
 
 export interface CallStepsOptions {
@@ -37,6 +51,15 @@ export interface CallStepsOptions {
   onStep?: ((step: StepReport) => void) | undefined;
   /** A refused journal write that will be retried. */
   onRetry?: ((error: unknown) => void) | undefined;
+  /** How a step waits between two tries (tests pass a clock of their own). */
+  sleep?: ((ms: number) => Promise<void>) | undefined;
+}
+
+const runningStep = new AsyncLocalStorage<StepContext>();
+
+/** The step whose function runs now (what `Execution.fetch` takes its effect key from). */
+export function currentStep(): StepContext | undefined {
+  return runningStep.getStore();
 }
 
 /** Longest step name, in characters. */
@@ -53,15 +76,40 @@ const MAX_STEPS_PER_EXECUTION = 10_000;
  * every execution is the same step.
  */
 export class CallSteps {
-  private readonly known = new Map<string, JournaledStep>();
+  private readonly known = new Map<string, StepRecord>();
+  private readonly sleep: (ms: number) => Promise<void>;
+  /** Where earlier executions (in other processes) took their steps. */
+  private readonly order: JournalOrder;
 
-  constructor(private readonly options: CallStepsOptions) {}
+  constructor(private readonly options: CallStepsOptions) {
+    this.sleep = options.sleep ?? ((ms) => sleep(ms));
+    this.order = new JournalOrder(options.replay ? options.store.list : undefined);
+  }
 
-  /** The `step` of one execution (generation `epoch.attempt`). */
-  forExecution(generation: string): StepFunction {
+  /** The `step` and `patched` of one execution (generation `epoch.attempt`). */
+  forExecution(generation: string): Pick<Execution, 'step' | 'patched'> {
     const seen = new Map<string, number>();
     let taken = 0;
-    return (name, fn) => {
+    const patched = async (id: string): Promise<boolean> => {
+      if (typeof id !== 'string' || id.length === 0 || id.length > MAX_STEP_NAME)
+        throw invalidOption('patch id', `a string of 1..${MAX_STEP_NAME} characters`, id);
+      // A marker, not a step: it takes no place among the steps, so old and new code's line up.
+      const marker = `patch ${id}`;
+      const { store, replay } = this.options;
+      if ((this.known.get(marker) ?? (replay ? await store.get(marker) : undefined)) !== undefined)
+        return true;
+      if (replay && (await this.order.ranPast(taken))) return false;
+      const version = currentExecution()?.moduleVersion;
+      await this.journal(marker, {
+        outcome: { ok: true },
+        generation,
+        atMs: Date.now(),
+        durationMs: 0,
+        ...(version === undefined ? {} : { version }),
+      });
+      return true;
+    };
+    const step: StepFunction = (name, fn, options) => {
       if (typeof name !== 'string' || name.length === 0 || name.length > MAX_STEP_NAME)
         return Promise.reject(
           invalidOption('step name', `a string of 1..${MAX_STEP_NAME} characters`, name),
@@ -74,51 +122,92 @@ export class CallSteps {
             name,
           ),
         );
+      let policy: CompiledStepRetry;
+      try {
+        policy = compileStepRetry(options?.retry);
+      } catch (error) {
+        return Promise.reject(error instanceof Error ? error : new TypeError(String(error)));
+      }
       taken++;
       const count = (seen.get(name) ?? 0) + 1;
       seen.set(name, count);
-      return this.run(count === 1 ? name : `${name}#${count}`, generation, fn);
+      const place = { generation, index: taken };
+      return this.run(count === 1 ? name : `${name}#${count}`, place, fn, policy);
     };
+    return { step, patched };
   }
 
   private async run<T>(
     step: string,
-    generation: string,
+    { generation, index }: { generation: string; index: number },
     fn: (step: StepContext) => T | Promise<T>,
+    policy: CompiledStepRetry,
   ): Promise<T> {
     const { store, replay, onStep } = this.options;
     const journaled = this.known.get(step) ?? (replay ? await store.get(step) : undefined);
-    if (journaled !== undefined) {
+    const version = currentExecution()?.moduleVersion;
+    // Code that takes other steps, or in another order, than the journal's: stop, said.
+    await this.order.check(step, index, journaled, version);
+    const placed = { index, ...(version === undefined ? {} : { version }) };
+    if (journaled !== undefined && isStepOutcome(journaled)) {
       this.known.set(step, journaled);
-      report(onStep, { step, replayed: true, ok: journaled.outcome.ok });
+      const attempts = journaled.attempts ?? 1;
+      report(onStep, { step, replayed: true, ok: journaled.outcome.ok, attempts });
       return replayed<T>(journaled.outcome);
     }
+    // Tried before and waiting for its next try (here, or on a worker that died): count on.
+    let attempt = journaled === undefined ? 1 : journaled.retrying.attempts + 1;
+    let waitMs =
+      journaled === undefined ? 0 : Math.max(0, journaled.retrying.nextAtMs - Date.now());
+    const effectKey = effectKeyOf(this.options.callId, step);
     const started = performance.now();
-    let outcome: StepOutcome;
-    let thrown: { error: unknown } | undefined;
-    try {
-      const value = await fn({ step, effectKey: effectKeyOf(this.options.callId, step) });
-      outcome = value === undefined ? { ok: true } : { ok: true, value: asJson(step, value) };
-    } catch (error) {
-      // A retryable failure is not an outcome: the retry runs the step again.
-      if (isRetryableError(error) || isNotJournaled(error)) throw error;
-      thrown = { error };
-      outcome = { ok: false, error: errorRecord(error) };
+    for (;;) {
+      if (waitMs > 0) await this.sleep(waitMs);
+      let outcome: StepOutcome;
+      let thrown: { error: unknown } | undefined;
+      try {
+        const context = { step, effectKey, attempt };
+        const value = await runningStep.run(context, () => fn(context));
+        outcome = value === undefined ? { ok: true } : { ok: true, value: asJson(step, value) };
+      } catch (error) {
+        // A retryable failure of the call is not an outcome: the call's retry runs the step again.
+        if (isRetryableError(error) || isNotJournaled(error)) throw error;
+        const delayMs = stepRetryDelay(policy, attempt, error);
+        if (delayMs !== undefined) {
+          waitMs = delayMs;
+          const nextAtMs = Date.now() + delayMs;
+          const retrying = { attempts: attempt, nextAtMs, error: errorRecord(error) };
+          await this.journal(step, { retrying, generation, atMs: Date.now(), ...placed });
+          report(onStep, {
+            step,
+            replayed: false,
+            ok: false,
+            attempts: attempt,
+            retryInMs: delayMs,
+          });
+          attempt++;
+          continue;
+        }
+        thrown = { error };
+        outcome = { ok: false, error: errorRecord(error) };
+      }
+      const record: JournaledStep = {
+        outcome,
+        generation,
+        atMs: Date.now(),
+        durationMs: performance.now() - started,
+        ...(attempt > 1 ? { attempts: attempt } : {}),
+        ...placed,
+      };
+      await this.journal(step, record);
+      report(onStep, { step, replayed: false, ok: outcome.ok, attempts: attempt });
+      if (thrown !== undefined) throw thrown.error;
+      // The value as a replay returns it (JSON), so the first execution sees what later ones will.
+      return replayed<T>(outcome);
     }
-    const record: JournaledStep = {
-      outcome,
-      generation,
-      atMs: Date.now(),
-      durationMs: performance.now() - started,
-    };
-    await this.journal(step, record);
-    report(onStep, { step, replayed: false, ok: outcome.ok });
-    if (thrown !== undefined) throw thrown.error;
-    // The value as a replay returns it (JSON), so the first execution sees what later ones will.
-    return replayed<T>(outcome);
   }
 
-  private async journal(step: string, record: JournaledStep): Promise<void> {
+  private async journal(step: string, record: StepRecord): Promise<void> {
     const bytes = Buffer.byteLength(JSON.stringify(record));
     if (bytes > this.options.maxStepBytes)
       throw new TidemarkError(
@@ -151,6 +240,7 @@ export function journaledSteps(
     store: {
       get: (step) => journal.get(session, stream, step),
       put: (step, value) => journal.put(session, stream, step, value),
+      list: () => journal.list(session, stream),
     },
     callId: `${session}/${stream}`,
     replay: attempt > 1 || options.replay === true,
@@ -179,6 +269,8 @@ function report(onStep: CallStepsOptions['onStep'], event: StepReport): void {
     'tidemark.step': event.step,
     'tidemark.step.replayed': event.replayed,
     'tidemark.step.ok': event.ok,
+    'tidemark.step.attempts': event.attempts,
+    ...(event.retryInMs === undefined ? {} : { 'tidemark.step.retry_in_ms': event.retryInMs }),
   });
 }
 

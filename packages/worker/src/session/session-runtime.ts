@@ -65,6 +65,8 @@ export class SessionRuntime {
   private readonly standalone: StandaloneStream;
   private lastActivityMs = Date.now();
   private closed = false;
+  /** The client ended the session (DELETE, or it expired): its calls are cancelled, not moved. */
+  private ended = false;
   private readonly environment: CallEnvironment;
   private readonly limits: RunLimits;
 
@@ -229,6 +231,7 @@ export class SessionRuntime {
 
   /** Cancels every running call, as if the client had cancelled each: their streams end. */
   async cancelAll(reason: string): Promise<void> {
+    this.ended = true;
     for (const { requestId } of [...this.inflight.values()]) {
       await this.other({
         jsonrpc: '2.0',
@@ -275,12 +278,7 @@ export class SessionRuntime {
       const entry = this.inflight.get(related);
       // Nothing of a finished or cancelled request goes out after its end.
       if (entry === undefined || entry.closed) return;
-      // Pipelined: the tool goes on while its message is written (the final response is queued
-      // behind it, and a failed write poisons the generation, so nothing lands after a hole). Past
-      // MAX_UNACKNOWLEDGED messages in flight the tool waits for the log: memory stays bounded.
-      const written = entry.run.send(message);
-      if (entry.run.generation.unacknowledged > MAX_UNACKNOWLEDGED) await written;
-      else written.catch(() => undefined);
+      await entry.run.pipeline(message);
       return;
     }
     await this.standalone.send(message);
@@ -312,6 +310,14 @@ export class SessionRuntime {
     this.environment.onExecutionEnd?.(end);
   }
 
+  /**
+   * @internal This process stopped serving the session's calls (its partition moved, the worker
+   * stops) — not when the client ended the session: its calls were cancelled.
+   */
+  stopped(): boolean {
+    return this.closed && !this.ended;
+  }
+
   /** @internal A retryable failure: the call runs again as a new generation of its stream. */
   async retry(requestId: RequestId): Promise<void> {
     const entry = this.inflight.get(requestStreamId(requestId));
@@ -333,9 +339,6 @@ export class SessionRuntime {
     entry.call.finish('answered');
   }
 }
-
-/** Messages of one call written ahead of the log before its tool waits (see `route`). */
-const MAX_UNACKNOWLEDGED = 256;
 
 function isResponse(message: JSONRPCMessage): message is JSONRPCMessage & { id: RequestId } {
   return 'id' in message && !('method' in message) && ('result' in message || 'error' in message);
