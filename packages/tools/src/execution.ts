@@ -16,6 +16,12 @@ export interface Execution {
   /** The version of the tool's module (`defineToolModule({ version })`), when it says. */
   readonly moduleVersion?: string;
   /**
+   * Aborted when the call is cancelled or this worker stops serving it (its partition moved): a
+   * step waiting between two tries stops waiting. The tool's `ctx.mcpReq.signal`, for code that
+   * has no `ctx` at hand.
+   */
+  readonly signal?: AbortSignal;
+  /**
    * A logger for the tool, its lines stamped with the tool, session, stream and attempt (and, in
    * `tidemark`, the trace and span ids): use it instead of `console` so the lines stay JSON.
    */

@@ -5,6 +5,8 @@ import {
   StepFailedError,
   type StepReport,
 } from '@tidemark/tools';
+import type { Execution } from '@tidemark/tools';
+import { runInExecution } from '@tidemark/tools/runtime';
 import { describe, expect, it } from 'vitest';
 import { CallSteps } from '../src/execution/steps.js';
 
@@ -125,6 +127,30 @@ describe('step retry policies', () => {
     expect(next.waits[0]).toBeLessThanOrEqual(60_000);
     expect(seen.map((s) => s.attempt)).toEqual([1, 2]);
     expect(next.journal.get('charge')).toMatchObject({ outcome: { ok: true }, attempts: 2 });
+  });
+
+  it('a call cancelled while its step waits stops waiting; the journal keeps the count for whoever goes on', async () => {
+    const journal = new Map<string, StepRecord>();
+    const steps = new CallSteps({
+      store: {
+        get: (step) => Promise.resolve(journal.get(step)),
+        put: (step, value) => Promise.resolve(void journal.set(step, value)),
+      },
+      callId: 's/1',
+      replay: false,
+      maxStepBytes: 64 * 1024,
+    });
+    const cancel = new AbortController();
+    const ex = { ...steps.forExecution('e.1'), signal: cancel.signal } as unknown as Execution;
+    const { fn, seen } = flaky(9);
+    const waiting = runInExecution(ex, () =>
+      ex.step('charge', fn, { retry: { ...policy, initialDelayMs: 60_000, maxDelayMs: 60_000 } }),
+    );
+    await expect.poll(() => journal.get('charge')).toBeDefined();
+    cancel.abort(new Error('cancelled by the client'));
+    await expect(waiting).rejects.toThrow('cancelled by the client');
+    expect(seen).toHaveLength(1);
+    expect(journal.get('charge')).toMatchObject({ retrying: { attempts: 1 } });
   });
 
   it('without a policy a step is tried once, its error its outcome', async () => {

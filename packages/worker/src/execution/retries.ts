@@ -109,7 +109,7 @@ function retrying(
     const ctx = params.at(-1) as ToolContext;
     const { signal } = ctx.mcpReq;
     for (let attempt = 1; ; attempt++) {
-      const execution = withLogger(host, name, host.execution(ctx.mcpReq.id), version);
+      const execution = withLogger(host, name, host.execution(ctx.mcpReq.id), version, signal);
       const started = performance.now();
       const end = (outcome: ExecutionEnd['outcome'], error?: unknown) =>
         host.onExecutionEnd?.({
@@ -169,21 +169,22 @@ function retrying(
 
 /**
  * The execution with its tool's logger (a child stamped with the tool and where it runs), its
- * emitter and its module's version.
+ * emitter, its module's version and its signal.
  */
 function withLogger(
   host: RetryHost,
   tool: string,
   execution: Execution | undefined,
   version: string | undefined,
+  signal: AbortSignal,
 ) {
   if (execution === undefined) return execution;
   const emit = host.emitAs === undefined ? {} : { emit: host.emitAs(execution.subject) };
   const moduleVersion = version === undefined ? {} : { moduleVersion: version };
-  if (host.logger === undefined) return { ...execution, ...emit, ...moduleVersion };
+  const added = { ...emit, ...moduleVersion, signal };
+  if (host.logger === undefined) return { ...execution, ...added };
   const { sessionId: session, stream, attempt } = execution;
-  const log = host.logger.child({ tool, session, stream, attempt });
-  return { ...execution, ...emit, ...moduleVersion, log };
+  return { ...execution, ...added, log: host.logger.child({ tool, session, stream, attempt }) };
 }
 
 /** Waits `ms`; false when the signal aborted first. */

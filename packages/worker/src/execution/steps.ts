@@ -52,7 +52,7 @@ export interface CallStepsOptions {
   /** A refused journal write that will be retried. */
   onRetry?: ((error: unknown) => void) | undefined;
   /** How a step waits between two tries (tests pass a clock of their own). */
-  sleep?: ((ms: number) => Promise<void>) | undefined;
+  sleep?: ((ms: number, signal: AbortSignal | undefined) => Promise<void>) | undefined;
 }
 
 const runningStep = new AsyncLocalStorage<StepContext>();
@@ -77,12 +77,12 @@ const MAX_STEPS_PER_EXECUTION = 10_000;
  */
 export class CallSteps {
   private readonly known = new Map<string, StepRecord>();
-  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly sleep: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
   /** Where earlier executions (in other processes) took their steps. */
   private readonly order: JournalOrder;
 
   constructor(private readonly options: CallStepsOptions) {
-    this.sleep = options.sleep ?? ((ms) => sleep(ms));
+    this.sleep = options.sleep ?? waitOrAbort;
     this.order = new JournalOrder(options.replay ? options.store.list : undefined);
   }
 
@@ -162,7 +162,9 @@ export class CallSteps {
     const effectKey = effectKeyOf(this.options.callId, step);
     const started = performance.now();
     for (;;) {
-      if (waitMs > 0) await this.sleep(waitMs);
+      // A call cancelled (or moved) while its step waits is not tried again here: the wait ends
+      // with the signal's error, and the journal keeps the count for whoever goes on.
+      if (waitMs > 0) await this.sleep(waitMs, currentExecution()?.signal);
       let outcome: StepOutcome;
       let thrown: { error: unknown } | undefined;
       try {
@@ -272,6 +274,15 @@ function report(onStep: CallStepsOptions['onStep'], event: StepReport): void {
     'tidemark.step.attempts': event.attempts,
     ...(event.retryInMs === undefined ? {} : { 'tidemark.step.retry_in_ms': event.retryInMs }),
   });
+}
+
+/** Waits `ms`, unless `signal` aborts first: then throws its reason (the tool sees why). */
+async function waitOrAbort(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  try {
+    await sleep(ms, undefined, { signal });
+  } catch (error) {
+    throw signal?.aborted === true ? signal.reason : error;
+  }
 }
 
 /** The effect key of a step of a call: a digest, so it says nothing of the session it is in. */
