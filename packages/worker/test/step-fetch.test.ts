@@ -11,7 +11,7 @@ import type { StepRecord } from '@tidemark/log';
 import { FetchStatusError } from '@tidemark/tools';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { retryAfterOf, stepFetch } from '../src/execution/step-fetch.js';
-import { CallSteps } from '../src/execution/steps.js';
+import { memorySteps } from './memory-steps.js';
 
 // `Execution.fetch` against a pretend service on 127.0.0.1: inside a step it sends the step's
 // effect key as Idempotency-Key on every try, the call's trace context along, a client span per
@@ -56,14 +56,9 @@ async function service(
 function steps() {
   const waits: number[] = [];
   const journal = new Map<string, StepRecord>();
-  const callSteps = new CallSteps({
-    store: {
-      get: (step) => Promise.resolve(journal.get(step)),
-      put: (step, value) => Promise.resolve(void journal.set(step, value)),
-    },
+  const callSteps = memorySteps(journal, {
     callId: 's/9',
     replay: false,
-    maxStepBytes: 64 * 1024,
     sleep: (ms) => Promise.resolve(void waits.push(ms)),
   });
   return { step: callSteps.forExecution('e.1').step, waits };

@@ -3,7 +3,7 @@ import { ErrorCodes } from '@tidemark/protocol';
 import type { Execution } from '@tidemark/tools';
 import { runInExecution } from '@tidemark/tools/runtime';
 import { describe, expect, it } from 'vitest';
-import { CallSteps } from '../src/execution/steps.js';
+import { memorySteps } from './memory-steps.js';
 
 // Versions of a tool under a call in flight: each step is journaled with its place and the
 // module's version; a replay whose code takes other steps there stops with journal-mismatch,
@@ -11,15 +11,8 @@ import { CallSteps } from '../src/execution/steps.js';
 
 /** One execution of a call over `journal`, as the code of module `version` runs it. */
 function execution(journal: Map<string, StepRecord>, attempt: number, version: string) {
-  const steps = new CallSteps({
-    store: {
-      get: (step) => Promise.resolve(journal.get(step)),
-      put: (step, value) => Promise.resolve(void journal.set(step, value)),
-      list: () => Promise.resolve([...journal].map(([step, record]) => ({ step, ...record }))),
-    },
-    callId: 's/1',
+  const steps = memorySteps(journal, {
     replay: attempt > 1,
-    maxStepBytes: 64 * 1024,
   });
   const { step, patched } = steps.forExecution(`e.${attempt}`);
   const ex = { moduleVersion: version, step, patched } as unknown as Execution;

@@ -8,7 +8,7 @@ import {
 import type { Execution } from '@tidemark/tools';
 import { runInExecution } from '@tidemark/tools/runtime';
 import { describe, expect, it } from 'vitest';
-import { CallSteps } from '../src/execution/steps.js';
+import { memorySteps } from './memory-steps.js';
 
 // A step's retry policy (`step(name, fn, { retry })`), on the journal a worker keeps: the tries,
 // the waits between them (asked of an injected clock, so nothing here waits), what is journaled
@@ -17,14 +17,8 @@ import { CallSteps } from '../src/execution/steps.js';
 function harness(journal = new Map<string, StepRecord>(), sleep?: (ms: number) => Promise<void>) {
   const waits: number[] = [];
   const reports: StepReport[] = [];
-  const steps = new CallSteps({
-    store: {
-      get: (step) => Promise.resolve(journal.get(step)),
-      put: (step, value) => Promise.resolve(void journal.set(step, value)),
-    },
-    callId: 's/1',
+  const steps = memorySteps(journal, {
     replay: true,
-    maxStepBytes: 64 * 1024,
     onStep: (report) => reports.push(report),
     sleep: sleep ?? ((ms) => Promise.resolve(void waits.push(ms))),
   });
@@ -131,14 +125,8 @@ describe('step retry policies', () => {
 
   it('a call cancelled while its step waits stops waiting; the journal keeps the count for whoever goes on', async () => {
     const journal = new Map<string, StepRecord>();
-    const steps = new CallSteps({
-      store: {
-        get: (step) => Promise.resolve(journal.get(step)),
-        put: (step, value) => Promise.resolve(void journal.set(step, value)),
-      },
-      callId: 's/1',
+    const steps = memorySteps(journal, {
       replay: false,
-      maxStepBytes: 64 * 1024,
     });
     const cancel = new AbortController();
     const ex = { ...steps.forExecution('e.1'), signal: cancel.signal } as unknown as Execution;
