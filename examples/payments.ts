@@ -2,7 +2,8 @@
 // API. Each effect is a step (`currentExecution().step`): a retry, or a takeover after its worker
 // was killed, replays the journaled charge instead of charging again — and passes the step's
 // `effectKey` to the API as its idempotency key, so even a charge that was in flight when its
-// worker died (and so runs again) is made once.
+// worker died (and so runs again) is made once. With `receiptAfterMs` it sleeps durably between
+// the charge and the receipt (`ex.sleep`): any worker wakes it on time, whatever died meanwhile.
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { currentExecution, defineToolModule, RetryableToolError } from '@tidemark/tools';
@@ -20,6 +21,8 @@ export interface LedgerEntry {
   readonly fresh: boolean;
   readonly amountCents?: number;
   readonly to: string;
+  /** When the API received it (ms since the epoch). */
+  readonly atMs: number;
 }
 
 /**
@@ -81,6 +84,7 @@ export class PretendPayments {
       id: seen?.id ?? `${kind === 'charge' ? 'ch' : 'em'}_${randomUUID()}`,
       fresh: seen === undefined,
       to: request.to,
+      atMs: Date.now(),
       ...(request.amountCents === undefined ? {} : { amountCents: request.amountCents }),
     };
     if (this.file === undefined) this.memory.push(entry);
@@ -101,6 +105,8 @@ const payInput = z.object({
   /** The receipt service refuses its first n tries, asking to be tried again this much later. */
   receiptRefusals: z.number().int().min(0).max(4).default(0),
   receiptRetryAfterMs: z.number().int().min(0).max(60_000).default(1_000),
+  /** Sends the receipt this much after the charge: a durable sleep (`ex.sleep`), the slot given back. */
+  receiptAfterMs: z.number().int().min(0).max(86_400_000).default(0),
 });
 
 /**
@@ -128,6 +134,8 @@ export function registerPayments(server: McpServer, api: PretendPayments = payme
       await hold(holdMs, ctx.mcpReq.signal);
       if (execution.attempt <= failAfterCharge)
         throw new RetryableToolError(`the receipt service is down (attempt ${execution.attempt})`);
+      // Asleep, the call holds no slot; on time it runs again from the top, the charge replayed.
+      if (input.receiptAfterMs > 0) await execution.sleep('before receipt', input.receiptAfterMs);
       const receipt = await execution.step(
         'receipt',
         ({ effectKey, attempt }) =>

@@ -57,7 +57,7 @@ function logExecutionEnd(log: Logger, end: ExecutionEnd): void {
   const message = `tool ${tool}: ${outcome}`;
   // A cancel is the client's choice, not a problem: its reason, no stack.
   if (outcome === 'cancelled') log.info({ ...fields, reason: messageOf(end.error) }, message);
-  else if (outcome === 'ok') log.info(fields, message);
+  else if (outcome === 'ok' || outcome === 'asleep') log.info(fields, message);
   else if (outcome === 'failed') log.error(fields, message);
   else log.warn(fields, message);
 }

@@ -68,6 +68,21 @@ export interface Execution {
    */
   readonly patched: (id: string) => Promise<boolean>;
   /**
+   * A durable sleep: waits `ms` from the first time the call got here, whatever restarts. The wake
+   * time is journaled in the log (a step named `sleep <name>`); while it waits the call gives its
+   * slot back and its tool stops — the worker keeps only a timer — and on time the tool runs
+   * again, its steps replayed from the journal, up to here, and goes on. A worker that dies, or
+   * hands the call's partition over, leaves the wake to the partition's next owner. So the code
+   * before a sleep runs again after it: keep what it decides in steps (Temporal's rule — no clock,
+   * randomness or reads outside `step`). Not inside a step. Sleeps under a second wait in place.
+   *
+   * @example
+   * await ex.step('remind', () => mail.send(to, 'Your trial ends tomorrow'));
+   * await ex.sleep('a day', 24 * 60 * 60 * 1000);
+   * await ex.step('expire', () => accounts.expire(id));
+   */
+  readonly sleep: SleepFunction;
+  /**
    * `fetch`, for a step's calls to other services: inside a step it sends the step's `effectKey`
    * as `Idempotency-Key` (unless the request has one), so a try that reached the service before its
    * worker died is not done twice; a response that asks to be tried again — 408, 429 or a 5xx —
@@ -101,6 +116,9 @@ export type CompensateFunction = (
   fn: (step: StepContext) => unknown,
   options?: StepOptions,
 ) => void;
+
+/** `Execution.sleep`: a name for the sleep (its step's, after `sleep `) and how long, in ms. */
+export type SleepFunction = (name: string, ms: number) => Promise<void>;
 
 /** `Execution.fetch`: the global `fetch`'s signature. */
 export type StepFetch = (input: string | URL, init?: RequestInit) => Promise<Response>;

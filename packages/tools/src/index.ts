@@ -23,6 +23,7 @@ export type {
   EmitFunction,
   EmitOptions,
   Execution,
+  SleepFunction,
   StepFetch,
 } from './execution.js';
 export { NonRetryableError, STEP_RETRY_DEFAULTS, StepFailedError } from './steps.js';

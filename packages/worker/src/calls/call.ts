@@ -23,6 +23,8 @@ export type CallEnd = 'answered' | 'not-started' | 'stopped';
  */
 export class Call {
   private ended: CallEnd | undefined;
+  /** Resting (`idle`): not counted among the partition's running calls meanwhile. */
+  private resting = false;
   /** The span's context: what the call runs in. */
   readonly context: Context;
 
@@ -64,13 +66,21 @@ export class Call {
     return new Call(lane, reader, slot, record.offset, span, parent);
   }
 
-  /** Gives the slot back while the call waits (a task waiting for its user), then retakes it. */
+  /**
+   * Gives the slot back while the call waits (a task waiting for its user, a call asleep), then
+   * retakes it. Meanwhile it does not count as running: a drain does not wait for it — nothing of
+   * it runs, and the partition's next owner goes on with it from the log.
+   */
   async idle<T>(waiting: Promise<T>): Promise<T> {
     const { kind, share } = this.slot;
     this.slot.release();
+    if (!this.resting && this.ended === undefined) this.reader.callEnded();
+    this.resting = true;
     try {
       return await waiting;
     } finally {
+      this.resting = false;
+      if (this.ended === undefined) this.reader.callStarted();
       await this.retake(share, kind);
     }
   }
@@ -100,7 +110,7 @@ export class Call {
     this.ended = how;
     this.span.end();
     this.slot.release();
-    this.reader.callEnded();
+    if (!this.resting) this.reader.callEnded();
     if (how === 'answered') this.reader.done(this.offset);
   }
 }

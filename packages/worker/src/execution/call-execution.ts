@@ -14,6 +14,7 @@ import type { Execution } from '@tidemark/tools';
 import { backoff, whileUnavailable } from './backoff.js';
 import type { CallEnvironment } from './call-environment.js';
 import { continueProgress } from './progress-continuity.js';
+import { untilWake } from './sleep.js';
 import { stepFetch } from './step-fetch.js';
 import { withCompensations } from './compensations.js';
 import type { RetryHost } from './retries.js';
@@ -78,6 +79,9 @@ export function decideRun(
   return { kind: 'run', attempt };
 }
 
+/** Gives the call's slot back while `waiting` is pending, and takes one again after. */
+export type RestFunction = <T>(waiting: Promise<T>) => Promise<T>;
+
 /** Messages of one call written ahead of the log before its tool waits (see `pipeline`). */
 const MAX_UNACKNOWLEDGED = 256;
 
@@ -113,6 +117,8 @@ export class CallExecution {
   private progressBase = 0;
   /** The highest progress written so far, in any generation of this run. */
   private lastProgress = 0;
+  /** When the tool went to sleep (`ex.sleep`) in its latest invocation: its wake time. */
+  private wakeAtMs: number | undefined;
 
   private constructor(
     private readonly environment: CallEnvironment,
@@ -259,9 +265,43 @@ export class CallExecution {
       generation,
       attempt: generation.attempt,
       ...(subject === undefined ? {} : { subject }),
-      ...this.steps.forExecution(formatGeneration(generation)),
+      ...this.steps.forExecution(formatGeneration(generation), (wakeAtMs) => {
+        this.wakeAtMs = wakeAtMs;
+      }),
       fetch: stepFetch,
     });
+  }
+
+  /**
+   * The wake time of the sleep the tool went into in its invocation just ended (once: it is
+   * cleared), or undefined when it did not sleep: then what the invocation answered is the call's.
+   */
+  takeWake(): number | undefined {
+    const wakeAtMs = this.wakeAtMs;
+    this.wakeAtMs = undefined;
+    return wakeAtMs;
+  }
+
+  /**
+   * Invokes the tool (`invoke`) until it answers without going to sleep: while it sleeps the call
+   * rests (`rest`: its slot given back meanwhile) until its wake time, then runs again in the same
+   * generation, its steps replayed. Undefined when `signal` aborted during a sleep (cancelled, or
+   * the partition moved: its next owner wakes it from the journal).
+   */
+  async untilAnswered<T>(
+    invoke: () => Promise<T>,
+    rest: RestFunction | undefined,
+    signal: AbortSignal,
+  ): Promise<T | undefined> {
+    for (;;) {
+      const answer = await invoke();
+      const wakeAtMs = this.takeWake();
+      if (wakeAtMs === undefined) return answer;
+      const waking = untilWake(wakeAtMs, signal);
+      if (!(await (rest === undefined ? waking : rest(waking)))) return undefined;
+      // Its progress goes on from where it got, as a retry's does: the replay reports again.
+      this.progressBase = this.lastProgress;
+    }
   }
 
   /** What the retry wrapper drives for a server that runs this call alone (a stateless request). */

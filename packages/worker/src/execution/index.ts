@@ -5,7 +5,8 @@
  * its session running all it may) or run as the next generation. `CallExecution` is a call
  * running here, on any lane: the generations of its stream (stamps, seq, the terminal written
  * until it is in; retries as the next generation), its step journal (`CallSteps`) and the
- * `Execution` its tool sees; it runs in the `CallEnvironment` the worker builds once.
+ * `Execution` its tool sees; it runs in the `CallEnvironment` the worker builds once. A tool
+ * asleep (`ex.sleep`, sleep.ts) leaves its invocation; `untilAnswered` runs it again on time.
  * `registerModule` wraps each tool so the `Execution` it sees (steps, retries, emit, logger) is
  * built the same on every lane. `createToolServer` is the SDK server tools register on;
  * `invokeStateless` runs one request on a fresh one.
@@ -13,11 +14,12 @@
 export { whileUnavailable } from './backoff.js';
 export type { CallEnvironment, ExecutionStart } from './call-environment.js';
 export { CallExecution, decideRun, notOwned } from './call-execution.js';
-export type { RunLimits } from './call-execution.js';
+export type { RestFunction, RunLimits } from './call-execution.js';
 export { lastProgressInLog } from './progress-continuity.js';
 export { registerModule } from './retries.js';
 export type { ExecutionEnd } from './retries.js';
 export { invokeStateless } from './stateless-invocation.js';
+export { untilWake } from './sleep.js';
 export { CallSteps } from './steps.js';
 export { withCompensations } from './compensations.js';
 export { stepFetch } from './step-fetch.js';

@@ -23,6 +23,7 @@ import {
 } from '@tidemark/tools';
 import type { EmitterFor } from '../events/index.js';
 import { runCompensations } from './compensations.js';
+import { Asleep } from './sleep.js';
 import { v1Server } from './v1-server.js';
 
 /** What the retry wrapper needs from whoever runs the tools: the worker runtime or the test harness. */
@@ -45,14 +46,14 @@ export interface RetryHost {
 
 /**
  * How one execution of a tool ended: `ok`; `tool-error` (it returned an error result, a timeout
- * included); `retrying` (it threw a retryable error and runs again); `failed` (it threw, and the
- * call ends with that error); `cancelled` (it threw after its call was cancelled: `error` is the
- * cancellation's reason).
+ * included); `retrying` (it threw a retryable error and runs again); `asleep` (a durable sleep:
+ * it runs again at its wake time); `failed` (it threw, and the call ends with that error);
+ * `cancelled` (it threw after its call was cancelled: `error` is the cancellation's reason).
  */
 export interface ExecutionEnd {
   readonly tool: string;
   readonly execution: Execution | undefined;
-  readonly outcome: 'ok' | 'tool-error' | 'retrying' | 'failed' | 'cancelled';
+  readonly outcome: 'ok' | 'tool-error' | 'retrying' | 'asleep' | 'failed' | 'cancelled';
   readonly durationMs: number;
   readonly error?: unknown;
 }
@@ -142,6 +143,11 @@ function retrying(
           end('cancelled', signal.reason);
           await undo();
           throw error;
+        }
+        // Asleep (`ex.sleep`): the invocation ends here, unanswered; the lane runs it on time.
+        if (error instanceof Asleep) {
+          end('asleep');
+          return { content: [{ type: 'text', text: error.message }] };
         }
         const final = !isRetryableError(error) || attempt >= policy.maxAttempts;
         end(final ? 'failed' : 'retrying', error);

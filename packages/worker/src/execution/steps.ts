@@ -18,6 +18,7 @@ import {
   type StreamId,
 } from '@tidemark/protocol';
 import { whileUnavailable } from './backoff.js';
+import { durableSleep } from './sleep.js';
 import { JournalOrder, type JournalListing } from './step-order.js';
 import { compileStepRetry, stepRetryDelay, type CompiledStepRetry } from '@tidemark/tools/runtime';
 import {
@@ -86,8 +87,14 @@ export class CallSteps {
     this.order = new JournalOrder(options.replay ? options.store.list : undefined);
   }
 
-  /** The `step` and `patched` of one execution (generation `epoch.attempt`). */
-  forExecution(generation: string): Pick<Execution, 'step' | 'patched'> {
+  /**
+   * The `step`, `patched` and `sleep` of one execution (generation `epoch.attempt`); `suspend`
+   * (given where the lane can run the tool again later) takes a long sleep's wake time.
+   */
+  forExecution(
+    generation: string,
+    suspend?: (wakeAtMs: number) => void,
+  ): Pick<Execution, 'step' | 'patched' | 'sleep'> {
     const seen = new Map<string, number>();
     let taken = 0;
     const patched = async (id: string): Promise<boolean> => {
@@ -134,7 +141,11 @@ export class CallSteps {
       const place = { generation, index: taken };
       return this.run(count === 1 ? name : `${name}#${count}`, place, fn, policy);
     };
-    return { step, patched };
+    return {
+      step,
+      patched,
+      sleep: durableSleep(step, this.sleep, suspend, () => currentStep() !== undefined),
+    };
   }
 
   private async run<T>(

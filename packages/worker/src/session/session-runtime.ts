@@ -38,16 +38,9 @@ import { LogTransport, replayInitialize } from './log-transport.js';
 import type { SessionRuntimeOptions } from './session-options.js';
 import { StandaloneStream } from './standalone-stream.js';
 import { followJoined } from './stream-mirror.js';
+import { InFlight, isResponse } from './in-flight.js';
 
 export type { SessionRuntimeOptions } from './session-options.js';
-
-interface InFlight {
-  readonly stream: StreamId;
-  readonly call: Call;
-  readonly run: CallExecution;
-  readonly requestId: RequestId;
-  closed: boolean;
-}
 
 /**
  * One session on this worker: the SDK's `McpServer` with the session's tool modules, connected to
@@ -182,7 +175,7 @@ export class SessionRuntime {
           head,
           { stopped: () => this.closed },
         );
-        const entry = { stream, call, run, requestId: message.id, closed: false };
+        const entry = new InFlight(stream, call, run, message);
         // A join runs nothing here: it follows the call it joins, whatever the bounds.
         if (joins !== undefined) return this.join(entry, message, joins);
         if (verdict.kind === 'refuse') {
@@ -232,11 +225,11 @@ export class SessionRuntime {
   /** Cancels every running call, as if the client had cancelled each: their streams end. */
   async cancelAll(reason: string): Promise<void> {
     this.ended = true;
-    for (const { requestId } of [...this.inflight.values()]) {
+    for (const { request } of [...this.inflight.values()]) {
       await this.other({
         jsonrpc: '2.0',
         method: 'notifications/cancelled',
-        params: { requestId, reason },
+        params: { requestId: request.id, reason },
       });
     }
   }
@@ -249,7 +242,7 @@ export class SessionRuntime {
     if (this.closed) return;
     this.closed = true;
     for (const entry of this.inflight.values()) {
-      entry.closed = true;
+      entry.close();
       entry.call.finish('stopped');
     }
     this.inflight.clear();
@@ -260,7 +253,13 @@ export class SessionRuntime {
   async route(message: JSONRPCMessage, options: TransportSendOptions | undefined): Promise<void> {
     if (this.closed) return;
     if (isResponse(message)) {
-      await this.finish(requestStreamId(message.id), message);
+      const stream = requestStreamId(message.id);
+      const entry = this.inflight.get(stream);
+      const wakeAtMs = entry?.run.takeWake();
+      // Asleep (`ex.sleep`): what it answered is not the call's; it runs again on time.
+      if (entry !== undefined && wakeAtMs !== undefined)
+        return entry.rest(wakeAtMs, (request) => this.transport.receive(request));
+      await this.finish(stream, message);
       return;
     }
     // A request to the client (an elicitation, a sampling) carries the tool's trace in `_meta`.
@@ -332,14 +331,10 @@ export class SessionRuntime {
   private async finish(stream: StreamId, message: JSONRPCMessage | undefined): Promise<void> {
     const entry = this.inflight.get(stream);
     if (entry === undefined || entry.closed) return;
-    entry.closed = true;
+    entry.close();
     // Stopped first (close() ended the call already): the next owner runs the call again.
     if (!(await entry.run.finish(message, () => this.closed)) || this.closed) return;
     this.inflight.delete(stream);
     entry.call.finish('answered');
   }
-}
-
-function isResponse(message: JSONRPCMessage): message is JSONRPCMessage & { id: RequestId } {
-  return 'id' in message && !('method' in message) && ('result' in message || 'error' in message);
 }

@@ -141,13 +141,18 @@ export class StatelessExchange {
     }
     let answer: JSONRPCMessage | undefined;
     try {
-      answer = await invokeStateless(
-        environment,
-        execution,
-        { classification: this.request.classification, tasks },
-        message,
+      answer = await execution.untilAnswered(
+        () =>
+          invokeStateless(
+            environment,
+            execution,
+            { classification: this.request.classification, tasks },
+            message,
+            this.abort.signal,
+            async (sent) => void (await execution.send(sent)),
+          ),
+        this.request.idle,
         this.abort.signal,
-        async (sent) => void (await execution.send(sent)),
       );
     } catch (error) {
       // The server could not run it (a module's `register` threw): still answered, then reported.

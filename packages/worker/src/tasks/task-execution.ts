@@ -229,18 +229,25 @@ export class TaskExecution {
     }
   }
 
-  private invoke(message: JSONRPCRequest): Promise<JSONRPCMessage | undefined> {
+  /** One round of the tool, run again while it sleeps (`ex.sleep`), the task slot given back. */
+  private async invoke(message: JSONRPCRequest): Promise<JSONRPCMessage | undefined> {
     const run = this.run!;
-    return invokeStateless(
-      this.lane.environment,
-      run,
-      { classification: this.request.classification, tasks: true },
-      message,
+    const answer = await run.untilAnswered(
+      () =>
+        invokeStateless(
+          this.lane.environment,
+          run,
+          { classification: this.request.classification, tasks: true },
+          message,
+          this.abort.signal,
+          async (sent) => {
+            if (!this.finished) await run.send(sent);
+          },
+        ),
+      this.request.idle,
       this.abort.signal,
-      async (sent) => {
-        if (!this.finished) await run.send(sent);
-      },
     );
+    return answer ?? undefined;
   }
 
   /** Records what the tool asks, keyed uniquely over the task's life, and waits for the answers. */
