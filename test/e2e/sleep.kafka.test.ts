@@ -1,0 +1,57 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PretendPayments } from '@tidemark/examples/payments';
+import { describe, expect, inject, it, onTestFinished } from 'vitest';
+import { Cluster, sleep } from './cluster.js';
+import { pollTask, rpc } from '@tidemark/fixtures/task-client';
+
+// Durable sleep on a real broker: a task charges, then sleeps 5 s (`ex.sleep`); every worker
+// process is killed (-9) while it sleeps, and a worker started afterwards — which never saw the
+// call — wakes it from the journal within a second of its time: the receipt is sent then, the
+// charge replayed, made once.
+
+const brokers = inject('kafkaBrokers');
+
+const SLEEP_MS = 5_000;
+
+describe('durable sleep on Kafka: a kill -9 of every worker does not lose the wake', () => {
+  it('a task asleep for 5 s wakes on a new worker within a second of its time, its charge made once', async () => {
+    const ledger = join(mkdtempSync(join(tmpdir(), 'tidemark-sleep-')), 'payments.jsonl');
+    process.env['PAYMENTS_LEDGER'] = ledger;
+    // A short group session: the dead workers' partitions are given to the new one in 2 s.
+    const c = await Cluster.start({
+      brokers,
+      label: 'sleep',
+      gateways: 1,
+      workers: 2,
+      groupSessionTimeoutMs: 2_000,
+    });
+    onTestFinished(() => c.stop());
+    const api = new PretendPayments(ledger);
+    const url = `http://127.0.0.1:${c.gateways[0]!.port}/mcp`;
+    const created = await rpc(url, 'tools/call', {
+      name: 'pay',
+      arguments: { to: 'ada@example.com', amountCents: 4200, receiptAfterMs: SLEEP_MS },
+    });
+    const taskId = String(created.body.result?.['taskId']);
+    const deadline = Date.now() + 30_000;
+    while (!c.stepLines().some((s) => s.step === 'sleep before receipt')) {
+      if (Date.now() > deadline) throw new Error('the task never went to sleep');
+      await sleep(20);
+    }
+    for (const worker of [...c.workers]) await c.kill(worker, 'SIGKILL');
+    await c.startWorker();
+    const done = await pollTask([url], taskId, ['completed'], { timeoutMs: 60_000 });
+    expect(done['result']).toMatchObject({ structuredContent: { chargeId: expect.any(String) } });
+    const entries = api.entries();
+    const charges = entries.filter((e) => e.kind === 'charge');
+    const receipts = entries.filter((e) => e.kind === 'receipt');
+    expect(charges).toEqual([expect.objectContaining({ fresh: true })]);
+    expect(receipts).toEqual([expect.objectContaining({ fresh: true })]);
+    // The wake time is journaled just after the charge: the receipt goes on time, not early.
+    const lateMs = receipts[0]!.atMs - (charges[0]!.atMs + SLEEP_MS);
+    expect(lateMs).toBeGreaterThanOrEqual(0);
+    expect(lateMs).toBeLessThan(1_000);
+  });
+});
