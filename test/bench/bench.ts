@@ -5,7 +5,7 @@
 //
 //   npm run bench                    # the full run (about 15 minutes on 2 cores)
 //   npm run bench -- --smoke         # tiny sizes, every benchmark and target (what npm test runs)
-//   npm run bench -- --only live     # one benchmark (live, resume, memory, restart, tenants, scale, paths); the others' results are kept
+//   npm run bench -- --only live     # one benchmark (live, resume, memory, restart, tenants, scale, paths, sleeps); the others' results are kept
 //   npm run bench -- --only resume --targets tidemark-kafka-2 --storm 10000 --out /tmp/storm
 //
 // The load generator is this process; every server is a separate process on loopback. On a
@@ -20,6 +20,7 @@ import { runRestart } from './restart.ts';
 import { runTenants } from './tenants.ts';
 import { runResume } from './resume.ts';
 import { runScale } from './scale-events.ts';
+import { runSleeps, sleepsTable } from './sleeps.ts';
 import { writeSummary } from './summary.ts';
 import { machine, writeResult } from './support.ts';
 import { TARGETS, type TargetName } from './targets.ts';
@@ -34,7 +35,7 @@ const { values } = parseArgs({
   },
 });
 const smoke = values.smoke;
-const BENCHMARKS = ['live', 'resume', 'memory', 'restart', 'tenants', 'scale', 'paths'];
+const BENCHMARKS = ['live', 'resume', 'memory', 'restart', 'tenants', 'scale', 'paths', 'sleeps'];
 const only = new Set((values.only ?? BENCHMARKS.join(',')).split(','));
 for (const name of only)
   if (!BENCHMARKS.includes(name)) {
@@ -100,6 +101,16 @@ try {
   if (only.has('scale')) result['scale'] = await runScale({ brokers, smoke });
   // Effects, tasks/get on a busy partition, Events deliveries, OpenTelemetry: their own scripts.
   if (only.has('paths')) result['paths'] = await runPaths({ brokers, smoke });
+  // Tasks asleep at once (`ex.sleep`): memory per sleeping call, a plain call meanwhile, wake lateness.
+  if (only.has('sleeps')) {
+    const sleeps = await runSleeps({
+      brokers,
+      tasks: smoke ? 40 : 10_000,
+      sleepMs: smoke ? 6_000 : 90_000,
+    });
+    result['sleeps'] = sleeps;
+    console.log(`${sleepsTable(sleeps)}\n`);
+  }
   result['seconds'] = Math.round((Date.now() - started) / 1000);
   writeResult(file, result);
   const summary = writeSummary(result, values.out, smoke ? 'smoke-' : '');

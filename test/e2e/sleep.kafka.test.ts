@@ -54,4 +54,38 @@ describe('durable sleep on Kafka: a kill -9 of every worker does not lose the wa
     expect(lateMs).toBeGreaterThanOrEqual(0);
     expect(lateMs).toBeLessThan(1_000);
   });
+
+  it('a rolling restart of every worker while 100 tasks sleep loses none: each wakes and charges once', async () => {
+    const ledger = join(mkdtempSync(join(tmpdir(), 'tidemark-sleep-')), 'payments.jsonl');
+    process.env['PAYMENTS_LEDGER'] = ledger;
+    const c = await Cluster.start({ brokers, label: 'sleep-roll', gateways: 1, workers: 2 });
+    onTestFinished(() => c.stop());
+    const api = new PretendPayments(ledger);
+    const url = `http://127.0.0.1:${c.gateways[0]!.port}/mcp`;
+    const created = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        rpc(url, 'tools/call', {
+          name: 'pay',
+          arguments: { to: `t${i}@example.com`, amountCents: 100 + i, receiptAfterMs: 8_000 },
+        }),
+      ),
+    );
+    const ids = created.map(({ body }) => String(body.result?.['taskId']));
+    await expect
+      .poll(() => api.entries().filter((e) => e.kind === 'charge').length, { timeout: 30_000 })
+      .toBe(100);
+    // The upgrade: each worker in turn replaced by a new one, the old drained (SIGTERM).
+    for (const old of [...c.workers]) {
+      await c.startWorker();
+      await c.kill(old, 'SIGTERM');
+    }
+    const done = await Promise.all(
+      ids.map((id) => pollTask([url], id, ['completed'], { timeoutMs: 60_000, intervalMs: 500 })),
+    );
+    expect(done.map((task) => task['status'])).toEqual(ids.map(() => 'completed'));
+    const entries = api.entries();
+    expect(entries.filter((e) => e.kind === 'charge' && e.fresh)).toHaveLength(100);
+    expect(entries.filter((e) => e.kind === 'receipt' && e.fresh)).toHaveLength(100);
+    expect(entries.filter((e) => !e.fresh)).toEqual([]);
+  });
 });

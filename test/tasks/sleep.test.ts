@@ -1,6 +1,6 @@
 import counting from '@tidemark/examples/counting';
 import { paymentsModule, PretendPayments } from '@tidemark/examples/payments';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
 import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
 import { pollTask, rpc } from '@tidemark/fixtures/task-client';
 
@@ -10,9 +10,10 @@ import { pollTask, rpc } from '@tidemark/fixtures/task-client';
 // answered at once — and each wakes on time with its charge replayed, made once.
 
 const TASKS = 60;
-const SLEEP_MS = 2_500;
+const SLEEP_MS = 6_000;
 
-async function setup() {
+/** Each test's own stack (the tests run at once: each stops its own). */
+async function setup({ onTestFinished }: TestContext) {
   const api = new PretendPayments(undefined);
   const stack = await embeddedStack({
     modules: [paymentsModule(api), counting],
@@ -28,8 +29,8 @@ const pay = (i: number, receiptAfterMs: number) => ({
 });
 
 describe.concurrent('durable sleep on the stateless lane and in tasks (embedded log)', () => {
-  it(`${TASKS} tasks asleep at once on 4 task slots: a plain call is answered meanwhile; each wakes on time, charged once`, async () => {
-    const { api, url } = await setup();
+  it(`${TASKS} tasks asleep at once on 4 task slots: a plain call is answered meanwhile; each wakes on time, charged once`, async (context) => {
+    const { api, url } = await setup(context);
     const created = await Promise.all(
       Array.from({ length: TASKS }, (_, i) => rpc(url, 'tools/call', pay(i, SLEEP_MS))),
     );
@@ -63,15 +64,30 @@ describe.concurrent('durable sleep on the stateless lane and in tasks (embedded 
     }
   });
 
-  it('a plain stateless call that sleeps answers after its sleep, its charge made once', async () => {
-    const { api, url } = await setup();
+  it('a plain stateless call that sleeps answers after its sleep, its charge made once', async (context) => {
+    const { api, url } = await setup(context);
     const started = Date.now();
     const answer = await rpc(url, 'tools/call', pay(1, 1_500), { tasks: false });
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
-    expect(answer.body.result).toMatchObject({ structuredContent: { chargeId: expect.any(String) } });
+    expect(answer.body.result).toMatchObject({
+      structuredContent: { chargeId: expect.any(String) },
+    });
     expect(api.entries().map((e) => [e.kind, e.fresh])).toEqual([
       ['charge', true],
       ['receipt', true],
     ]);
+  });
+
+  it('a task cancelled while it sleeps off memory is cancelled at once, and its tool never runs again', async (context) => {
+    const { api, url } = await setup(context);
+    const created = await rpc(url, 'tools/call', pay(7, SLEEP_MS));
+    const taskId = String(created.body.result?.['taskId']);
+    await expect.poll(() => api.entries().length).toBe(1);
+    const cancelled = await rpc(url, 'tasks/cancel', { taskId });
+    expect(cancelled.body.error).toBeUndefined();
+    const task = await pollTask([url], taskId, ['cancelled'], { timeoutMs: 5_000 });
+    expect(task['status']).toBe('cancelled');
+    await new Promise((resolve) => setTimeout(resolve, SLEEP_MS + 500));
+    expect(api.entries().map((e) => e.kind)).toEqual(['charge']);
   });
 });

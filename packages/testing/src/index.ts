@@ -105,6 +105,12 @@ export interface ToolSessionOptions {
    * worker answers (`ProtocolError`, -32603, naming the size and the limit). Default the worker's.
    */
   maxResultBytes?: number;
+  /**
+   * Time-skipping: a durable sleep (`ex.sleep`) and the wait between a step's tries end at once,
+   * their wake times journaled as ever — so a tool that sleeps a day is tested in milliseconds.
+   * Default false: they wait, in place (the harness has no other worker to wake them).
+   */
+  skipWaits?: boolean;
 }
 
 export interface CallOptions {
@@ -132,7 +138,7 @@ export async function openToolSession(
   options: ToolSessionOptions = {},
 ): Promise<ToolSession> {
   const stateless = options.lane === 'stateless';
-  const calls = new CallLedger(module);
+  const calls = new CallLedger(module, options.skipWaits === true);
   const newServer = async () => {
     const server = createToolServer(TEST_SERVER, [module], {
       // As a worker answers: the session lane's revisions, newest first, and the stateless one.
@@ -279,7 +285,11 @@ class CallLedger {
   /** Emits as a worker would — checked against the module's event types — into `emitted`. */
   readonly emitAs: EmitterFor;
 
-  constructor(module: ToolModule) {
+  constructor(
+    module: ToolModule,
+    /** Waits end at once (`ToolSessionOptions.skipWaits`). */
+    private readonly skipWaits: boolean,
+  ) {
     const types = new Map((module.events ?? []).map((type) => [type.name, type]));
     this.emitAs = emitterOf(
       () => types,
@@ -314,6 +324,7 @@ class CallLedger {
       callId: `test-session/${String(requestId)}`,
       replay: true,
       maxStepBytes: WORKER_DEFAULTS.maxStepBytes,
+      ...(this.skipWaits ? { sleep: () => Promise.resolve() } : {}),
       onStep: (event) => this.steps.push({ ...event, attempt: this.attempts.get(requestId) ?? 1 }),
     });
     this.journals.set(requestId, steps);

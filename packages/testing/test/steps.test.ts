@@ -169,4 +169,37 @@ describe('durable steps (runTool)', () => {
     );
     expect(run.result.content).toEqual([{ type: 'text', text: '"string"' }]);
   });
+
+  it('skipWaits: a day-long durable sleep is journaled and skipped; without it a short one waits', async () => {
+    const api = new PretendPayments(undefined);
+    const args = { to: 'ada@example.com', amountCents: 1250, receiptAfterMs: 86_400_000 };
+    const started = Date.now();
+    const run = await runTool(paymentsModule(api), 'pay', args, { skipWaits: true });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(run.result.isError).not.toBe(true);
+    expect(run.steps.map((s) => s.step)).toEqual(['charge', 'sleep before receipt', 'receipt']);
+    expect(api.entries().map((e) => e.kind)).toEqual(['charge', 'receipt']);
+
+    const waited = Date.now();
+    const short = await runTool(paymentsModule(api), 'pay', { ...args, receiptAfterMs: 300 });
+    expect(short.result.isError).not.toBe(true);
+    expect(Date.now() - waited).toBeGreaterThanOrEqual(300);
+  });
+
+  it('a sleep inside a step, or of a bad length, is refused with a clear error', async () => {
+    const inStep = await runTool(
+      toolOf(() => currentExecution()!.step('outer', () => currentExecution()!.sleep('x', 10))),
+      't',
+      {},
+    );
+    expect(inStep.result.isError).toBe(true);
+    expect(JSON.stringify(inStep.result.content)).toContain('a sleep outside any step');
+    const negative = await runTool(
+      toolOf(() => currentExecution()!.sleep('x', -1)),
+      't',
+      {},
+    );
+    expect(negative.result.isError).toBe(true);
+    expect(JSON.stringify(negative.result.content)).toContain('sleep ms');
+  });
 });

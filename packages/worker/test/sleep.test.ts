@@ -8,7 +8,7 @@ import {
   type ExecutionEnd,
   type WorkerOptions,
 } from '@tidemark/worker';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
 import * as z from 'zod';
 import { LogClient, outcome } from '@tidemark/fixtures/log-client';
 
@@ -41,13 +41,14 @@ function napping() {
   return { module, runs };
 }
 
-function setup() {
+/** Each test's own log and workers (the tests run at once: each stops its own). */
+function setup({ onTestFinished }: TestContext) {
   const log = new EmbeddedLog({ path: ':memory:' });
   const topics: TopicNames = topicNames('t.');
   log.provisionTopics(topics, { partitions: PARTITIONS });
   const workers: Worker[] = [];
   const ends: ExecutionEnd['outcome'][] = [];
-  const startWorker = async (extra: Partial<WorkerOptions>) => {
+  const startWorker = async (extra: Partial<WorkerOptions> & Pick<WorkerOptions, 'modules'>) => {
     const worker = new Worker({
       log,
       topics,
@@ -75,9 +76,9 @@ function setup() {
 }
 
 describe.concurrent('durable sleep on the session lane (embedded log)', () => {
-  it('gives its slot back while it sleeps: a call behind it is answered at once; it wakes on time, each step run once', async () => {
+  it('gives its slot back while it sleeps: a call behind it is answered at once; it wakes on time, each step run once', async (context) => {
     const { module, runs } = napping();
-    const { startWorker, client, ends } = setup();
+    const { startWorker, client, ends } = setup(context);
     await startWorker({ modules: [module, counting], maxConcurrentCalls: 1 });
     const c = await client();
     const started = Date.now();
@@ -95,23 +96,27 @@ describe.concurrent('durable sleep on the session lane (embedded log)', () => {
     expect(runs).toEqual({ before: 1, after: 1, invocations: 2 });
   });
 
-  it('a call cancelled while it sleeps ends then, and never wakes', async () => {
+  it('a call cancelled while it sleeps ends then, and never wakes', async (context) => {
     const { module, runs } = napping();
-    const { startWorker, client, ends } = setup();
+    const { startWorker, client, ends } = setup(context);
     await startWorker({ modules: [module] });
     const c = await client();
     const nap = c.call('nap', 'nap', { ms: 1_200 }).done;
     await expect.poll(() => ends).toContain('asleep');
-    await c.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'nap' } });
+    await c.send({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: 'nap' },
+    });
     const seen = await nap;
     expect(seen.at(-1)).toMatchObject({ kind: 'message', final: true });
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(runs).toEqual({ before: 1, after: 0, invocations: 1 });
   });
 
-  it('a worker that stops while a call sleeps leaves the wake to the next: it wakes there on time, the first step replayed', async () => {
+  it('a worker that stops while a call sleeps leaves the wake to the next: it wakes there on time, the first step replayed', async (context) => {
     const { module, runs } = napping();
-    const { startWorker, client, ends } = setup();
+    const { startWorker, client, ends } = setup(context);
     const first = await startWorker({ modules: [module], handoffTimeoutMs: 0 });
     const c = await client();
     const started = Date.now();

@@ -23,6 +23,12 @@ export interface StatelessRequest {
    */
   readonly claim?:
     (IdempotencyClaim & { readonly record?: SessionRecord | null | undefined }) | undefined;
+  /**
+   * The request is dispatched again at its task's wake time (`ex.sleep`): its next generation is a
+   * wake, not a takeover, and does not count toward the poison-call bound; `progress` is the
+   * highest progress it wrote before it slept.
+   */
+  readonly woken?: { readonly progress: number } | undefined;
   /** Runs a wait for the client (a task's input) without holding a call slot. */
   readonly idle?: (<T>(waiting: Promise<T>) => Promise<T>) | undefined;
   /** The request became a task: from a call slot to a task slot (see `Call.asTask`). */

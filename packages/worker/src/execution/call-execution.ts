@@ -14,7 +14,7 @@ import type { Execution } from '@tidemark/tools';
 import { backoff, whileUnavailable } from './backoff.js';
 import type { CallEnvironment } from './call-environment.js';
 import { continueProgress } from './progress-continuity.js';
-import { untilWake } from './sleep.js';
+import { Asleep, LEAVE_AT_MS, untilWake } from './sleep.js';
 import { stepFetch } from './step-fetch.js';
 import { withCompensations } from './compensations.js';
 import type { RetryHost } from './retries.js';
@@ -104,6 +104,11 @@ export interface BeginOptions {
   readonly journal?: StreamId | undefined;
   /** Look steps up in the journal even on a first generation (another stream's execution wrote it). */
   readonly replay?: boolean | undefined;
+  /**
+   * The highest progress the previous generation wrote, when this process knows it (a task woken
+   * from a sleep): then the log is not read for it.
+   */
+  readonly progress?: number | undefined;
 }
 
 /**
@@ -148,11 +153,15 @@ export class CallExecution {
     const { lastProgress, onWriteFailure } = environment;
     // The generations before continued each other's numbering; the one before this may have died
     // before writing any progress, so its head's base counts too.
+    const known = options.progress;
     const progressBase =
-      previous === undefined || lastProgress === undefined
+      previous === undefined || (lastProgress === undefined && known === undefined)
         ? undefined
         : async (startOffset: bigint) =>
-            Math.max(previous.progressBase ?? 0, await lastProgress(owner, previous, startOffset));
+            Math.max(
+              previous.progressBase ?? 0,
+              known ?? (await lastProgress!(owner, previous, startOffset)),
+            );
     const onRetry = (error: unknown) => onWriteFailure?.(owner, stream, error);
     const generation = await whileUnavailable(
       () => {
@@ -286,17 +295,22 @@ export class CallExecution {
    * Invokes the tool (`invoke`) until it answers without going to sleep: while it sleeps the call
    * rests (`rest`: its slot given back meanwhile) until its wake time, then runs again in the same
    * generation, its steps replayed. Undefined when `signal` aborted during a sleep (cancelled, or
-   * the partition moved: its next owner wakes it from the journal).
+   * the partition moved: its next owner wakes it from the journal). With `leave`, a sleep of
+   * `LEAVE_AT_MS` or more is not waited here: `Asleep` is thrown, for the lane to keep the call
+   * off memory until then.
    */
   async untilAnswered<T>(
     invoke: () => Promise<T>,
     rest: RestFunction | undefined,
     signal: AbortSignal,
+    leave = false,
   ): Promise<T | undefined> {
     for (;;) {
       const answer = await invoke();
       const wakeAtMs = this.takeWake();
       if (wakeAtMs === undefined) return answer;
+      if (leave && wakeAtMs - Date.now() >= LEAVE_AT_MS)
+        throw new Asleep(wakeAtMs, this.lastProgress);
       const waking = untilWake(wakeAtMs, signal);
       if (!(await (rest === undefined ? waking : rest(waking)))) return undefined;
       // Its progress goes on from where it got, as a retry's does: the replay reports again.

@@ -19,7 +19,7 @@ export { lastProgressInLog } from './progress-continuity.js';
 export { registerModule } from './retries.js';
 export type { ExecutionEnd } from './retries.js';
 export { invokeStateless } from './stateless-invocation.js';
-export { untilWake } from './sleep.js';
+export { Asleep, untilWake } from './sleep.js';
 export { CallSteps } from './steps.js';
 export { withCompensations } from './compensations.js';
 export { stepFetch } from './step-fetch.js';

@@ -6,6 +6,12 @@ import { currentExecution, type SleepFunction, type StepFunction } from '@tidema
 
 /** Sleeps shorter than this wait in place: running the tool again would cost more than the slot. */
 export const SUSPEND_AT_MS = 1000;
+/**
+ * A task asleep this long or longer leaves memory: its call ends, its request stays uncommitted,
+ * and it is dispatched again at its wake time (stateless/sleepers.ts). Shorter sleeps rest in
+ * memory, their slot given back — cheaper than reading the call's heads and journal again.
+ */
+export const LEAVE_AT_MS = 5_000;
 /** The longest sleep: a year. */
 export const MAX_SLEEP_MS = 365 * 24 * 60 * 60 * 1000;
 /** Longest single timer (setTimeout's bound); longer waits are taken in turns. */
@@ -17,7 +23,11 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * the lane discards what it answered and runs it again on time).
  */
 export class Asleep extends Error {
-  constructor(readonly wakeAtMs: number) {
+  constructor(
+    readonly wakeAtMs: number,
+    /** The highest progress the call wrote so far (its next generation goes on from there). */
+    readonly progress = 0,
+  ) {
     super(`the call sleeps until ${new Date(wakeAtMs).toISOString()}`);
     this.name = 'Asleep';
   }

@@ -28,6 +28,8 @@ export class StatelessExchange {
   private readonly abort = new AbortController();
   private task: TaskExecution | undefined;
   private abandonedHere = false;
+  /** Cancelled before its task was run here (a task woken to be cancelled): it stops at once. */
+  private cancelled = false;
   private markAnswered!: () => void;
   readonly stream: StreamId;
   /**
@@ -50,6 +52,7 @@ export class StatelessExchange {
 
   /** The client closed its response stream (or cancelled its task): the call is cancelled. */
   cancel(): void {
+    this.cancelled = true;
     if (this.task !== undefined) this.task.stop('cancelled');
     else this.abort.abort(new Error('the client closed the response stream'));
   }
@@ -71,6 +74,7 @@ export class StatelessExchange {
   private taskExecution(): TaskExecution {
     this.task = new TaskExecution(this.lane, this.request, this.stream);
     if (this.abandonedHere) this.task.abandon();
+    else if (this.cancelled) this.task.stop('cancelled');
     return this.task;
   }
 

@@ -12,10 +12,12 @@ import {
 import { context } from '@opentelemetry/api';
 import { ATTR_JSONRPC_REQUEST_ID, ATTR_MCP_METHOD_NAME } from '@tidemark/otel';
 import { Call } from '../calls/index.js';
+import { Asleep } from '../execution/index.js';
+import { Sleepers, withoutValue } from './sleepers.js';
 import { IdempotentCalls, type Decided } from './idempotent-calls.js';
 import { StatelessExchange } from './stateless-exchange.js';
 import type { PartitionReader } from '../calls/index.js';
-import { answerFailure, type LaneContext } from '../calls/index.js';
+import { answerFailure, type LaneContext, type StatelessRequest } from '../calls/index.js';
 
 type StatelessRecord = Extract<RequestRecord, { lane: 'stateless' }>;
 
@@ -29,20 +31,29 @@ export class StatelessLane {
   // Keyed by any owner's key, so that housekeeping may ask of one whether it runs here.
   private readonly exchanges = new Map<PartitionKey, StatelessExchange>();
   private readonly keyed: IdempotentCalls;
+  /** Tasks asleep off memory (`ex.sleep`), until they wake. */
+  private readonly sleepers = new Sleepers();
 
   constructor(private readonly lane: LaneContext) {
     this.keyed = new IdempotentCalls(lane);
   }
 
+  /** Whether a request of `key` runs here, or its task sleeps here (`ex.sleep`). */
   isRunning(key: PartitionKey): boolean {
-    return this.exchanges.has(key);
+    return this.exchanges.has(key) || this.sleepers.has(key);
   }
 
+  /**
+   * A request of the lane, read from its partition — or dispatched again when its task wakes
+   * (`woken`; `cancelled` when the client cancelled it while it slept).
+   */
   async dispatch(
     reader: PartitionReader,
     record: LogRecord,
-    { key, message, classification, subject, tasks, idempotent }: StatelessRecord,
+    request: StatelessRecord,
+    woken?: { readonly cancelled: boolean; readonly progress: number },
   ): Promise<void> {
+    const { key, message, classification, subject, tasks, idempotent } = request;
     const { offset } = record;
     if (!('id' in message) || !('method' in message)) {
       await this.notify(key, message);
@@ -61,28 +72,42 @@ export class StatelessLane {
       if (decided === 'answered') return;
       claim = decided;
     }
-    const request = message as unknown as JSONRPCMessage & { id: RequestId; method: string };
-    const call = await Call.take(this.lane, reader, record, request.method, {
-      [ATTR_MCP_METHOD_NAME]: request.method,
-      [ATTR_JSONRPC_REQUEST_ID]: String(request.id),
+    const rpc = message as unknown as JSONRPCMessage & { id: RequestId; method: string };
+    const call = await Call.take(this.lane, reader, record, rpc.method, {
+      [ATTR_MCP_METHOD_NAME]: rpc.method,
+      [ATTR_JSONRPC_REQUEST_ID]: String(rpc.id),
     });
     // Revoked (or being handed off) while it waited: the partition's next owner runs it.
     if (reader.signal.aborted || reader.handingOff) return call.finish('stopped');
-    const exchange = this.exchange(call, key, request, { classification, subject, tasks, claim });
+    const exchange = this.exchange(call, key, rpc, {
+      classification,
+      subject,
+      tasks,
+      claim,
+      woken: woken === undefined ? undefined : { progress: woken.progress },
+    });
     this.exchanges.set(key, exchange);
+    if (woken?.cancelled === true) exchange.cancel();
+    let asleep: Asleep | undefined;
     void context
       .with(call.context, () => exchange.run())
       .catch(async (error: unknown) => {
+        if (error instanceof Asleep) return void (asleep = error);
         if (exchange.abandoned) return; // the partition's next owner runs it
         this.lane.options.onProblem(
           `stateless request ${reader.partition}@${record.offset} failed`,
           error,
         );
-        await answerFailure(this.lane, key, request);
+        await answerFailure(this.lane, key, rpc);
       })
       .finally(() => {
         // A later exchange of the same key (the partition came back) is not this one's to drop.
         if (this.exchanges.get(key) === exchange) this.exchanges.delete(key);
+        // Asleep: the call ends unanswered, its request uncommitted; it is dispatched again on time.
+        if (asleep !== undefined && !exchange.abandoned) {
+          call.finish('stopped');
+          return this.sleep(reader, record, request, asleep);
+        }
         // Abandoned (the partition went elsewhere): not done — the revocation's commit must stay
         // below it, so the next owner runs it.
         if (exchange.abandoned) return call.finish('stopped');
@@ -101,6 +126,7 @@ export class StatelessLane {
     message: JSONRPCMessage & { id: RequestId; method: string },
     request: Pick<StatelessRecord, 'classification' | 'subject' | 'tasks'> & {
       claim: Decided | undefined;
+      woken: StatelessRequest['woken'];
     },
   ): StatelessExchange {
     return new StatelessExchange(this.lane, {
@@ -110,8 +136,28 @@ export class StatelessLane {
       classification: request.classification as MessageClassification,
       mode: request.tasks ?? 'never',
       claim: request.claim,
+      woken: request.woken,
       idle: (waiting) => call.idle(waiting),
       asTask: () => call.asTask(),
+    });
+  }
+
+  /**
+   * Keeps a task asleep off memory until `wakeAtMs`, then dispatches its request again. (A method
+   * of its own: a closure made in `dispatch` would keep that call's whole scope — its exchange,
+   * execution and span — alive for the sleep.)
+   */
+  private sleep(
+    reader: PartitionReader,
+    record: LogRecord,
+    request: StatelessRecord,
+    { wakeAtMs, progress }: Asleep,
+  ): void {
+    const kept = withoutValue(record);
+    this.sleepers.add(request.key, reader, wakeAtMs, (cancelled) => {
+      this.dispatch(reader, kept, request, { cancelled, progress }).catch((error: unknown) =>
+        this.lane.options.onProblem(`task ${request.key}: its wake failed`, error),
+      );
     });
   }
 
@@ -127,6 +173,7 @@ export class StatelessLane {
   /** The partitions went elsewhere: their requests stop here, unanswered, for the next owner. */
   dropPartitions(partitions: readonly number[]): void {
     const dropped = new Set(partitions);
+    this.sleepers.drop(dropped);
     for (const [key, exchange] of this.exchanges)
       if (dropped.has(this.lane.stores.heads.partitionOf(key))) exchange.abandon();
   }
@@ -139,6 +186,8 @@ export class StatelessLane {
   private async notify(key: RoutingKey, message: Readonly<Record<string, unknown>>): Promise<void> {
     const exchange = this.exchanges.get(key);
     const method = message['method'];
+    // A task asleep here, cancelled: woken now to record it (nothing of its tool runs again).
+    if (exchange === undefined && method === TASK_CANCEL_METHOD) this.sleepers.wakeNow(key, true);
     if (exchange === undefined) return;
     if (method === 'notifications/cancelled' || method === TASK_CANCEL_METHOD) exchange.cancel();
     if (method === TASK_UPDATE_METHOD) {

@@ -18,7 +18,7 @@ import {
   type TaskState,
 } from '@tidemark/protocol';
 import { settledHead, type LaneContext, type StatelessRequest } from '../calls/index.js';
-import { CallExecution, decideRun, invokeStateless, notOwned } from '../execution/index.js';
+import { Asleep, CallExecution, decideRun, invokeStateless, notOwned } from '../execution/index.js';
 
 type TaskRecord = SessionRecord & { task: NonNullable<SessionRecord['task']> };
 
@@ -91,7 +91,11 @@ export class TaskExecution {
     const stopped = () => this.abort.signal.aborted;
     // Its previous worker may be finishing it (a handoff): then it is not run again here.
     const head = await settledHead(this.lane, this.request.key, TASK_STREAM, stopped);
-    const verdict = decideRun(head, this.lane.environment);
+    // A wake is not a crash: however often a task slept, it is not refused for it.
+    const { environment } = this.lane;
+    const limits =
+      this.request.woken === undefined ? environment : { maxExecutionsPerCall: Infinity };
+    const verdict = decideRun(head, limits);
     if (verdict.kind === 'done') return false;
     // Input asked and answered before the takeover stays as the previous worker recorded it.
     this.state = taskSnapshotOf(head?.snapshot, task.id) ?? createdState(task);
@@ -181,7 +185,12 @@ export class TaskExecution {
       this.lane.environment,
       { owner: key, stream: TASK_STREAM, subject },
       previous,
-      { stopped: () => this.abort.signal.aborted, snapshot: this.state },
+      // Only a lost partition stops it: a task cancelled before it ran here still records that.
+      {
+        stopped: () => this.abandoned,
+        snapshot: this.state,
+        progress: this.request.woken?.progress,
+      },
     );
     this.run.reportStart();
   }
@@ -221,6 +230,8 @@ export class TaskExecution {
       }
       await this.finish(this.stopped());
     } catch (error) {
+      // Asleep off memory: not an end — the lane keeps the request and runs it again on time.
+      if (error instanceof Asleep) throw error;
       // The server could not run it (a module's `register` threw): the task fails, reported.
       await this.finish(this.error('the server could not run this task'));
       throw error;
@@ -246,6 +257,8 @@ export class TaskExecution {
         ),
       this.request.idle,
       this.abort.signal,
+      // A keyed task (idempotency key) rests in memory: its key's later requests join it here.
+      this.request.claim === undefined,
     );
     return answer ?? undefined;
   }

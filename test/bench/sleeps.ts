@@ -1,0 +1,158 @@
+// Durable sleep at scale: `tasks` tasks of the sleeper module (`nap`) fall asleep at once on a
+// worker with four task slots (Kafka, a worker and a gateway process). Reported: what one sleeping
+// call costs the worker (RSS and heap after a full GC, before and with all asleep, per call); how
+// long a plain call takes while they sleep (they hold no slot); and how late each wakes — its
+// `wokeAtMs` against its journaled sleep start plus the sleep — p50/p99/max.
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { statelessRequest } from '@tidemark/protocol';
+import { PROBE_OPTIONS } from './memory.ts';
+import {
+  benchTopics,
+  percentile,
+  readMemory,
+  ROOT,
+  round,
+  startWorkerAndGateway,
+  type MemoryReading,
+} from './support.ts';
+
+export interface SleepsOptions {
+  brokers: readonly string[];
+  /** Tasks asleep at once. */
+  tasks: number;
+  /** How long each sleeps: long enough for all to be created and measured before the first wakes. */
+  sleepMs: number;
+}
+
+export interface SleepsResult {
+  tasks: number;
+  sleepMs: number;
+  createSeconds: number;
+  worker: { before: MemoryReading; asleep: MemoryReading };
+  rssPerSleepingCallBytes: number;
+  heapPerSleepingCallBytes: number;
+  /** A plain `tools/call` (`nap` of 0 ms) while every task sleeps. */
+  plainCallMs: number;
+  wakeLateMs: { p50: number; p99: number; max: number };
+}
+
+const TASKS_EXTENSION = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
+
+async function rpc(
+  url: string,
+  method: string,
+  params: Record<string, unknown>,
+  tasks = true,
+): Promise<Record<string, unknown>> {
+  const { headers, body } = statelessRequest(method, params, {
+    clientInfo: { name: 'bench-sleeps', version: '1' },
+    capabilities: tasks ? TASKS_EXTENSION : {},
+    name: typeof params['name'] === 'string' ? params['name'] : method,
+  });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { ...headers, Accept: 'application/json' },
+    body,
+  });
+  const answer = (await response.json()) as { result?: Record<string, unknown>; error?: unknown };
+  if (answer.result === undefined) throw new Error(`${method}: ${JSON.stringify(answer)}`);
+  return answer.result;
+}
+
+/** Runs `work` over `items`, `width` at a time. */
+async function inBatches<T, R>(items: readonly T[], width: number, work: (item: T) => Promise<R>) {
+  const results: R[] = [];
+  for (let i = 0; i < items.length; i += width)
+    results.push(...(await Promise.all(items.slice(i, i + width).map(work))));
+  return results;
+}
+
+export async function runSleeps(options: SleepsOptions): Promise<SleepsResult> {
+  const { tasks, sleepMs } = options;
+  const flags = await benchTopics(options.brokers, 'sleeps');
+  const env = {
+    ...process.env,
+    TIDEMARK_LOG_LEVEL: 'warn',
+    TIDEMARK_SECRET: randomBytes(32).toString('hex'),
+    NODE_OPTIONS: PROBE_OPTIONS,
+  };
+  const stack = await startWorkerAndGateway(flags, env, {
+    worker: [
+      '--tools',
+      join(ROOT, 'test/bench/modules/sleeper.ts'),
+      '--max-concurrent-tasks',
+      '4',
+      '--max-tasks-per-subject',
+      '4',
+    ],
+  });
+  const worker = stack.processes[0]!.child;
+  try {
+    // One task first: the worker's code paths warm before the baseline.
+    const warm = await rpc(stack.url, 'tools/call', { name: 'nap', arguments: { ms: 0 } }, false);
+    if (warm['structuredContent'] === undefined) throw new Error('nap did not answer');
+    const before = await readMemory(worker);
+    const createStarted = Date.now();
+    const created = await inBatches(
+      Array.from({ length: tasks }, (_, i) => i),
+      100,
+      () => rpc(stack.url, 'tools/call', { name: 'nap', arguments: { ms: sleepMs } }),
+    );
+    const createSeconds = (Date.now() - createStarted) / 1000;
+    const ids = created.map((task) => String(task['taskId']));
+    // Asleep once the worker took them all: their slots are free, so a plain call runs now.
+    const plainStarted = performance.now();
+    await rpc(stack.url, 'tools/call', { name: 'nap', arguments: { ms: 0 } }, false);
+    const plainCallMs = performance.now() - plainStarted;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const asleep = await readMemory(worker);
+    if (Date.now() - createStarted > sleepMs)
+      throw new Error(`the tasks woke before the reading: sleep longer than ${sleepMs} ms`);
+    const late: number[] = [];
+    const wakeDeadline = createStarted + sleepMs + 120_000;
+    await inBatches(ids, 50, async (taskId) => {
+      for (;;) {
+        const task = await rpc(stack.url, 'tasks/get', { taskId });
+        if (task['status'] === 'completed') {
+          const { asleepAtMs, wokeAtMs } = (task['result'] as { structuredContent: never })
+            .structuredContent as { asleepAtMs: number; wokeAtMs: number };
+          late.push(wokeAtMs - asleepAtMs - sleepMs);
+          return;
+        }
+        if (task['status'] !== 'working') throw new Error(`task ${taskId}: ${String(task['status'])}`);
+        if (Date.now() > wakeDeadline) throw new Error(`task ${taskId} never woke`);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    });
+    late.sort((a, b) => a - b);
+    return {
+      tasks,
+      sleepMs,
+      createSeconds: round(createSeconds, 1),
+      worker: { before, asleep },
+      rssPerSleepingCallBytes: Math.round((asleep.rss - before.rss) / tasks),
+      heapPerSleepingCallBytes: Math.round((asleep.heapUsed - before.heapUsed) / tasks),
+      plainCallMs: round(plainCallMs),
+      wakeLateMs: {
+        p50: round(percentile(late, 50)),
+        p99: round(percentile(late, 99)),
+        max: round(late.at(-1) ?? 0),
+      },
+    };
+  } finally {
+    for (const { child } of stack.processes.reverse()) await child.stop();
+  }
+}
+
+/** The table `npm run bench` prints. */
+export function sleepsTable(r: SleepsResult): string {
+  const mb = (bytes: number) => round(bytes / 1024 / 1024, 1);
+  return [
+    `Durable sleep: ${r.tasks.toLocaleString('en')} tasks asleep at once on 4 task slots (created in ${r.createSeconds} s), Kafka`,
+    '',
+    '| worker RSS before → all asleep | per sleeping call (RSS / heap) | plain call meanwhile | wake late p50 / p99 / max |',
+    '| --- | --- | --- | --- |',
+    `| ${mb(r.worker.before.rss)} → ${mb(r.worker.asleep.rss)} MB | ${round(r.rssPerSleepingCallBytes / 1024, 1)} / ${round(r.heapPerSleepingCallBytes / 1024, 1)} KiB | ${r.plainCallMs} ms | ${r.wakeLateMs.p50} / ${r.wakeLateMs.p99} / ${r.wakeLateMs.max} ms |`,
+  ].join('\n');
+}
