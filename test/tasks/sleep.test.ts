@@ -17,7 +17,13 @@ async function setup({ onTestFinished }: TestContext) {
   const api = new PretendPayments(undefined);
   const stack = await embeddedStack({
     modules: [paymentsModule(api), counting],
-    worker: { maxConcurrentTasks: 4, maxTasksPerSubject: 4, maxConcurrentCalls: 4 },
+    // Tasks asleep 5 s or more leave memory (the default is a minute): the path a long sleep takes.
+    worker: {
+      maxConcurrentTasks: 4,
+      maxTasksPerSubject: 4,
+      maxConcurrentCalls: 4,
+      sleepInMemoryMs: 5_000,
+    },
   });
   onTestFinished(() => stack.stop());
   return { api, url: stack.gateways[0]!.url };

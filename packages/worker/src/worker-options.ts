@@ -94,6 +94,15 @@ export interface WorkerOptions {
    */
   maxStepBytes?: number;
   /**
+   * A task's durable sleep (`currentExecution().sleep`) shorter than this waits in memory, its
+   * slot given back: it wakes in milliseconds. A longer one leaves memory — its call ends, its
+   * request stays uncommitted, a timer is all that is kept — and is dispatched again at its wake
+   * time, its heads and journal read again (tens of ms a wake, in a task slot). Calls of sessions
+   * always sleep in memory.
+   * @default 60_000
+   */
+  sleepInMemoryMs?: number;
+  /**
    * Bytes of JSON one message a tool sends may take — its result above all. A message larger than
    * one record of the log is written in parts and read whole; one larger than this is answered with
    * an error naming its size and this limit (a message before the result: a log message says so).
@@ -250,6 +259,7 @@ export const WORKER_DEFAULTS = {
   maxConcurrentCallsPerSession: 16,
   maxExecutionsPerCall: 8,
   maxStepBytes: 64 * 1024,
+  sleepInMemoryMs: 60_000,
   maxResultBytes: 16 * 1024 * 1024,
   sessionTtlMs: 60 * 60 * 1000,
   resultTtlMs: 60 * 60 * 1000,

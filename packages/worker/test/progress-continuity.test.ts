@@ -41,6 +41,7 @@ it('a generation that died before writing progress passes the numbering on to th
         heads,
         steps: new StepJournal(base),
         maxStepBytes: 1024,
+        sleepInMemoryMs: 60_000,
         maxExecutionsPerCall: 10,
         lastProgress: (s, head, until) => lastProgressInLog(log, topics.events, 0, s, head, until),
       },

@@ -47,9 +47,12 @@ export class Call {
     record: LogRecord,
     method: string,
     attributes: Attributes,
+    /** `task`: a task's slot from the start (a task woken from a sleep), not a call's first. */
+    kind: SlotKind = 'call',
   ): Promise<Call> {
-    const slot = await lane.slots.acquire(slotShareOf(shareOf(record), { method }));
-    recordRequestQueueLag(Date.now() - record.timestampMs);
+    const slot = await lane.slots.acquire(slotShareOf(shareOf(record), { method }), kind);
+    // A woken task waited for its wake, not in the queue: its lag is not the queue's.
+    if (kind === 'call') recordRequestQueueLag(Date.now() - record.timestampMs);
     const parent = contextFromHeaders(record.headers);
     const span = startMessagingSpan(
       {

@@ -65,6 +65,7 @@ export function callEnvironment(
     heads: stores.heads,
     steps: stores.steps,
     maxStepBytes: options.maxStepBytes,
+    sleepInMemoryMs: options.sleepInMemoryMs,
     maxExecutionsPerCall: options.maxExecutionsPerCall,
     onWriteFailure: (owner, stream, error) =>
       onProblem(

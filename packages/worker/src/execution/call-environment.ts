@@ -21,6 +21,8 @@ export interface CallEnvironment extends ServerIdentity {
   /** Where the calls' durable steps are journaled. */
   readonly steps: StepJournal;
   readonly maxStepBytes: number;
+  /** A task's sleep this long or longer leaves memory (`WorkerOptions.sleepInMemoryMs`). */
+  readonly sleepInMemoryMs: number;
   /**
    * Executions of one call (retries, takeovers after a worker died) before it is answered with an
    * error instead of run again: a request that kills every worker that runs it must not do so

@@ -14,7 +14,7 @@ import type { Execution } from '@tidemark/tools';
 import { backoff, whileUnavailable } from './backoff.js';
 import type { CallEnvironment } from './call-environment.js';
 import { continueProgress } from './progress-continuity.js';
-import { Asleep, LEAVE_AT_MS, untilWake } from './sleep.js';
+import { Asleep, untilWake } from './sleep.js';
 import { stepFetch } from './step-fetch.js';
 import { withCompensations } from './compensations.js';
 import type { RetryHost } from './retries.js';
@@ -296,8 +296,8 @@ export class CallExecution {
    * rests (`rest`: its slot given back meanwhile) until its wake time, then runs again in the same
    * generation, its steps replayed. Undefined when `signal` aborted during a sleep (cancelled, or
    * the partition moved: its next owner wakes it from the journal). With `leave`, a sleep of
-   * `LEAVE_AT_MS` or more is not waited here: `Asleep` is thrown, for the lane to keep the call
-   * off memory until then.
+   * `sleepInMemoryMs` or more is not waited here: `Asleep` is thrown, for the lane to keep the
+   * call off memory until then.
    */
   async untilAnswered<T>(
     invoke: () => Promise<T>,
@@ -309,7 +309,7 @@ export class CallExecution {
       const answer = await invoke();
       const wakeAtMs = this.takeWake();
       if (wakeAtMs === undefined) return answer;
-      if (leave && wakeAtMs - Date.now() >= LEAVE_AT_MS)
+      if (leave && wakeAtMs - Date.now() >= this.environment.sleepInMemoryMs)
         throw new Asleep(wakeAtMs, this.lastProgress);
       const waking = untilWake(wakeAtMs, signal);
       if (!(await (rest === undefined ? waking : rest(waking)))) return undefined;

@@ -6,12 +6,6 @@ import { currentExecution, type SleepFunction, type StepFunction } from '@tidema
 
 /** Sleeps shorter than this wait in place: running the tool again would cost more than the slot. */
 export const SUSPEND_AT_MS = 1000;
-/**
- * A task asleep this long or longer leaves memory: its call ends, its request stays uncommitted,
- * and it is dispatched again at its wake time (stateless/sleepers.ts). Shorter sleeps rest in
- * memory, their slot given back — cheaper than reading the call's heads and journal again.
- */
-export const LEAVE_AT_MS = 5_000;
 /** The longest sleep: a year. */
 export const MAX_SLEEP_MS = 365 * 24 * 60 * 60 * 1000;
 /** Longest single timer (setTimeout's bound); longer waits are taken in turns. */

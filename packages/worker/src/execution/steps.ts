@@ -12,7 +12,6 @@ import {
 import {
   ErrorCodes,
   invalidOption,
-  messageOf,
   TidemarkError,
   type PartitionKey,
   type StreamId,
@@ -20,11 +19,11 @@ import {
 import { whileUnavailable } from './backoff.js';
 import { durableSleep } from './sleep.js';
 import { JournalOrder, type JournalListing } from './step-order.js';
+import { asJson, errorRecord, replayed } from './step-values.js';
 import { compileStepRetry, stepRetryDelay, type CompiledStepRetry } from '@tidemark/tools/runtime';
 import {
   currentExecution,
   isRetryableError,
-  StepFailedError,
   type Execution,
   type StepContext,
   type StepReport,
@@ -80,7 +79,9 @@ export class CallSteps {
   private readonly known = new Map<string, StepRecord>();
   private readonly sleep: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
   /** Where earlier executions (in other processes) took their steps. */
-  private readonly order: JournalOrder;
+  private order: JournalOrder;
+  /** The whole journal is in `known` (`preload`): a step not there was never journaled. */
+  private loaded = false;
 
   constructor(private readonly options: CallStepsOptions) {
     this.sleep = options.sleep ?? waitOrAbort;
@@ -102,10 +103,8 @@ export class CallSteps {
         throw invalidOption('patch id', `a string of 1..${MAX_STEP_NAME} characters`, id);
       // A marker, not a step: it takes no place among the steps, so old and new code's line up.
       const marker = `patch ${id}`;
-      const { store, replay } = this.options;
-      if ((this.known.get(marker) ?? (replay ? await store.get(marker) : undefined)) !== undefined)
-        return true;
-      if (replay && (await this.order.ranPast(taken))) return false;
+      if ((await this.lookup(marker)) !== undefined) return true;
+      if (this.options.replay && (await this.order.ranPast(taken))) return false;
       const version = currentExecution()?.moduleVersion;
       await this.journal(marker, {
         outcome: { ok: true },
@@ -148,14 +147,34 @@ export class CallSteps {
     };
   }
 
+  /**
+   * Reads the call's whole journal at once, ahead of a replay (a task woken from a sleep, before it
+   * takes a slot): the replay then reads nothing more of the log.
+   */
+  async preload(): Promise<void> {
+    const { replay, store } = this.options;
+    if (!replay || store.list === undefined || this.loaded) return;
+    const journal = await store.list();
+    for (const { step, ...record } of journal) this.known.set(step, record);
+    this.order = new JournalOrder(() => Promise.resolve(journal));
+    this.loaded = true;
+  }
+
+  /** A step's record: known here, else — when an earlier execution may have journaled it — read. */
+  private async lookup(step: string): Promise<StepRecord | undefined> {
+    const known = this.known.get(step);
+    if (known !== undefined || !this.options.replay || this.loaded) return known;
+    return this.options.store.get(step);
+  }
+
   private async run<T>(
     step: string,
     { generation, index }: { generation: string; index: number },
     fn: (step: StepContext) => T | Promise<T>,
     policy: CompiledStepRetry,
   ): Promise<T> {
-    const { store, replay, onStep } = this.options;
-    const journaled = this.known.get(step) ?? (replay ? await store.get(step) : undefined);
+    const { onStep } = this.options;
+    const journaled = await this.lookup(step);
     const version = currentExecution()?.moduleVersion;
     // Code that takes other steps, or in another order, than the journal's: stop, said.
     await this.order.check(step, index, journaled, version);
@@ -299,49 +318,6 @@ async function waitOrAbort(ms: number, signal: AbortSignal | undefined): Promise
 /** The effect key of a step of a call: a digest, so it says nothing of the session it is in. */
 function effectKeyOf(callId: string, step: string): string {
   return `tm-${createHash('sha256').update(`${callId}\u0000${step}`).digest('base64url').slice(0, 32)}`;
-}
-
-function replayed<T>(outcome: StepOutcome): T {
-  if (!outcome.ok) throw new StepFailedError(outcome.error);
-  return outcome.value as T;
-}
-
-function asJson(step: string, value: unknown): unknown {
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(value);
-  } catch (error) {
-    throw new TidemarkError(
-      ErrorCodes.stepNotJournaled,
-      `step ${step}: its value is not JSON (${messageOf(error)})`,
-      { cause: error },
-    );
-  }
-  return text === undefined ? undefined : JSON.parse(text);
-}
-
-function errorRecord(error: unknown): Extract<StepOutcome, { ok: false }>['error'] {
-  if (!(error instanceof Error)) return { name: 'Error', message: String(error) };
-  const { code, data } = error as { code?: unknown; data?: unknown };
-  return {
-    name: error.name,
-    message: error.message,
-    ...(isJsonScalar(code) ? { code } : {}),
-    ...(data === undefined ? {} : { data: safeJson(data) }),
-  };
-}
-
-function isJsonScalar(value: unknown): boolean {
-  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
-}
-
-function safeJson(value: unknown): unknown {
-  try {
-    const text = JSON.stringify(value);
-    return text === undefined ? undefined : JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 function isNotJournaled(error: unknown): boolean {

@@ -73,10 +73,19 @@ export class StatelessLane {
       claim = decided;
     }
     const rpc = message as unknown as JSONRPCMessage & { id: RequestId; method: string };
-    const call = await Call.take(this.lane, reader, record, rpc.method, {
-      [ATTR_MCP_METHOD_NAME]: rpc.method,
-      [ATTR_JSONRPC_REQUEST_ID]: String(rpc.id),
-    });
+    const call = await Call.take(
+      this.lane,
+      reader,
+      record,
+      rpc.method,
+      {
+        [ATTR_MCP_METHOD_NAME]: rpc.method,
+        [ATTR_JSONRPC_REQUEST_ID]: String(rpc.id),
+      },
+      // A woken task waits for a task slot before it reads or writes anything: a storm of wakes
+      // does not crowd the log ahead of the slots that would run them.
+      woken === undefined ? 'call' : 'task',
+    );
     // Revoked (or being handed off) while it waited: the partition's next owner runs it.
     if (reader.signal.aborted || reader.handingOff) return call.finish('stopped');
     const exchange = this.exchange(call, key, rpc, {

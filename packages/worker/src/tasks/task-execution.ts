@@ -117,6 +117,8 @@ export class TaskExecution {
       );
       return true;
     }
+    // Woken: its journal is read now, so the replay holds its task slot for no read of the log.
+    if (this.request.woken !== undefined) await this.run!.steps.preload();
     await this.taskSlot();
     await this.execute(task);
     return true;
