@@ -43,7 +43,9 @@ describe('durable sleep on Kafka: a kill -9 of every worker does not lose the wa
     for (const worker of [...c.workers]) await c.kill(worker, 'SIGKILL');
     await c.startWorker();
     const done = await pollTask([url], taskId, ['completed'], { timeoutMs: 60_000 });
-    expect(done['result']).toMatchObject({ structuredContent: { chargeId: expect.any(String) } });
+    expect(done['result']).toMatchObject({
+      structuredContent: { chargeId: expect.any(String) as unknown },
+    });
     const entries = api.entries();
     const charges = entries.filter((e) => e.kind === 'charge');
     const receipts = entries.filter((e) => e.kind === 'receipt');

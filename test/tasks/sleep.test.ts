@@ -76,7 +76,7 @@ describe.concurrent('durable sleep on the stateless lane and in tasks (embedded 
     const answer = await rpc(url, 'tools/call', pay(1, 1_500), { tasks: false });
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
     expect(answer.body.result).toMatchObject({
-      structuredContent: { chargeId: expect.any(String) },
+      structuredContent: { chargeId: expect.any(String) as unknown },
     });
     expect(api.entries().map((e) => [e.kind, e.fresh])).toEqual([
       ['charge', true],

@@ -1,6 +1,6 @@
 import type { StreamHead } from '@tidemark/protocol';
 import { describe, expect, it } from 'vitest';
-import { decideRun } from '../src/execution/call-execution.js';
+import { decideRun } from '../src/execution/run-decision.js';
 
 const head = (attempt: number, terminal = false) =>
   ({

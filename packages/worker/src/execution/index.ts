@@ -13,8 +13,9 @@
  */
 export { whileUnavailable } from './backoff.js';
 export type { CallEnvironment, ExecutionStart } from './call-environment.js';
-export { CallExecution, decideRun, notOwned } from './call-execution.js';
-export type { RestFunction, RunLimits } from './call-execution.js';
+export { CallExecution, notOwned } from './call-execution.js';
+export { decideRun } from './run-decision.js';
+export type { RunLimits } from './run-decision.js';
 export { lastProgressInLog } from './progress-continuity.js';
 export { registerModule } from './retries.js';
 export type { ExecutionEnd } from './retries.js';

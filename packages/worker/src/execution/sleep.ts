@@ -5,9 +5,9 @@ import { invalidOption } from '@tidemark/protocol';
 import { currentExecution, type SleepFunction, type StepFunction } from '@tidemark/tools';
 
 /** Sleeps shorter than this wait in place: running the tool again would cost more than the slot. */
-export const SUSPEND_AT_MS = 1000;
+const SUSPEND_AT_MS = 1000;
 /** The longest sleep: a year. */
-export const MAX_SLEEP_MS = 365 * 24 * 60 * 60 * 1000;
+const MAX_SLEEP_MS = 365 * 24 * 60 * 60 * 1000;
 /** Longest single timer (setTimeout's bound); longer waits are taken in turns. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 

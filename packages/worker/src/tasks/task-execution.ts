@@ -19,6 +19,7 @@ import {
 } from '@tidemark/protocol';
 import { settledHead, type LaneContext, type StatelessRequest } from '../calls/index.js';
 import { Asleep, CallExecution, decideRun, invokeStateless, notOwned } from '../execution/index.js';
+import { inputRequiredOf, nextRound } from './input-rounds.js';
 
 type TaskRecord = SessionRecord & { task: NonNullable<SessionRecord['task']> };
 
@@ -330,29 +331,4 @@ export class TaskExecution {
 /** A task's status the moment it was created. */
 function createdState(record: TaskRecord): TaskState {
   return createdTask(record.id, { atMs: record.createdAtMs, ...record.task });
-}
-
-/** The `inputRequired` answer of a round (multi-round-trip requests), if that is what it is. */
-function inputRequiredOf(
-  answer: JSONRPCMessage,
-): { inputRequests: Record<string, unknown>; requestState?: unknown } | undefined {
-  const result = (answer as { result?: Record<string, unknown> }).result;
-  if (result?.['resultType'] !== 'input_required') return undefined;
-  const inputRequests = result['inputRequests'];
-  if (typeof inputRequests !== 'object' || inputRequests === null) return undefined;
-  return {
-    inputRequests: inputRequests as Record<string, unknown>,
-    ...(result['requestState'] === undefined ? {} : { requestState: result['requestState'] }),
-  };
-}
-
-/** The same call again with the client's answers, as a multi-round-trip retry carries them. */
-function nextRound(
-  message: JSONRPCRequest,
-  inputResponses: Record<string, unknown>,
-  requestState: unknown,
-): JSONRPCRequest {
-  const params = { ...message.params, inputResponses };
-  if (requestState !== undefined) Object.assign(params, { requestState });
-  return { ...message, params };
 }
