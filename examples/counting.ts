@@ -11,6 +11,8 @@ const countInput = z.object({
   delayMs: z.number().int().min(0).max(60_000).default(0),
   /** Take one durable step half-way: an effect, recorded (see `applyEffect`). */
   effect: z.boolean().default(false),
+  /** Sleep durably (`ex.sleep`) this long before counting, the slot given back meanwhile. */
+  napMs: z.number().int().min(0).max(3_600_000).default(0),
 });
 
 const countOutput = z.object({ numbers: z.array(z.number()), effect: z.string().optional() });
@@ -56,10 +58,12 @@ function pause(delayMs: number, signal: AbortSignal): Promise<void> {
 }
 
 async function count(
-  { to, delayMs, effect }: { to: number; delayMs: number; effect: boolean },
+  { to, delayMs, effect, napMs }: { to: number; delayMs: number; effect: boolean; napMs: number },
   ctx: ServerContext,
   failAt?: number,
 ) {
+  // Before anything is sent: the call runs again from the top when it wakes, and counts once.
+  if (napMs > 0) await currentExecution()?.sleep('nap', napMs);
   const token = ctx.mcpReq._meta?.progressToken;
   const numbers: number[] = [];
   let effectKey: string | undefined;

@@ -1,5 +1,6 @@
-// The chaos runner: concurrent sessions call `count` and `flaky_count` through a cluster of real
-// gateway and worker processes while faults are injected at random — worker kill -9 and drains,
+// The chaos runner: concurrent sessions call `count` and `flaky_count` — one call in four asleep
+// (`ex.sleep`) before it counts — through a cluster of real gateway and worker processes while
+// faults are injected at random — worker kill -9 and drains,
 // gateway kill -9, client socket cuts, clients held away while their events are deleted. One
 // client in three is a 2026-07-28 client whose calls are durable tasks (@tidemark/client, polled or
 // listened to). Every call is classified by the checker against a timeline of what the runner did
@@ -200,6 +201,8 @@ async function taskSession(index: number): Promise<void> {
       extra: {
         effect: true,
         ...(flaky ? { failAt: between(1, to), failAttempts: between(1, 2) } : {}),
+        // One call in four sleeps first (`ex.sleep`): asleep through the faults, woken on time.
+        ...(random() < 0.25 ? { napMs: between(1_000, 3_000) } : {}),
       },
       timeoutMs: profile!.callTimeoutMs,
       idempotencyKey: randomUUID(),
@@ -273,6 +276,7 @@ async function session(index: number): Promise<void> {
           extra: {
             effect: true,
             ...(flaky ? { failAt: between(1, to), failAttempts: between(1, 2) } : {}),
+            ...(random() < 0.25 ? { napMs: between(1_000, 3_000) } : {}),
           },
           timeoutMs: profile!.callTimeoutMs,
         }),

@@ -149,6 +149,14 @@ function stepList(ctx: PageContext, call: CallDetail, generations: readonly stri
             (${error.message}), the next ${time(nextAtMs, ctx.now)}, in ${ran}
           </li>`;
         }
+        // A durable sleep's step holds its wake time: asleep until then, else woken.
+        const wakeAtMs =
+          step.step.startsWith('sleep ') && step.outcome.ok ? step.outcome.value : undefined;
+        if (typeof wakeAtMs === 'number')
+          return html`<li data-testid="sleep">
+            <span class="mono">${step.step}</span> — ${wakeAtMs > ctx.now ? 'asleep until' : 'woke'}
+            ${time(wakeAtMs, ctx.now)}, fell asleep in ${ran}
+          </li>`;
         const outcome = step.outcome.ok ? 'ok' : `failed: ${step.outcome.error.message}`;
         const tries = step.attempts === undefined ? '' : ` after ${step.attempts} tries`;
         return html`<li>

@@ -109,7 +109,7 @@ describe('console pages', () => {
     expect(page.match(/class="gen gen-\d"\s*>generation \d/g)).toHaveLength(2);
   });
 
-  it('shows a call’s durable steps: each journaled once, in the generation that ran it, with its tries', async () => {
+  it('shows a call’s durable steps: each journaled once, in the generation that ran it, with its tries and its sleeps', async () => {
     const { url, origin } = await stackWithConsole([
       paymentsModule(new PretendPayments(undefined)),
     ]);
@@ -127,6 +127,7 @@ describe('console pages', () => {
           failAfterCharge: 1,
           receiptRefusals: 1,
           receiptRetryAfterMs: 5,
+          receiptAfterMs: 1_100,
         },
       },
     });
@@ -136,7 +137,7 @@ describe('console pages', () => {
     ).text();
     const steps = /data-testid="steps">([^]*?)<\/ol>/.exec(page)?.[1] ?? '';
     expect(steps.replace(/\s+/g, ' ')).toMatch(
-      /charge<\/span> — ok, ran in generation 1 [^]*receipt<\/span> — ok after 2 tries, ran in generation 2/,
+      /charge<\/span> — ok, ran in generation 1 [^]*sleep before receipt<\/span> — woke [^]*receipt<\/span> — ok after 2 tries, ran in generation 2/,
     );
   });
 

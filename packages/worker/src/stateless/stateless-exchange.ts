@@ -96,7 +96,11 @@ export class StatelessExchange {
     const { key, message, mode, claim, subject } = this.request;
     const { environment } = this.lane;
     const stopped = () => this.abort.signal.aborted;
-    const head = await settledHead(this.lane, key, this.stream, stopped);
+    // A woken task's call was answered (with the task) before it first ran: not read again.
+    const head =
+      this.request.woken === undefined
+        ? await settledHead(this.lane, key, this.stream, stopped)
+        : undefined;
     const tasks = mode !== 'never';
     if (tasks) {
       // A task already created under this key (its worker stopped): run it on, never twice.
@@ -104,6 +108,8 @@ export class StatelessExchange {
       const existing = read === undefined ? await this.lane.stores.sessions.get(key) : read;
       if (existing?.task !== undefined) return this.taskExecution().resume(existing, head);
     }
+    // Woken, but its task is gone (expired meanwhile): nothing to run.
+    if (this.request.woken !== undefined) return false;
     const verdict = decideRun(head, environment);
     if (verdict.kind === 'done') return false;
     const tool = (message.params as { name?: unknown } | undefined)?.name;

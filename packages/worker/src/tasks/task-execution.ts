@@ -88,7 +88,7 @@ export class TaskExecution {
   /** Runs a task its previous worker did not finish, as its next generation (or fails it). */
   async resume(record: SessionRecord, callHead: StreamHead | undefined): Promise<boolean> {
     const task = record as TaskRecord;
-    await this.answerCall(task, callHead);
+    if (this.request.woken === undefined) await this.answerCall(task, callHead);
     const stopped = () => this.abort.signal.aborted;
     // Its previous worker may be finishing it (a handoff): then it is not run again here.
     const head = await settledHead(this.lane, this.request.key, TASK_STREAM, stopped);
