@@ -8,7 +8,7 @@ import {
   taskDecision,
   type StreamId,
 } from '@tidemark/protocol';
-import { taskSupportOf } from '@tidemark/tools';
+import { taskSupportOf, type ToolModule } from '@tidemark/tools';
 import {
   INTERNAL_ERROR,
   settledHead,
@@ -92,15 +92,21 @@ export class StatelessExchange {
     }
   }
 
+  /**
+   * A task woken from its sleep runs on. Its call was answered (with the task) before it first
+   * ran: that stream is not read again. Its task gone (expired meanwhile): nothing runs.
+   */
+  private async wake(): Promise<boolean> {
+    const existing = await this.lane.stores.sessions.get(this.request.key);
+    return existing?.task === undefined ? false : this.taskExecution().resume(existing, undefined);
+  }
+
   private async runToEnd(): Promise<boolean> {
     const { key, message, mode, claim, subject } = this.request;
     const { environment } = this.lane;
     const stopped = () => this.abort.signal.aborted;
-    // A woken task's call was answered (with the task) before it first ran: not read again.
-    const head =
-      this.request.woken === undefined
-        ? await settledHead(this.lane, key, this.stream, stopped)
-        : undefined;
+    if (this.request.woken !== undefined) return this.wake();
+    const head = await settledHead(this.lane, key, this.stream, stopped);
     const tasks = mode !== 'never';
     if (tasks) {
       // A task already created under this key (its worker stopped): run it on, never twice.
@@ -108,19 +114,9 @@ export class StatelessExchange {
       const existing = read === undefined ? await this.lane.stores.sessions.get(key) : read;
       if (existing?.task !== undefined) return this.taskExecution().resume(existing, head);
     }
-    // Woken, but its task is gone (expired meanwhile): nothing to run.
-    if (this.request.woken !== undefined) return false;
     const verdict = decideRun(head, environment);
     if (verdict.kind === 'done') return false;
-    const tool = (message.params as { name?: unknown } | undefined)?.name;
-    const decision =
-      message.method === 'tools/call' && typeof tool === 'string'
-        ? taskDecision(
-            mode,
-            taskSupportOf(environment.modules, tool),
-            declaresTasks(message.params),
-          )
-        : 'direct';
+    const decision = taskDecisionOf(message, mode, environment.modules);
     if (decision === 'task') return this.taskExecution().create(head, () => this.markAnswered());
     // The key's claim is written while the call runs, and is in the log before its answer: the
     // requests after it are decided here, from memory, until then.
@@ -199,4 +195,16 @@ export class StatelessExchange {
       onRetry: () => undefined,
     });
   }
+}
+
+/** Whether a request runs as a task, directly, or is refused (a task the client cannot take). */
+function taskDecisionOf(
+  message: StatelessRequest['message'],
+  mode: StatelessRequest['mode'],
+  modules: readonly ToolModule[],
+): ReturnType<typeof taskDecision> {
+  const tool = (message.params as { name?: unknown } | undefined)?.name;
+  return message.method === 'tools/call' && typeof tool === 'string'
+    ? taskDecision(mode, taskSupportOf(modules, tool), declaresTasks(message.params))
+    : 'direct';
 }
