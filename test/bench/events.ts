@@ -15,7 +15,6 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { resolveKafka } from '@tidemark/kafka-fixtures';
-import { statelessRequest } from '@tidemark/protocol';
 import { Webhook } from 'standardwebhooks';
 import {
   benchTopics,
@@ -23,6 +22,7 @@ import {
   percentile,
   round,
   startWorkerAndGateway,
+  statelessRpc,
   writeResult,
 } from './support.ts';
 
@@ -42,21 +42,8 @@ if (![subscriptions, occurrences].every((n) => Number.isInteger(n) && n > 0)) {
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 const EVENTS = { extensions: { 'io.modelcontextprotocol/events': {} } };
 
-async function rpc(url: string, method: string, params: Record<string, unknown>) {
-  const { headers, body } = statelessRequest(method, params, {
-    clientInfo: { name: 'bench-events', version: '1' },
-    capabilities: EVENTS,
-    name: typeof params['name'] === 'string' ? params['name'] : method,
-  });
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { ...headers, Accept: 'application/json' },
-    body,
-  });
-  const answer = (await response.json()) as { result?: Record<string, unknown>; error?: unknown };
-  if (answer.result === undefined) throw new Error(`${method}: ${JSON.stringify(answer)}`);
-  return answer.result;
-}
+const rpc = (url: string, method: string, params: Record<string, unknown>) =>
+  statelessRpc(url, method, params, { name: 'bench-events', capabilities: EVENTS });
 
 /** A receiver that checks every signature and notes when each occurrence arrived. */
 async function receiver() {

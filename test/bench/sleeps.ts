@@ -5,7 +5,6 @@
 // `wokeAtMs` against its journaled sleep start plus the sleep — p50/p99/max.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { statelessRequest } from '@tidemark/protocol';
 import { PROBE_OPTIONS } from './memory.ts';
 import {
   benchTopics,
@@ -14,6 +13,7 @@ import {
   ROOT,
   round,
   startWorkerAndGateway,
+  statelessRpc,
   type MemoryReading,
 } from './support.ts';
 
@@ -41,26 +41,12 @@ export interface SleepsResult {
 
 const TASKS_EXTENSION = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
 
-async function rpc(
-  url: string,
-  method: string,
-  params: Record<string, unknown>,
-  tasks = true,
-): Promise<Record<string, unknown>> {
-  const { headers, body } = statelessRequest(method, params, {
-    clientInfo: { name: 'bench-sleeps', version: '1' },
+/** A request as the sleeps bench sends it: declaring the Tasks extension unless `tasks` is false. */
+const rpc = (url: string, method: string, params: Record<string, unknown>, tasks = true) =>
+  statelessRpc(url, method, params, {
+    name: 'bench-sleeps',
     capabilities: tasks ? TASKS_EXTENSION : {},
-    name: typeof params['name'] === 'string' ? params['name'] : method,
   });
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { ...headers, Accept: 'application/json' },
-    body,
-  });
-  const answer = (await response.json()) as { result?: Record<string, unknown>; error?: unknown };
-  if (answer.result === undefined) throw new Error(`${method}: ${JSON.stringify(answer)}`);
-  return answer.result;
-}
 
 /** Runs `work` over `items`, `width` at a time. */
 async function inBatches<T, R>(items: readonly T[], width: number, work: (item: T) => Promise<R>) {

@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { statelessRequest } from '@tidemark/protocol';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = join(ROOT, 'packages/cli/dist/bin.js');
@@ -184,4 +185,29 @@ export async function startWorkerAndGateway(
       { name: 'gateway', child: gateway.process },
     ],
   };
+}
+
+/**
+ * One 2026-07-28 request (no session) answered as JSON, from a client named `client` declaring
+ * `capabilities`: the result, or a thrown error naming the method and what was answered.
+ */
+export async function statelessRpc(
+  url: string,
+  method: string,
+  params: Record<string, unknown>,
+  client: { name: string; capabilities: Record<string, unknown> },
+): Promise<Record<string, unknown>> {
+  const { headers, body } = statelessRequest(method, params, {
+    clientInfo: { name: client.name, version: '1' },
+    capabilities: client.capabilities,
+    name: typeof params['name'] === 'string' ? params['name'] : method,
+  });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { ...headers, Accept: 'application/json' },
+    body,
+  });
+  const answer = (await response.json()) as { result?: Record<string, unknown>; error?: unknown };
+  if (answer.result === undefined) throw new Error(`${method}: ${JSON.stringify(answer)}`);
+  return answer.result;
 }

@@ -10,13 +10,14 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { KafkaLog } from '@tidemark/kafka';
 import { resolveKafka } from '@tidemark/kafka-fixtures';
-import { partitionForSession, statelessRequest, topicNames } from '@tidemark/protocol';
+import { partitionForSession, topicNames } from '@tidemark/protocol';
 import {
   benchTopics,
   machine,
   percentile,
   round,
   startWorkerAndGateway,
+  statelessRpc,
   writeResult,
 } from './support.ts';
 
@@ -35,21 +36,14 @@ if (![records, reads].every((n) => Number.isInteger(n) && n > 0)) {
 }
 const TASKS = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
 
+/** A request and how long it took. */
 async function rpc(url: string, method: string, params: Record<string, unknown>) {
-  const { headers, body } = statelessRequest(method, params, {
-    clientInfo: { name: 'bench-task-reads', version: '1' },
-    capabilities: { ...TASKS, elicitation: { form: {} } },
-    name: typeof params['name'] === 'string' ? params['name'] : method,
-  });
   const started = performance.now();
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { ...headers, Accept: 'application/json' },
-    body,
+  const result = await statelessRpc(url, method, params, {
+    name: 'bench-task-reads',
+    capabilities: { ...TASKS, elicitation: { form: {} } },
   });
-  const answer = (await response.json()) as { result?: Record<string, unknown>; error?: unknown };
-  if (answer.result === undefined) throw new Error(`${method}: ${JSON.stringify(answer)}`);
-  return { result: answer.result, ms: performance.now() - started };
+  return { result, ms: performance.now() - started };
 }
 
 async function readTimes(url: string, taskId: string): Promise<{ p50: number; p99: number }> {
