@@ -25,10 +25,6 @@ export class Sleepers {
     return this.asleep.has(key);
   }
 
-  get size(): number {
-    return this.asleep.size;
-  }
-
   /**
    * Keeps `key` asleep until `wakeAtMs`; then `wake` runs it again (`cancelled`: the client
    * cancelled it meanwhile, see `wakeNow`) — unless the partition was revoked first.
@@ -43,7 +39,7 @@ export class Sleepers {
     const timer = setTimeout(
       () => {
         if (Date.now() < wakeAtMs) return this.add(key, reader, wakeAtMs, wake);
-        this.fire(key, false);
+        this.wakeNow(key, false);
       },
       Math.min(MAX_TIMER_MS, Math.max(0, wakeAtMs - Date.now())),
     );
@@ -52,18 +48,17 @@ export class Sleepers {
     this.asleep.set(key, { reader, timer, wake });
   }
 
-  /** Wakes `key` now — to be cancelled: nothing of the tool runs again. False when not asleep here. */
-  wakeNow(key: PartitionKey, cancelled: boolean): boolean {
-    return this.fire(key, cancelled);
-  }
-
   /** The partitions went elsewhere: their sleepers are forgotten here, the next owner wakes them. */
   drop(partitions: ReadonlySet<number>): void {
     for (const [key, sleeper] of this.asleep)
       if (partitions.has(sleeper.reader.partition)) this.remove(key);
   }
 
-  private fire(key: PartitionKey, cancelled: boolean): boolean {
+  /**
+   * Wakes `key` now: its time came, or the client cancelled it (`cancelled`: nothing of its tool
+   * runs again). False when it is not asleep here.
+   */
+  wakeNow(key: PartitionKey, cancelled: boolean): boolean {
     const sleeper = this.asleep.get(key);
     if (sleeper === undefined) return false;
     this.remove(key);
