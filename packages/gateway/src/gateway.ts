@@ -19,6 +19,7 @@ import {
 import { nestsDeeperThan, parseInbound } from './http/inbound.js';
 import { handleDelete, handleSessionPost } from './session-lane.js';
 import { handleGet } from './session-resume.js';
+import { installSignals } from './signals.js';
 import {
   classifyStateless,
   handleStatelessPost,
@@ -165,6 +166,8 @@ function installRoutes(
       if (nestsDeeperThan(body, maxJsonDepth)) throw tooDeep();
     },
   });
+  // Before the MCP endpoint's own routes: `<path>/signals/<token>` is not a JSON-RPC endpoint.
+  installSignals(app, ctx, handle);
   app.post(path, json, handle(handlePost));
   app.get(path, handle(handleGetRequest));
   app.delete(path, handle(handleDeleteRequest));

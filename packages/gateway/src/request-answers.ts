@@ -87,21 +87,17 @@ export function deliverStream(
 }
 
 /**
- * A client that accepts only JSON: subscribe, let `produce` write the request, wait for the final
- * message and answer it as the body. A stateless request's key is internal routing, never shown.
+ * The final message of a new request's stream, from its subscription on (made now: before the
+ * request is written); the subscription ends with it, or when `res` closes.
  */
-export async function respondJson(
+export function finalMessage(
   ctx: GatewayContext,
-  res: Response,
   key: PartitionKey,
   started: NewStream,
-  produce: () => Promise<void>,
-  showSession: boolean,
-  /** The id the answer goes out with (a keyed request's own: see `DeliveryOptions.answerAs`). */
-  answerAs?: RequestId,
-): Promise<void> {
+  res: Response,
+): Promise<unknown> {
   const { partition, stream, cursor, highWatermark } = started;
-  const final = new Promise<unknown>((resolve, reject) => {
+  return new Promise<unknown>((resolve, reject) => {
     const subscription = ctx.tails.tail(partition).subscribe(highWatermark, {
       onRecords: (records) => {
         for (const record of records) {
@@ -119,6 +115,23 @@ export async function respondJson(
     });
     res.once('close', () => subscription.close());
   });
+}
+
+/**
+ * A client that accepts only JSON: subscribe, let `produce` write the request, wait for the final
+ * message and answer it as the body. A stateless request's key is internal routing, never shown.
+ */
+export async function respondJson(
+  ctx: GatewayContext,
+  res: Response,
+  key: PartitionKey,
+  started: NewStream,
+  produce: () => Promise<void>,
+  showSession: boolean,
+  /** The id the answer goes out with (a keyed request's own: see `DeliveryOptions.answerAs`). */
+  answerAs?: RequestId,
+): Promise<void> {
+  const final = finalMessage(ctx, key, started, res);
   await produce();
   const payload = await final;
   if (showSession) res.setHeader('Mcp-Session-Id', key);

@@ -93,3 +93,20 @@ export function positiveIntegers<T extends object>(
 ): void {
   for (const key of keys) positiveInteger(key, options[key]);
 }
+
+/**
+ * An http(s) URL option without a query or fragment, its trailing slashes dropped (paths are
+ * appended to it): the URL as a string, or an `invalidOption` naming `name`.
+ */
+export function httpUrlOption(name: string, value: unknown): string {
+  const expected = 'an http(s) URL without query or fragment, such as https://mcp.example.com/mcp';
+  let url: URL;
+  try {
+    url = new URL(String(value));
+  } catch {
+    throw invalidOption(name, expected, value);
+  }
+  if (!['http:', 'https:'].includes(url.protocol) || url.search !== '' || url.hash !== '')
+    throw invalidOption(name, expected, value);
+  return url.href.replace(/\/+$/, '');
+}

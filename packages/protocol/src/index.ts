@@ -13,6 +13,7 @@ export {
   isTidemarkError,
   messageOf,
   positiveInteger,
+  httpUrlOption,
   positiveIntegers,
 } from './errors.js';
 export type { ErrorCode, TidemarkErrorOptions } from './errors.js';
@@ -48,6 +49,14 @@ export type { ReadRequestRecord, SealCheck } from './keys/request-seal.js';
 export type { SealedParts } from './keys/request-seal.js';
 export type { EventIdVersion, Keyring, KeyringOptions, SigningKey } from './keys/keyring.js';
 export { openSecret, sealSecret } from './keys/sealed-secret.js';
+export {
+  MAX_SIGNAL_TOKEN_LENGTH,
+  SIGNAL_METHOD,
+  SignalErrorCodes,
+  mintSignalToken,
+  verifySignalToken,
+} from './keys/signal-token.js';
+export type { SignalClaim, SignalTokenProblem } from './keys/signal-token.js';
 
 // ids/ — the names: sessions, streams, worker epochs, generations, event ids, partition keys.
 export {

@@ -9,26 +9,22 @@ import {
   type ElicitRequest,
   type ElicitResult,
 } from '@modelcontextprotocol/server';
-import { STATELESS_PROTOCOL_VERSION, type RequestId, type WorkerEpoch } from '@tidemark/protocol';
-import { fitMessage, type StepRecord, type StoredOccurrence } from '@tidemark/log';
-import type { Execution, StepReport, ToolModule } from '@tidemark/tools';
+import { STATELESS_PROTOCOL_VERSION } from '@tidemark/protocol';
+import { fitMessage, type StoredOccurrence } from '@tidemark/log';
+import type { StepReport, ToolModule } from '@tidemark/tools';
 import {
-  CallSteps,
   createToolServer,
-  emitterOf,
-  levelName,
-  lineLogger,
   registerModule,
   SESSION_SERVER_VERSIONS,
-  stepFetch,
-  withCompensations,
   WORKER_DEFAULTS,
-  type EmitterFor,
   type ExecutionEnd,
   type ToolLogLine,
 } from '@tidemark/worker/harness';
+import { CallLedger } from './call-ledger.js';
 
 export type { RecordedOccurrence, ToolLogLine } from '@tidemark/worker/harness';
+import type { SignalAnswerer } from './signals.js';
+export type { SignalAnswerer } from './signals.js';
 export { runEventSource } from './event-source.js';
 export type { EventSourceRun, EventSourceRunOptions } from './event-source.js';
 
@@ -111,6 +107,11 @@ export interface ToolSessionOptions {
    * Default false: they wait, in place (the harness has no other worker to wake them).
    */
   skipWaits?: boolean;
+  /**
+   * Answers the tool's signals (`ex.signal`) as a POST to its URL would, when the tool waits for
+   * one; undefined (or no `signals`) ends the wait as if the signal expired (`SignalTimeoutError`).
+   */
+  signals?: SignalAnswerer;
 }
 
 export interface CallOptions {
@@ -138,7 +139,7 @@ export async function openToolSession(
   options: ToolSessionOptions = {},
 ): Promise<ToolSession> {
   const stateless = options.lane === 'stateless';
-  const calls = new CallLedger(module, options.skipWaits === true);
+  const calls = new CallLedger(module, options);
   const newServer = async () => {
     const server = createToolServer(TEST_SERVER, [module], {
       // As a worker answers: the session lane's revisions, newest first, and the stateless one.
@@ -260,87 +261,5 @@ export async function runTool(
     return await session.call(name, args, options);
   } finally {
     await session.close();
-  }
-}
-
-/** The executions of the calls of one test session: attempts per call, and how each ended. */
-class CallLedger {
-  private readonly attempts = new Map<RequestId, number>();
-  private readonly epoch = '0'.repeat(20) as WorkerEpoch;
-  readonly ends: Array<Pick<ExecutionEnd, 'outcome' | 'error'> & { attempt: number }> = [];
-  readonly lines: ToolLogLine[] = [];
-  readonly steps: Array<StepReport & { attempt: number }> = [];
-  readonly emitted: EmittedOccurrence[] = [];
-  /** Each call's steps, journaled in memory as a worker journals them in the log. */
-  private readonly journals = new Map<RequestId, CallSteps>();
-  /** The tools' logger (`currentExecution().log`), captured instead of written to stderr. */
-  readonly logger = lineLogger(({ level, time: _time, ...fields }) =>
-    this.lines.push({
-      ...fields,
-      level: levelName(level),
-      msg: fields['msg'] as string | undefined,
-    }),
-  );
-
-  /** Emits as a worker would — checked against the module's event types — into `emitted`. */
-  readonly emitAs: EmitterFor;
-
-  constructor(
-    module: ToolModule,
-    /** Waits end at once (`ToolSessionOptions.skipWaits`). */
-    private readonly skipWaits: boolean,
-  ) {
-    const types = new Map((module.events ?? []).map((type) => [type.name, type]));
-    this.emitAs = emitterOf(
-      () => types,
-      (_stream, occurrence, args) =>
-        Promise.resolve(void this.emitted.push({ ...occurrence, arguments: args })),
-    );
-  }
-
-  execution(requestId: RequestId): Execution {
-    const attempt = this.attempts.get(requestId) ?? 1;
-    this.attempts.set(requestId, attempt);
-    return withCompensations({
-      sessionId: 'test-session',
-      stream: String(requestId),
-      generation: { epoch: this.epoch, attempt },
-      attempt,
-      ...this.stepsOf(requestId).forExecution(`${this.epoch}.${attempt}`),
-      fetch: stepFetch,
-    });
-  }
-
-  private stepsOf(requestId: RequestId): CallSteps {
-    let steps = this.journals.get(requestId);
-    if (steps !== undefined) return steps;
-    const journal = new Map<string, StepRecord>();
-    steps = new CallSteps({
-      store: {
-        get: (step) => Promise.resolve(journal.get(step)),
-        put: (step, value) => Promise.resolve(void journal.set(step, value)),
-        list: () => Promise.resolve([...journal].map(([step, record]) => ({ step, ...record }))),
-      },
-      callId: `test-session/${String(requestId)}`,
-      replay: true,
-      maxStepBytes: WORKER_DEFAULTS.maxStepBytes,
-      ...(this.skipWaits ? { sleep: () => Promise.resolve() } : {}),
-      onStep: (event) => this.steps.push({ ...event, attempt: this.attempts.get(requestId) ?? 1 }),
-    });
-    this.journals.set(requestId, steps);
-    return steps;
-  }
-
-  retry(requestId: RequestId): Promise<void> {
-    this.attempts.set(requestId, (this.attempts.get(requestId) ?? 1) + 1);
-    return Promise.resolve();
-  }
-
-  onExecutionEnd(end: ExecutionEnd): void {
-    this.ends.push({
-      attempt: end.execution?.attempt ?? 1,
-      outcome: end.outcome,
-      ...(end.error === undefined ? {} : { error: end.error }),
-    });
   }
 }

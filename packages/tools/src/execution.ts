@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Generation } from '@tidemark/protocol';
 import type { EventType } from './event-types.js';
+import type { SignalFunction } from './signals.js';
 import type { StepContext, StepFunction, StepOptions } from './steps.js';
 import type { ToolLogger } from './tool-logger.js';
 
@@ -20,7 +21,7 @@ export interface Execution {
    * step waiting between two tries stops waiting. The tool's `ctx.mcpReq.signal`, for code that
    * has no `ctx` at hand.
    */
-  readonly signal?: AbortSignal;
+  readonly abortSignal?: AbortSignal;
   /**
    * A logger for the tool, its lines stamped with the tool, session, stream and attempt (and, in
    * `tidemark`, the trace and span ids): use it instead of `console` so the lines stay JSON.
@@ -82,6 +83,19 @@ export interface Execution {
    * await ex.step('expire', () => accounts.expire(id));
    */
   readonly sleep: SleepFunction;
+  /**
+   * A signal (an awakeable): a URL on the gateways that takes one JSON answer, and `wait()` for it.
+   * While the call waits it gives its slot back and its tool stops, as in a `sleep`; the answer is
+   * journaled in the log when it is POSTed — with its worker down too — and wakes the call on
+   * whichever worker owns it. The same rule as `sleep` holds for the code before it: it runs again.
+   * Not inside a step. The worker needs the gateways' keyring (and `publicUrl` for the URL's host).
+   *
+   * @example
+   * const approval = await ex.signal('approval', { schema: z.object({ ok: z.boolean() }) });
+   * await ex.step('ask', () => chat.send(approver, `Approve? ${approval.url}`));
+   * if (!(await approval.wait()).ok) throw new Error('refused');
+   */
+  readonly signal: SignalFunction;
   /**
    * `fetch`, for a step's calls to other services: inside a step it sends the step's `effectKey`
    * as `Idempotency-Key` (unless the request has one), so a try that reached the service before its

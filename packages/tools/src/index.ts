@@ -26,6 +26,8 @@ export type {
   SleepFunction,
   StepFetch,
 } from './execution.js';
+export { SignalTimeoutError } from './signals.js';
+export type { Signal, SignalAnswer, SignalFunction, SignalOptions } from './signals.js';
 export { NonRetryableError, STEP_RETRY_DEFAULTS, StepFailedError } from './steps.js';
 export type {
   StepContext,

@@ -7,6 +7,7 @@
 export { emitterOf, sourceOccurrences } from './events/index.js';
 export type { EmitterFor, RecordedOccurrence } from './events/index.js';
 export {
+  answerRecord,
   CallSteps,
   createToolServer,
   levelName,
@@ -16,5 +17,5 @@ export {
   stepFetch,
   withCompensations,
 } from './execution/index.js';
-export type { ExecutionEnd, ToolLogLine } from './execution/index.js';
+export type { ExecutionEnd, SignalHost, ToolLogLine } from './execution/index.js';
 export { WORKER_DEFAULTS } from './worker-options.js';

@@ -1,5 +1,6 @@
 import {
   invalidOption,
+  httpUrlOption,
   positiveIntegers,
   type GroupPort,
   type Keyring,
@@ -9,7 +10,7 @@ import {
 import type { ExecutionEnd, ExecutionStart } from './execution/index.js';
 import type { CallStepReport } from './execution/index.js';
 import type { ToolLogger, ToolModule } from '@tidemark/tools';
-import { stderrLogger } from './execution/index.js';
+import { problemToStderr, stderrLogger } from './execution/index.js';
 
 export interface WorkerOptions {
   /** The log: Kafka or the embedded one. It must also manage consumer groups. */
@@ -102,6 +103,12 @@ export interface WorkerOptions {
    * @default 60_000
    */
   sleepInMemoryMs?: number;
+  /**
+   * The MCP endpoint as clients reach it (through the ingress): the URLs of signals
+   * (`Execution.signal`) are `<publicUrl>/signals/<token>`, served by every gateway.
+   * @default 'http://127.0.0.1:3000/mcp' (`tidemark dev`'s)
+   */
+  publicUrl?: string;
   /**
    * Bytes of JSON one message a tool sends may take — its result above all. A message larger than
    * one record of the log is written in parts and read whole; one larger than this is answered with
@@ -260,6 +267,7 @@ export const WORKER_DEFAULTS = {
   maxExecutionsPerCall: 8,
   maxStepBytes: 64 * 1024,
   sleepInMemoryMs: 60_000,
+  publicUrl: 'http://127.0.0.1:3000/mcp',
   maxResultBytes: 16 * 1024 * 1024,
   sessionTtlMs: 60 * 60 * 1000,
   resultTtlMs: 60 * 60 * 1000,
@@ -324,6 +332,7 @@ export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOpti
       "the gateways' keyring when a module offers event types (it signs their cursors)",
       'none',
     );
+  compiled.publicUrl = httpUrlOption('publicUrl', compiled.publicUrl);
   if (compiled.eventHeartbeatMs > 30_000)
     throw invalidOption(
       'eventHeartbeatMs',
@@ -337,12 +346,4 @@ export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOpti
       compiled.handoffTimeoutMs,
     );
   return compiled;
-}
-
-function problemToStderr(problem: string, error?: unknown): void {
-  const detail =
-    error === undefined
-      ? ''
-      : `: ${error instanceof Error ? error.message : JSON.stringify(error)}`;
-  process.stderr.write(`tidemark worker: ${problem}${detail}\n`);
 }

@@ -129,7 +129,7 @@ describe('step retry policies', () => {
       replay: false,
     });
     const cancel = new AbortController();
-    const ex = { ...steps.forExecution('e.1'), signal: cancel.signal } as unknown as Execution;
+    const ex = { ...steps.forExecution('e.1'), abortSignal: cancel.signal } as unknown as Execution;
     const { fn, seen } = flaky(9);
     const waiting = runInExecution(ex, () =>
       ex.step('charge', fn, { retry: { ...policy, initialDelayMs: 60_000, maxDelayMs: 60_000 } }),

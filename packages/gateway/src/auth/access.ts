@@ -64,6 +64,25 @@ export class Access {
     }
   }
 
+  /**
+   * Who POSTs to a signal's URL: its token is the capability, so no credential is needed — one
+   * presented is checked (the answer then names its subject). Rate-limited as any request: by
+   * subject, else by address.
+   */
+  async checkSignal(req: Request): Promise<Checked<Asker>> {
+    if (req.headers.authorization !== undefined || this.options.authenticate === undefined)
+      return this.check(req);
+    const address = clientAddress(req);
+    const asker: Asker = { auth: undefined, address, share: `${ADDRESS_SHARE}${address}` };
+    if (isExemptShare(asker.share)) return pass(asker);
+    try {
+      await this.limiter.consume(asker.share);
+      return pass(asker);
+    } catch (rejection) {
+      return refuse(HttpRefusals.rateLimited(retryAfterSeconds(rejection as RateLimiterRes)));
+    }
+  }
+
   /** 401 naming the metadata; a presented credential that failed counts against its address. */
   private async unauthenticated(req: Request, address: string): Promise<Checked<Asker>> {
     const { metadataUrl, maxFailedAuthPerMinute } = this.options;

@@ -1,4 +1,8 @@
-import { JsonRpcErrorCodes, STATELESS_PROTOCOL_VERSION } from '@tidemark/protocol';
+import {
+  JsonRpcErrorCodes,
+  SignalErrorCodes,
+  STATELESS_PROTOCOL_VERSION,
+} from '@tidemark/protocol';
 
 // Every refusal the gateway answers over HTTP, in one table: the status, the JSON-RPC code, the
 // message and the reason it is counted under (`tidemark.gateway.refusals`). It mirrors the table
@@ -33,6 +37,13 @@ function refusal(
 }
 
 export const HttpRefusals = {
+  /** A signal's URL (`ex.signal`) whose token is not one, or whose signal expired or is gone. */
+  signalUnknown: (detail = 'no such signal, or it expired') =>
+    refusal(404, SignalErrorCodes.unknown, `Not found: ${detail}`, 'signal'),
+  /** A signal answered before: it takes one answer. */
+  signalAnswered: (detail: string) => refusal(409, SignalErrorCodes.answered, detail, 'signal'),
+  /** An answer that fails the signal's schema (or its size): the signal stays open. */
+  signalInvalid: (detail: string) => refusal(400, SignalErrorCodes.invalid, detail, 'signal'),
   /** The log failed or did not answer in time: the detail says which, the id is the request's. */
   logUnavailable: (detail?: string, id?: string | number) => ({
     ...refusal(

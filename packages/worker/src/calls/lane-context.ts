@@ -16,7 +16,7 @@ import type { CallSlots } from './call-slots.js';
 import type { EventService } from '../events/index.js';
 import type { Handoffs } from './handoff.js';
 import type { Housekeeping } from './housekeeping.js';
-import { lastProgressInLog, type CallEnvironment } from '../execution/index.js';
+import { lastProgressInLog, SignalDesk, type CallEnvironment } from '../execution/index.js';
 import type { CompiledWorkerOptions } from '../worker-options.js';
 
 // What every lane of a started worker shares — the log's stores, the slots, the housekeeping —
@@ -65,6 +65,7 @@ export function callEnvironment(
     heads: stores.heads,
     steps: stores.steps,
     maxStepBytes: options.maxStepBytes,
+    signals: new SignalDesk(stores.steps, options.keyring, options.publicUrl),
     sleepInMemoryMs: options.sleepInMemoryMs,
     maxExecutionsPerCall: options.maxExecutionsPerCall,
     onWriteFailure: (owner, stream, error) =>

@@ -3,6 +3,7 @@ import type { PartitionKey, StreamHead, StreamId } from '@tidemark/protocol';
 import type { ToolLogger, ToolModule } from '@tidemark/tools';
 import type { EventService } from '../events/index.js';
 import type { ExecutionEnd } from './retries.js';
+import type { SignalDesk } from './signal-desk.js';
 import type { CallStepReport } from './steps.js';
 import type { ServerIdentity } from './tool-server.js';
 
@@ -21,6 +22,8 @@ export interface CallEnvironment extends ServerIdentity {
   /** Where the calls' durable steps are journaled. */
   readonly steps: StepJournal;
   readonly maxStepBytes: number;
+  /** The calls' signals (`ex.signal`): minted, answered once, and what wakes a resting call. */
+  readonly signals: SignalDesk;
   /** A task's sleep this long or longer leaves memory (`WorkerOptions.sleepInMemoryMs`). */
   readonly sleepInMemoryMs: number;
   /**

@@ -13,7 +13,8 @@ import type { Execution } from '@tidemark/tools';
 import { backoff, whileUnavailable } from './backoff.js';
 import type { CallEnvironment } from './call-environment.js';
 import { continueProgress } from './progress-continuity.js';
-import { Asleep, untilWake } from './sleep.js';
+import { restKey } from './signal-desk.js';
+import { Asleep } from './sleep.js';
 import { stepFetch } from './step-fetch.js';
 import { withCompensations } from './compensations.js';
 import type { RetryHost } from './retries.js';
@@ -75,6 +76,8 @@ export class CallExecution {
     readonly steps: CallSteps,
     /** This worker stopped serving the call's partition. */
     readonly stopped: () => boolean,
+    /** The stream whose journal holds the call's steps (and its signals' answers). */
+    private readonly journal: StreamId,
   ) {}
 
   /**
@@ -118,19 +121,22 @@ export class CallExecution {
       },
       { stopped, onRetry },
     );
-    const steps = journaledSteps(
-      environment.steps,
-      owner,
-      options.journal ?? stream,
-      generation.generation.attempt,
-      {
-        maxStepBytes: environment.maxStepBytes,
-        onStep: environment.onStep,
-        replay: options.replay,
-        onRetry,
-      },
+    const journal = options.journal ?? stream;
+    const steps = journaledSteps(environment.steps, owner, journal, generation.generation.attempt, {
+      maxStepBytes: environment.maxStepBytes,
+      onStep: environment.onStep,
+      replay: options.replay,
+      onRetry,
+    });
+    const execution = new CallExecution(
+      environment,
+      call,
+      generation,
+      cause,
+      steps,
+      stopped,
+      journal,
     );
-    const execution = new CallExecution(environment, call, generation, cause, steps, stopped);
     execution.lastProgress = generation.currentHead.progressBase ?? 0;
     execution.progressBase = execution.lastProgress;
     return execution;
@@ -214,9 +220,13 @@ export class CallExecution {
       generation,
       attempt: generation.attempt,
       ...(subject === undefined ? {} : { subject }),
-      ...this.steps.forExecution(formatGeneration(generation), (wakeAtMs) => {
-        this.wakeAtMs = wakeAtMs;
-      }),
+      ...this.steps.forExecution(
+        formatGeneration(generation),
+        (wakeAtMs) => {
+          this.wakeAtMs = wakeAtMs;
+        },
+        this.environment.signals.host(owner, this.journal),
+      ),
       fetch: stepFetch,
     });
   }
@@ -250,12 +260,25 @@ export class CallExecution {
       const wakeAtMs = this.takeWake();
       if (wakeAtMs === undefined) return answer;
       if (leave && wakeAtMs - Date.now() >= this.environment.sleepInMemoryMs)
-        throw new Asleep(wakeAtMs, this.lastProgress);
-      const waking = untilWake(wakeAtMs, signal);
+        throw new Asleep(wakeAtMs, this.lastProgress, this.restKey);
+      const waking = this.untilWoken(wakeAtMs, signal);
       if (!(await (rest === undefined ? waking : rest(waking)))) return undefined;
       // Its progress goes on from where it got, as a retry's does: the replay reports again.
       this.progressBase = this.lastProgress;
     }
+  }
+
+  /** What the call rests under: its signals' answers wake it (`SignalDesk`). */
+  get restKey(): string {
+    return restKey(this.call.owner, this.journal);
+  }
+
+  /**
+   * Waits until `wakeAtMs` — or until one of the call's signals is answered, sooner; false when
+   * `signal` aborted first.
+   */
+  untilWoken(wakeAtMs: number, signal: AbortSignal): Promise<boolean> {
+    return this.environment.signals.until(this.restKey, wakeAtMs, signal);
   }
 
   /** What the retry wrapper drives for a server that runs this call alone (a stateless request). */

@@ -187,7 +187,7 @@ function withLogger(
   if (execution === undefined) return execution;
   const emit = host.emitAs === undefined ? {} : { emit: host.emitAs(execution.subject) };
   const moduleVersion = version === undefined ? {} : { moduleVersion: version };
-  const added = { ...emit, ...moduleVersion, signal };
+  const added = { ...emit, ...moduleVersion, abortSignal: signal };
   if (host.logger === undefined) return { ...execution, ...added };
   const { sessionId: session, stream, attempt } = execution;
   return { ...execution, ...added, log: host.logger.child({ tool, session, stream, attempt }) };

@@ -7,7 +7,7 @@ import { currentExecution, type SleepFunction, type StepFunction } from '@tidema
 /** Sleeps shorter than this wait in place: running the tool again would cost more than the slot. */
 const SUSPEND_AT_MS = 1000;
 /** The longest sleep: a year. */
-const MAX_SLEEP_MS = 365 * 24 * 60 * 60 * 1000;
+export const MAX_SLEEP_MS = 365 * 24 * 60 * 60 * 1000;
 /** Longest single timer (setTimeout's bound); longer waits are taken in turns. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -21,6 +21,8 @@ export class Asleep extends Error {
     readonly wakeAtMs: number,
     /** The highest progress the call wrote so far (its next generation goes on from there). */
     readonly progress = 0,
+    /** What the call rests under (`SignalDesk`): its signal's answer wakes it early. */
+    readonly restKey?: string,
   ) {
     super(`the call sleeps until ${new Date(wakeAtMs).toISOString()}`);
     this.name = 'Asleep';
@@ -47,7 +49,7 @@ export function durableSleep(
         'a sleep outside any step (a step runs once; a sleep waits)',
         name,
       );
-    const signal = currentExecution()?.signal;
+    const signal = currentExecution()?.abortSignal;
     if (signal?.aborted === true) throw signal.reason;
     const wakeAtMs = await step(`sleep ${name}`, () => Date.now() + ms);
     const leftMs = wakeAtMs - Date.now();

@@ -17,6 +17,7 @@ import {
   type StreamId,
 } from '@tidemark/protocol';
 import { whileUnavailable } from './backoff.js';
+import { durableSignal, NO_SIGNALS, type SignalHost } from './signal.js';
 import { durableSleep } from './sleep.js';
 import { JournalOrder, type JournalListing } from './step-order.js';
 import { asJson, errorRecord, replayed } from './step-values.js';
@@ -89,13 +90,15 @@ export class CallSteps {
   }
 
   /**
-   * The `step`, `patched` and `sleep` of one execution (generation `epoch.attempt`); `suspend`
-   * (given where the lane can run the tool again later) takes a long sleep's wake time.
+   * The `step`, `patched`, `sleep` and `signal` of one execution (generation `epoch.attempt`);
+   * `suspend` (given where the lane can run the tool again later) takes a long sleep's wake time,
+   * or a signal's wait's; `signals` is where signals are minted and answered.
    */
   forExecution(
     generation: string,
     suspend?: (wakeAtMs: number) => void,
-  ): Pick<Execution, 'step' | 'patched' | 'sleep'> {
+    signals: SignalHost = NO_SIGNALS,
+  ): Pick<Execution, 'step' | 'patched' | 'sleep' | 'signal'> {
     const seen = new Map<string, number>();
     let taken = 0;
     const patched = async (id: string): Promise<boolean> => {
@@ -140,10 +143,12 @@ export class CallSteps {
       const place = { generation, index: taken };
       return this.run(count === 1 ? name : `${name}#${count}`, place, fn, policy);
     };
+    const inStep = () => currentStep() !== undefined;
     return {
       step,
       patched,
-      sleep: durableSleep(step, this.sleep, suspend, () => currentStep() !== undefined),
+      sleep: durableSleep(step, this.sleep, suspend, inStep),
+      signal: durableSignal(step, signals, suspend, inStep),
     };
   }
 
@@ -194,7 +199,7 @@ export class CallSteps {
     for (;;) {
       // A call cancelled (or moved) while its step waits is not tried again here: the wait ends
       // with the signal's error, and the journal keeps the count for whoever goes on.
-      if (waitMs > 0) await this.sleep(waitMs, currentExecution()?.signal);
+      if (waitMs > 0) await this.sleep(waitMs, currentExecution()?.abortSignal);
       let outcome: StepOutcome;
       let thrown: { error: unknown } | undefined;
       try {

@@ -41,3 +41,12 @@ export function lineLogger(
 export function levelName(level: number): Level {
   return (Object.keys(LEVELS) as Level[]).find((name) => LEVELS[name] === level) ?? 'info';
 }
+
+/** The worker's problems (`WorkerOptions.onProblem`'s default): one line each, to stderr. */
+export function problemToStderr(problem: string, error?: unknown): void {
+  const detail =
+    error === undefined
+      ? ''
+      : `: ${error instanceof Error ? error.message : JSON.stringify(error)}`;
+  process.stderr.write(`tidemark worker: ${problem}${detail}\n`);
+}

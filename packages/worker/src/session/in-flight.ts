@@ -2,7 +2,7 @@ import { context } from '@opentelemetry/api';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import type { RequestId, StreamId } from '@tidemark/protocol';
 import type { Call } from '../calls/index.js';
-import { untilWake, type CallExecution } from '../execution/index.js';
+import type { CallExecution } from '../execution/index.js';
 import type { Request } from './delivery.js';
 
 /**
@@ -32,12 +32,13 @@ export class InFlight {
   }
 
   /**
-   * The tool went to sleep: the call gives its slot back until `wakeAtMs`, then `wake` runs its
+   * The tool went to sleep (or waits for a signal: its answer wakes it sooner): the call gives its
+   * slot back until `wakeAtMs`, then `wake` runs its
    * request again, in the call's trace — unless it ended meanwhile (cancelled, or its partition
    * moved: the next owner wakes it from the journal).
    */
   rest(wakeAtMs: number, wake: (request: Request) => void): void {
-    void this.call.idle(untilWake(wakeAtMs, this.ending.signal)).then((woke) => {
+    void this.call.idle(this.run.untilWoken(wakeAtMs, this.ending.signal)).then((woke) => {
       if (woke && !this.ended) context.with(this.call.context, () => wake(this.request));
     });
   }

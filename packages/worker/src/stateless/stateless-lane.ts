@@ -1,5 +1,6 @@
 import type { JSONRPCMessage, MessageClassification } from '@modelcontextprotocol/server';
 import {
+  SIGNAL_METHOD,
   streamHeadKey,
   TASK_CANCEL_METHOD,
   TASK_UPDATE_METHOD,
@@ -13,6 +14,7 @@ import { context } from '@opentelemetry/api';
 import { ATTR_JSONRPC_REQUEST_ID, ATTR_MCP_METHOD_NAME } from '@tidemark/otel';
 import { Call } from '../calls/index.js';
 import { Asleep } from '../execution/index.js';
+import { SignalInbox } from './signal-inbox.js';
 import { Sleepers, withoutValue } from './sleepers.js';
 import { IdempotentCalls, type Decided } from './idempotent-calls.js';
 import { StatelessExchange } from './stateless-exchange.js';
@@ -33,9 +35,12 @@ export class StatelessLane {
   private readonly keyed: IdempotentCalls;
   /** Tasks asleep off memory (`ex.sleep`), until they wake. */
   private readonly sleepers = new Sleepers();
+  /** Answers POSTed to signals' URLs (`ex.signal`). */
+  private readonly signals: SignalInbox;
 
   constructor(private readonly lane: LaneContext) {
     this.keyed = new IdempotentCalls(lane);
+    this.signals = new SignalInbox(lane, (owner) => this.sleepers.wakeNow(owner, false));
   }
 
   /** Whether a request of `key` runs here, or its task sleeps here (`ex.sleep`). */
@@ -59,6 +64,7 @@ export class StatelessLane {
       await this.notify(key, message);
       return reader.done(offset);
     }
+    if (message['method'] === SIGNAL_METHOD) return this.signals.receive(reader, record, request);
     let claim: Decided | undefined;
     if (idempotent === true && message['method'] === 'tools/call') {
       const request = message as unknown as Parameters<IdempotentCalls['decide']>[3];
@@ -160,10 +166,12 @@ export class StatelessLane {
     reader: PartitionReader,
     record: LogRecord,
     request: StatelessRecord,
-    { wakeAtMs, progress }: Asleep,
+    { wakeAtMs, progress, restKey }: Asleep,
   ): void {
     const kept = withoutValue(record);
-    this.sleepers.add(request.key, reader, wakeAtMs, (cancelled) => {
+    // Its signal was answered while it went to sleep: it wakes at once.
+    const answered = restKey !== undefined && this.lane.environment.signals.takeRing(restKey);
+    this.sleepers.add(request.key, reader, answered ? 0 : wakeAtMs, (cancelled) => {
       this.dispatch(reader, kept, request, { cancelled, progress }).catch((error: unknown) =>
         this.lane.options.onProblem(`task ${request.key}: its wake failed`, error),
       );
