@@ -27,6 +27,8 @@ export interface ClusterOptions {
   misconfiguredEvents?: Record<string, string>;
   /** Workers offer the example event types (the Events extension), webhooks to loopback allowed. */
   events?: boolean;
+  /** Workers hold the gateways' keyring (they sign signal URLs) without offering event types. */
+  signals?: boolean;
   /** The workers' handoff timeout (default: the worker's). */
   handoffTimeoutMs?: number;
   /** The workers' consumer-group session timeout. @default 6 s */
@@ -74,6 +76,7 @@ export class Cluster {
   readonly retired: Member[] = [];
   readonly balancer: TcpProxy;
   private readonly events: boolean;
+  private readonly signals: boolean;
   private readonly workerEnv: NodeJS.ProcessEnv;
   private readonly cleanups: Array<() => void> = [];
   private readonly network: TestNetwork | undefined;
@@ -93,6 +96,7 @@ export class Cluster {
     this.secret = randomBytes(32).toString('hex');
     this.balancer = balancer;
     this.events = options.events === true;
+    this.signals = options.signals === true;
     this.network = options.network;
     const { gatewayLogTimeoutMs: logTimeout, gatewayKeepAliveMs: keepAlive } = options;
     this.gatewayEnv = {
@@ -183,7 +187,7 @@ export class Cluster {
       this.brokers.join(','),
       this.prefix,
       `${this.prefix}workers`,
-      ...(this.events ? [this.secret, 'events'] : []),
+      ...(this.events ? [this.secret, 'events'] : this.signals ? [this.secret, 'signals'] : []),
     ]);
     const process = startProcess((fn) => this.cleanups.push(fn), command, args, {
       env: { ...this.workerEnv, ...env },

@@ -9,7 +9,8 @@ import { pollTask, rpc } from '@tidemark/fixtures/task-client';
 // Durable sleep on a real broker: a task charges, then sleeps 5 s (`ex.sleep`); every worker
 // process is killed (-9) while it sleeps, and a worker started afterwards — which never saw the
 // call — wakes it from the journal within a second of its time: the receipt is sent then, the
-// charge replayed, made once.
+// charge replayed, made once. And a signal (`ex.signal`, the approval example) POSTed while every
+// worker is down is kept in the log (202) and resumes its task on the worker started afterwards.
 
 const brokers = inject('kafkaBrokers');
 
@@ -89,5 +90,44 @@ describe('durable sleep on Kafka: a kill -9 of every worker does not lose the wa
     expect(entries.filter((e) => e.kind === 'charge' && e.fresh)).toHaveLength(100);
     expect(entries.filter((e) => e.kind === 'receipt' && e.fresh)).toHaveLength(100);
     expect(entries.filter((e) => !e.fresh)).toEqual([]);
+  });
+
+  it('an approval POSTed while every worker is down resumes its task on a new worker', async () => {
+    const c = await Cluster.start({
+      brokers,
+      label: 'signal',
+      gateways: 1,
+      workers: 2,
+      signals: true,
+      groupSessionTimeoutMs: 2_000,
+    });
+    onTestFinished(() => c.stop());
+    const url = `http://127.0.0.1:${c.gateways[0]!.port}/mcp`;
+    const created = await rpc(url, 'tools/call', {
+      name: 'transfer',
+      arguments: { to: 'bob', amountCents: 700, approver: 'ana@example.com' },
+    });
+    const taskId = String(created.body.result?.['taskId']);
+    const asked = () =>
+      c.workers.flatMap((w) => w.process.events.flatMap((e) => (e['ask'] ? [e['ask']] : [])));
+    await expect.poll(() => asked().length, { timeout: 30_000 }).toBe(1);
+    const { url: signal } = asked()[0] as { url: string };
+    const at = `${url}${new URL(signal).pathname.slice('/mcp'.length)}`;
+    for (const worker of [...c.workers]) await c.kill(worker, 'SIGKILL');
+    const post = (body: unknown) =>
+      fetch(at, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    // No worker to take it: in the log, not yet confirmed.
+    expect((await post({ approved: true, comment: 'while down' })).status).toBe(202);
+    await c.startWorker();
+    const done = await pollTask([url], taskId, ['completed'], { timeoutMs: 60_000 });
+    expect(done['result']).toMatchObject({
+      structuredContent: { approved: true, comment: 'while down', transferId: expect.any(String) },
+    });
+    expect(c.stepLines().filter((s) => s.step === 'transfer' && !s.replayed)).toHaveLength(1);
+    expect((await post({ approved: false })).status).toBe(409);
   });
 });

@@ -1,7 +1,9 @@
 // A worker process for tests that kill workers: `node worker-process.ts <brokers> <prefix> <group>
-// [<secret-hex> events]` — with the gateways' secret and `events`, it also offers the example event
+// [<secret-hex> events|signals]` — with the gateways' secret it holds their keyring (it takes only
+// records they sealed, and signs signal URLs); with `events` it also offers the example event
 // types (webhooks to loopback allowed). Prints JSON lines: {"assigned":[...]} when its partitions
-// change, {"execution":{...}} per execution.
+// change, {"execution":{...}} per execution, {"ask":{...}} per approval asked (examples/approvals).
+import { approvalsModule } from '@tidemark/examples/approvals';
 import counting from '@tidemark/examples/counting';
 import events from '@tidemark/examples/events';
 import interactive from '@tidemark/examples/interactive';
@@ -11,15 +13,15 @@ import { createKeyring, topicNames } from '@tidemark/protocol';
 import { Worker } from '@tidemark/worker';
 
 const [brokers = '', prefix = '', group = '', secret, withEvents] = process.argv.slice(2);
-const eventOptions =
-  secret === undefined || withEvents !== 'events'
+const keyring =
+  secret === undefined
     ? {}
-    : {
-        keyring: createKeyring({ current: { id: 1, secret: Buffer.from(secret, 'hex') } }),
-        allowLoopbackWebhooks: true,
-        eventScanMs: 200,
-        webhookBackoffMs: 100,
-      };
+    : { keyring: createKeyring({ current: { id: 1, secret: Buffer.from(secret, 'hex') } }) };
+const eventOptions =
+  withEvents !== 'events'
+    ? {}
+    : { allowLoopbackWebhooks: true, eventScanMs: 200, webhookBackoffMs: 100 };
+const approvals = approvalsModule({ notify: (ask) => console.log(JSON.stringify({ ask })) });
 const log = new KafkaLog({
   brokers: brokers.split(','),
   groupSessionTimeoutMs: Number(process.env['TIDEMARK_TEST_GROUP_SESSION_MS'] ?? 6_000),
@@ -31,7 +33,14 @@ const log = new KafkaLog({
 const worker = new Worker({
   log,
   topics: topicNames(prefix),
-  modules: [counting, interactive, payments, ...(withEvents === 'events' ? [events] : [])],
+  modules: [
+    counting,
+    interactive,
+    payments,
+    approvals,
+    ...(withEvents === 'events' ? [events] : []),
+  ],
+  ...keyring,
   ...eventOptions,
   group,
   commitIntervalMs: 200,
