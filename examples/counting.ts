@@ -2,7 +2,12 @@
 // With `effect`, a call also takes one durable step — an effect on a pretend outside system — so
 // the failure suites can count effects as well as streams.
 import { appendFileSync } from 'node:fs';
-import { defineToolModule, currentExecution, RetryableToolError } from '@tidemark/tools';
+import {
+  defineToolModule,
+  currentExecution,
+  RetryableToolError,
+  SignalTimeoutError,
+} from '@tidemark/tools';
 import type { McpServer, ServerContext } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 
@@ -13,6 +18,12 @@ const countInput = z.object({
   effect: z.boolean().default(false),
   /** Sleep durably (`ex.sleep`) this long before counting, the slot given back meanwhile. */
   napMs: z.number().int().min(0).max(3_600_000).default(0),
+  /**
+   * Wait for a signal (`ex.signal`) before counting, which the call answers itself this long after
+   * asking — a POST to its URL through the gateways (the worker's `publicUrl`); if that POST is
+   * lost with its worker, the signal expires 5 s later and the call counts anyway.
+   */
+  signalAfterMs: z.number().int().min(0).max(60_000).default(0),
 });
 
 const countOutput = z.object({ numbers: z.array(z.number()), effect: z.string().optional() });
@@ -58,12 +69,13 @@ function pause(delayMs: number, signal: AbortSignal): Promise<void> {
 }
 
 async function count(
-  { to, delayMs, effect, napMs }: { to: number; delayMs: number; effect: boolean; napMs: number },
+  { to, delayMs, effect, napMs, signalAfterMs }: z.output<typeof countInput>,
   ctx: ServerContext,
   failAt?: number,
 ) {
   // Before anything is sent: the call runs again from the top when it wakes, and counts once.
   if (napMs > 0) await currentExecution()?.sleep('nap', napMs);
+  if (signalAfterMs > 0) await selfSignal(signalAfterMs);
   const token = ctx.mcpReq._meta?.progressToken;
   const numbers: number[] = [];
   let effectKey: string | undefined;
@@ -89,6 +101,28 @@ async function count(
     content: [{ type: 'text' as const, text: numbers.join(',') }],
     structuredContent: { numbers, ...(effectKey === undefined ? {} : { effect: effectKey }) },
   };
+}
+
+/** A signal the call answers itself, `afterMs` after asking (see `signalAfterMs`). */
+async function selfSignal(afterMs: number): Promise<void> {
+  const ex = currentExecution()!;
+  const signal = await ex.signal('go', { timeoutMs: afterMs + 5_000 });
+  await ex.step('post go', () => {
+    const post = () =>
+      fetch(signal.url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: 'true',
+      })
+        .then((response) => response.body?.cancel())
+        .catch(() => undefined);
+    setTimeout(() => void post(), afterMs).unref();
+  });
+  try {
+    await signal.wait();
+  } catch (error) {
+    if (!(error instanceof SignalTimeoutError)) throw error;
+  }
 }
 
 export function registerCounting(server: McpServer): void {

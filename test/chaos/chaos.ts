@@ -1,5 +1,5 @@
 // The chaos runner: concurrent sessions call `count` and `flaky_count` — one call in four asleep
-// (`ex.sleep`) before it counts — through a cluster of real gateway and worker processes while
+// (`ex.sleep`) before it counts, one in five waiting for a signal (`ex.signal`) — through a cluster of real gateway and worker processes while
 // faults are injected at random — worker kill -9 and drains,
 // gateway kill -9, client socket cuts, clients held away while their events are deleted. One
 // client in three is a 2026-07-28 client whose calls are durable tasks (@tidemark/client, polled or
@@ -115,6 +115,8 @@ async function startOnBroker() {
     partitions: 4,
     gateways: 2,
     workers: 2,
+    // Workers sign signal URLs: one call in five waits for a signal it answers itself.
+    signals: true,
   });
   return {
     cluster: started,
@@ -201,8 +203,7 @@ async function taskSession(index: number): Promise<void> {
       extra: {
         effect: true,
         ...(flaky ? { failAt: between(1, to), failAttempts: between(1, 2) } : {}),
-        // One call in four sleeps first (`ex.sleep`): asleep through the faults, woken on time.
-        ...(random() < 0.25 ? { napMs: between(1_000, 3_000) } : {}),
+        ...mix(),
       },
       timeoutMs: profile!.callTimeoutMs,
       idempotencyKey: randomUUID(),
@@ -258,6 +259,18 @@ async function sendAgain(
     });
 }
 
+/**
+ * What a call does before it counts: one in four sleeps (`ex.sleep`), one in five (on a cluster
+ * whose workers sign signal URLs) waits for a signal (`ex.signal`) it answers itself through the
+ * balancer — asleep or waiting through the faults, woken on time or by the answer.
+ */
+function mix(): Record<string, number> {
+  const draw = random();
+  if (draw < 0.25) return { napMs: between(1_000, 3_000) };
+  if (draw < 0.45 && !profile!.network) return { signalAfterMs: between(500, 2_500) };
+  return {};
+}
+
 async function session(index: number): Promise<void> {
   if (index % 3 === 2) return taskSession(index);
   const client = await TrackedClient.connect(cluster.url, `chaos-${index}`, 60);
@@ -276,7 +289,7 @@ async function session(index: number): Promise<void> {
           extra: {
             effect: true,
             ...(flaky ? { failAt: between(1, to), failAttempts: between(1, 2) } : {}),
-            ...(random() < 0.25 ? { napMs: between(1_000, 3_000) } : {}),
+            ...mix(),
           },
           timeoutMs: profile!.callTimeoutMs,
         }),

@@ -114,6 +114,10 @@ export class Cluster {
     const { handoffTimeoutMs: handoff, groupSessionTimeoutMs: session } = options;
     this.workerEnv = {
       ...process.env,
+      // Signal URLs name the balancer: a call that answers its own signal POSTs through it.
+      ...(options.signals === true
+        ? { TIDEMARK_TEST_PUBLIC_URL: `http://127.0.0.1:${balancer.port}/mcp` }
+        : {}),
       ...(handoff === undefined ? {} : { TIDEMARK_TEST_HANDOFF_MS: String(handoff) }),
       ...(session === undefined ? {} : { TIDEMARK_TEST_GROUP_SESSION_MS: String(session) }),
     };

@@ -42,6 +42,9 @@ const worker = new Worker({
   ],
   ...keyring,
   ...eventOptions,
+  ...(process.env['TIDEMARK_TEST_PUBLIC_URL'] === undefined
+    ? {}
+    : { publicUrl: process.env['TIDEMARK_TEST_PUBLIC_URL'] }),
   group,
   commitIntervalMs: 200,
   pollMs: 200,

@@ -1,4 +1,4 @@
-import type { FoldEffect } from '@tidemark/protocol';
+import { signalAnswerStep, type FoldEffect } from '@tidemark/protocol';
 import { isStepOutcome } from '@tidemark/log';
 import { html, type Html } from './html.js';
 import type { CallDetail, TimelineEntry } from './log-view.js';
@@ -157,6 +157,8 @@ function stepList(ctx: PageContext, call: CallDetail, generations: readonly stri
             <span class="mono">${step.step}</span> — ${wakeAtMs > ctx.now ? 'asleep until' : 'woke'}
             ${time(wakeAtMs, ctx.now)}, fell asleep in ${ran}
           </li>`;
+        const signal = signalItem(ctx, call, step, ran);
+        if (signal !== undefined) return signal;
         const outcome = step.outcome.ok ? 'ok' : `failed: ${step.outcome.error.message}`;
         const tries = step.attempts === undefined ? '' : ` after ${step.attempts} tries`;
         return html`<li>
@@ -165,4 +167,41 @@ function stepList(ctx: PageContext, call: CallDetail, generations: readonly stri
         </li>`;
       })}
     </ol>`;
+}
+
+type JournaledStepOf = Extract<CallDetail['steps'][number], { outcome: unknown }>;
+
+/**
+ * A signal's steps (`ex.signal`): asked — waiting, or answered — and its answer: what was POSTed,
+ * when, and by which subject if the POST carried a token (the audit trail of an approval). Its URL
+ * is a capability and is never shown.
+ */
+function signalItem(
+  ctx: PageContext,
+  call: CallDetail,
+  step: JournaledStepOf,
+  ran: string,
+): Html | undefined {
+  if (step.step.startsWith('signal ') && step.outcome.ok) {
+    const name = step.step.slice('signal '.length);
+    const { expiresAtMs } = step.outcome.value as { expiresAtMs?: number };
+    const answered = call.steps.some((s) => s.step === signalAnswerStep(name));
+    const until = expiresAtMs === undefined ? '' : html`, open until ${time(expiresAtMs, ctx.now)}`;
+    return html`<li data-testid="signal">
+      <span class="mono">${step.step}</span> — asked in
+      ${ran}${until}${answered ? '' : ' — waiting'}
+    </li>`;
+  }
+  if (!step.step.startsWith(signalAnswerStep(''))) return undefined;
+  if (!step.outcome.ok)
+    return html`<li data-testid="signal-answer">
+      <span class="mono">${step.step}</span> — expired unanswered ${time(step.atMs, ctx.now)}
+    </li>`;
+  const { value, subject } = step.outcome.value as { value: unknown; subject?: string };
+  const shown = JSON.stringify(value) ?? 'null';
+  return html`<li data-testid="signal-answer">
+    <span class="mono">${step.step}</span> — answered ${time(step.atMs, ctx.now)}
+    ${subject === undefined ? 'through its URL' : `by ${subject}`}:
+    <span class="mono">${shown.length > 200 ? `${shown.slice(0, 200)}…` : shown}</span>
+  </li>`;
 }

@@ -5,7 +5,7 @@ import { tokenFileAuthenticator } from '@tidemark/gateway';
 import { defineToolModule } from '@tidemark/worker';
 import * as z from 'zod';
 import { get as httpGet, type IncomingMessage } from 'node:http';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import counting from '@tidemark/examples/counting';
 import events from '@tidemark/examples/events';
 import { EventRegistry } from '@tidemark/log';
@@ -14,6 +14,7 @@ import { EmbeddedLog } from '@tidemark/embedded-log';
 import express from 'express';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
+import { approvalsModule } from '@tidemark/examples/approvals';
 import { paymentsModule, PretendPayments } from '@tidemark/examples/payments';
 import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
 import { pollTask, rpc } from '@tidemark/fixtures/task-client';
@@ -139,6 +140,38 @@ describe('console pages', () => {
     expect(steps.replace(/\s+/g, ' ')).toMatch(
       /charge<\/span> — ok, ran in generation 1 [^]*sleep before receipt<\/span> — woke [^]*receipt<\/span> — ok after 2 tries, ran in generation 2/,
     );
+  });
+
+  it('shows an approval as its audit trail: the signal asked, its answer (escaped), the decision — never its URL', async () => {
+    const asks: string[] = [];
+    const module = approvalsModule({ notify: (ask) => void asks.push(ask.url) });
+    const { url, origin } = await stackWithConsole([module]);
+    const client = new RawMcpClient(url);
+    await client.initialize();
+    const called = client.post({
+      jsonrpc: '2.0',
+      id: 4,
+      method: 'tools/call',
+      params: { name: 'transfer', arguments: { to: 'bob', amountCents: 5, approver: 'ana' } },
+    });
+    await vi.waitFor(() => expect(asks).toHaveLength(1), { timeout: 10_000 });
+    const token = asks[0]!.slice(asks[0]!.lastIndexOf('/') + 1);
+    const answered = await fetch(`${url}/signals/${token}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ approved: true, comment: HOSTILE }),
+    });
+    expect(answered.status).toBe(200);
+    expect(await (await called).text()).toContain('transferId');
+    const page = await (
+      await fetch(`${origin}/console/sessions/${client.session}/calls/n4`)
+    ).text();
+    const steps = (/data-testid="steps">([^]*?)<\/ol>/.exec(page)?.[1] ?? '').replace(/\s+/g, ' ');
+    expect(steps).toMatch(
+      /signal approval<\/span> — asked in generation 1, open until [^]*tidemark:answer approval<\/span> — answered [^]* through its URL: <span class="mono">\{&quot;approved&quot;:true,&quot;comment&quot;:&quot;&lt;img [^]*decision<\/span> — ok/,
+    );
+    expect(page).not.toContain(token);
+    expect(page).not.toContain('<img src=x');
   });
 
   it('a live tail that cannot keep up skips records and says how many: every record is delivered or counted', async () => {

@@ -51,9 +51,11 @@ export type { EventIdVersion, Keyring, KeyringOptions, SigningKey } from './keys
 export { openSecret, sealSecret } from './keys/sealed-secret.js';
 export {
   MAX_SIGNAL_TOKEN_LENGTH,
+  RESERVED_STEP_PREFIX,
   SIGNAL_METHOD,
   SignalErrorCodes,
   mintSignalToken,
+  signalAnswerStep,
   verifySignalToken,
 } from './keys/signal-token.js';
 export type { SignalClaim, SignalTokenProblem } from './keys/signal-token.js';

@@ -1,4 +1,5 @@
 import type { StepRecord } from '@tidemark/log';
+import { signalAnswerStep } from '@tidemark/protocol';
 import { answerRecord, type SignalHost } from '@tidemark/worker/harness';
 
 /** `ToolSessionOptions.signals`: a signal's answer, as its URL's POST would bring it. */
@@ -16,7 +17,7 @@ export function harnessSignals(
   return {
     mint: (name) => `http://tidemark.test/mcp/signals/${encodeURIComponent(name)}`,
     answered: async (name) => {
-      const key = `answer ${name}`;
+      const key = signalAnswerStep(name);
       const known = journal.get(key);
       if (known !== undefined) return known as ReturnType<typeof answerRecord>;
       const asked = journal.get(`signal ${name}`);
@@ -32,7 +33,7 @@ export function harnessSignals(
     },
     expire: (name) => {
       const record = answerRecord('expired', Date.now());
-      journal.set(`answer ${name}`, record);
+      journal.set(signalAnswerStep(name), record);
       return Promise.resolve(record);
     },
   };

@@ -71,5 +71,12 @@ describe('signals in runTool', () => {
       {},
     );
     expect(JSON.stringify(badTimeout.result.content)).toContain('timeoutMs');
+    // A signal's answer is journaled under a name of the runtime's: no step may take it.
+    const reserved = await runTool(
+      toolOf(() => currentExecution()!.step('tidemark:answer s', () => 1)),
+      't',
+      {},
+    );
+    expect(JSON.stringify(reserved.result.content)).toContain("not starting with 'tidemark:'");
   });
 });

@@ -117,3 +117,14 @@ export const SignalErrorCodes = {
   /** The value fails the signal's schema. */
   invalid: -32043,
 } as const;
+
+/** Step names with this prefix are the runtime's own: a tool's `step` may not take one. */
+export const RESERVED_STEP_PREFIX = 'tidemark:';
+
+/**
+ * The journal key of a signal's answer (written by the worker that reads the POST, not by a
+ * step): in the reserved namespace, so no step of the tool's can be taken for it.
+ */
+export function signalAnswerStep(name: string): string {
+  return `${RESERVED_STEP_PREFIX}answer ${name}`;
+}

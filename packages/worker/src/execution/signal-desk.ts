@@ -2,6 +2,7 @@ import { isStepOutcome, type JournaledStep, type StepJournal } from '@tidemark/l
 import {
   invalidOption,
   mintSignalToken,
+  signalAnswerStep,
   type Keyring,
   type PartitionKey,
   type StreamId,
@@ -50,7 +51,7 @@ export class SignalDesk {
         this.settle(owner, journal, name, async (answered) => {
           if (answered !== undefined) return answered;
           const expired = answerRecord('expired', Date.now());
-          await this.steps.put(owner, journal, `answer ${name}`, expired);
+          await this.steps.put(owner, journal, signalAnswerStep(name), expired);
           return expired;
         }),
     };
@@ -70,7 +71,7 @@ export class SignalDesk {
     const record = await this.settle(owner, journal, name, async (answered) => {
       if (answered !== undefined) return answered;
       const record = answerRecord(answer, Date.now());
-      await this.steps.put(owner, journal, `answer ${name}`, record);
+      await this.steps.put(owner, journal, signalAnswerStep(name), record);
       taken = true;
       return record;
     });
@@ -115,7 +116,7 @@ export class SignalDesk {
     journal: StreamId,
     name: string,
   ): Promise<JournaledStep | undefined> {
-    const record = await this.steps.get(owner, journal, `answer ${name}`);
+    const record = await this.steps.get(owner, journal, signalAnswerStep(name));
     return record !== undefined && isStepOutcome(record) ? record : undefined;
   }
 

@@ -1,6 +1,6 @@
 // Signals (`Execution.signal`, awakeables): a call asks for one — its URL journaled as a step —
 // and waits for the JSON POSTed to it. The answer is journaled by the lane that reads the POST
-// (`answer <name>`, see signals/), so `wait` reads the journal: answered, it returns; not yet, the
+// (`signalAnswerStep`, see stateless/signal-inbox.ts), so `wait` reads the journal: answered, it returns; not yet, the
 // call is suspended as by a sleep (until the signal's expiry), and the answer wakes it early.
 import type { JournaledStep } from '@tidemark/log';
 import { invalidOption } from '@tidemark/protocol';
@@ -25,7 +25,7 @@ export interface AskedSignal {
 export interface SignalHost {
   /** The URL of a new signal (its token bound to the call); throws where signals cannot be. */
   mint(name: string, expiresAtMs: number | undefined): string;
-  /** The signal's journaled answer, or that it expired (`answer <name>`); none yet: undefined. */
+  /** The signal's journaled answer, or that it expired (`signalAnswerStep`); none yet: undefined. */
   answered(name: string): Promise<JournaledStep | undefined>;
   /** Journals that the signal expired — unless an answer got in first: what is journaled. */
   expire(name: string): Promise<JournaledStep>;
@@ -40,7 +40,7 @@ export const NO_SIGNALS: SignalHost = {
   expire: () => Promise.resolve(answerRecord('expired', Date.now())),
 };
 
-/** The value journaled as a signal's answer (the step `answer <name>`). */
+/** The value journaled as a signal's answer (under `signalAnswerStep(name)`). */
 export interface JournaledAnswer {
   readonly value: unknown;
   readonly subject?: string;

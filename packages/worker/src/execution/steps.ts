@@ -12,6 +12,7 @@ import {
 import {
   ErrorCodes,
   invalidOption,
+  RESERVED_STEP_PREFIX,
   TidemarkError,
   type PartitionKey,
   type StreamId,
@@ -119,9 +120,18 @@ export class CallSteps {
       return true;
     };
     const step: StepFunction = (name, fn, options) => {
-      if (typeof name !== 'string' || name.length === 0 || name.length > MAX_STEP_NAME)
+      if (
+        typeof name !== 'string' ||
+        name.length === 0 ||
+        name.length > MAX_STEP_NAME ||
+        name.startsWith(RESERVED_STEP_PREFIX)
+      )
         return Promise.reject(
-          invalidOption('step name', `a string of 1..${MAX_STEP_NAME} characters`, name),
+          invalidOption(
+            'step name',
+            `a string of 1..${MAX_STEP_NAME} characters, not starting with '${RESERVED_STEP_PREFIX}' (the runtime's)`,
+            name,
+          ),
         );
       if (taken >= MAX_STEPS_PER_EXECUTION)
         return Promise.reject(
