@@ -195,6 +195,8 @@ replica's resume decisions beside what the log holds. --trace-url <url> links tr
                          TIDEMARK_PREVIOUS_SECRET)
   --accept-unsealed      run without the secret: whoever can write the requests topic is trusted
                          to say which subject a request comes from (a warning at start)
+  --public-url <url>     the MCP URL clients use (through the ingress): signal URLs (ex.signal)
+                         are <url>/signals/<token>, served by every gateway. Default ${WORKER.publicUrl}
   --group-session-timeout <d>
                          after a worker dies without leaving (kill -9, a lost node), its partitions
                          and running calls wait this long before another worker takes them over.

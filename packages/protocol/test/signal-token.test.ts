@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createKeyring, mintSignalToken, verifySignalToken } from '../src/index.js';
+import { createKeyring, httpUrlOption, mintSignalToken, verifySignalToken } from '../src/index.js';
 
 const key = (id: number, fill: number) => ({ id, secret: new Uint8Array(32).fill(fill) });
 const keyring = createKeyring({ current: key(1, 7) });
@@ -35,5 +35,13 @@ describe('signal tokens', () => {
     expect(verifySignalToken(both, token, 0).ok).toBe(true);
     for (const bad of ['', 'a', '!!!', 'x'.repeat(2000), 42, undefined])
       expect(verifySignalToken(keyring, bad, 0)).toEqual({ ok: false, problem: 'malformed' });
+  });
+
+  it('take their URL from an http(s) public URL, its trailing slashes dropped', () => {
+    expect(httpUrlOption('publicUrl', 'https://mcp.example.com/mcp/')).toBe(
+      'https://mcp.example.com/mcp',
+    );
+    for (const bad of ['ftp://x/mcp', 'https://x/mcp?a=1', 'https://x/mcp#f', 'not a url', 7])
+      expect(() => httpUrlOption('publicUrl', bad)).toThrow(/publicUrl: expected an http\(s\) URL/);
   });
 });

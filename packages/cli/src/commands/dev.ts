@@ -83,6 +83,8 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     topics,
     modules,
     keyring,
+    // Signal URLs (`ex.signal`) name this server, as its clients reach it.
+    publicUrl: str(values['public-url']) ?? `http://${urlHost(host)}:${listenPort}/mcp`,
     ...ttls,
     ...handoff,
     ...workerLimitsOf(values),
@@ -124,4 +126,9 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
   await gateway.drain();
   await worker.stop();
   await log.close();
+}
+
+/** A host as a URL names it (an IPv6 address in brackets). */
+function urlHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
 }
