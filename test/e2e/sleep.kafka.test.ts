@@ -125,7 +125,11 @@ describe('durable sleep on Kafka: a kill -9 of every worker does not lose the wa
     await c.startWorker();
     const done = await pollTask([url], taskId, ['completed'], { timeoutMs: 60_000 });
     expect(done['result']).toMatchObject({
-      structuredContent: { approved: true, comment: 'while down', transferId: expect.any(String) },
+      structuredContent: {
+        approved: true,
+        comment: 'while down',
+        transferId: expect.any(String) as unknown,
+      },
     });
     expect(c.stepLines().filter((s) => s.step === 'transfer' && !s.replayed)).toHaveLength(1);
     expect((await post({ approved: false })).status).toBe(409);

@@ -1,5 +1,5 @@
 import type { RequestId, WorkerEpoch } from '@tidemark/protocol';
-import type { StepRecord } from '@tidemark/log';
+import type { StepRecord, StoredOccurrence } from '@tidemark/log';
 import type { Execution, StepReport, ToolModule } from '@tidemark/tools';
 import {
   CallSteps,
@@ -14,8 +14,12 @@ import {
   type SignalHost,
   type ToolLogLine,
 } from '@tidemark/worker/harness';
-import type { EmittedOccurrence, ToolSessionOptions } from './index.js';
-import { harnessSignals } from './signals.js';
+import { harnessSignals, type SignalAnswerer } from './signals.js';
+
+/** An occurrence a tool emitted, as the harness recorded it. */
+export interface EmittedOccurrence extends StoredOccurrence {
+  readonly arguments: Readonly<Record<string, unknown>>;
+}
 
 /** The executions of the calls of one test session: attempts per call, and how each ended. */
 export class CallLedger {
@@ -42,7 +46,8 @@ export class CallLedger {
 
   constructor(
     module: ToolModule,
-    private readonly options: Pick<ToolSessionOptions, 'skipWaits' | 'signals'>,
+    /** `ToolSessionOptions.skipWaits` and `.signals`. */
+    private readonly options: { skipWaits?: boolean; signals?: SignalAnswerer | undefined },
   ) {
     const types = new Map((module.events ?? []).map((type) => [type.name, type]));
     this.emitAs = emitterOf(

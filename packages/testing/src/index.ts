@@ -10,7 +10,7 @@ import {
   type ElicitResult,
 } from '@modelcontextprotocol/server';
 import { STATELESS_PROTOCOL_VERSION } from '@tidemark/protocol';
-import { fitMessage, type StoredOccurrence } from '@tidemark/log';
+import { fitMessage } from '@tidemark/log';
 import type { StepReport, ToolModule } from '@tidemark/tools';
 import {
   createToolServer,
@@ -20,7 +20,8 @@ import {
   type ExecutionEnd,
   type ToolLogLine,
 } from '@tidemark/worker/harness';
-import { CallLedger } from './call-ledger.js';
+import { CallLedger, type EmittedOccurrence } from './call-ledger.js';
+export type { EmittedOccurrence } from './call-ledger.js';
 
 export type { RecordedOccurrence, ToolLogLine } from '@tidemark/worker/harness';
 import type { SignalAnswerer } from './signals.js';
@@ -73,11 +74,6 @@ export interface ToolRun {
   readonly steps: ReadonlyArray<StepReport & { attempt: number }>;
   /** The event occurrences the call emitted (`currentExecution().emit`), checked, in order. */
   readonly emitted: ReadonlyArray<EmittedOccurrence>;
-}
-
-/** An occurrence a tool emitted, as the harness recorded it. */
-export interface EmittedOccurrence extends StoredOccurrence {
-  readonly arguments: Readonly<Record<string, unknown>>;
 }
 
 export interface ToolSessionOptions {
