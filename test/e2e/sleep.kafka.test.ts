@@ -1,7 +1,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { EXIT, main } from '@tidemark/cli';
 import { PretendPayments } from '@tidemark/examples/payments';
+import { pino } from 'pino';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { Cluster, sleep } from './cluster.js';
 import { pollTask, rpc } from '@tidemark/fixtures/task-client';
@@ -15,6 +17,21 @@ import { pollTask, rpc } from '@tidemark/fixtures/task-client';
 const brokers = inject('kafkaBrokers');
 
 const SLEEP_MS = 5_000;
+
+/** `tidemark calls list` against the cluster's topics: its lines. */
+async function callsList(prefix: string): Promise<string[]> {
+  const out: string[] = [];
+  const code = await main(['calls', 'list', '--brokers', brokers.join(','), '--prefix', prefix], {
+    env: {},
+    cwd: tmpdir(),
+    out: (line) => out.push(line),
+    err: (line) => out.push(`error: ${line}`),
+    stopSignal: new Promise<void>(() => undefined),
+    logger: pino({ level: 'silent' }),
+  });
+  expect(code, out.join('\n')).toBe(EXIT.ok);
+  return out;
+}
 
 describe('durable sleep on Kafka: a kill -9 of every worker does not lose the wake', () => {
   it('a task asleep for 5 s wakes on a new worker within a second of its time, its charge made once', async () => {
@@ -112,6 +129,11 @@ describe('durable sleep on Kafka: a kill -9 of every worker does not lose the wa
       c.workers.flatMap((w) => w.process.events.flatMap((e) => (e['ask'] ? [e['ask']] : [])));
     await expect.poll(() => asked().length, { timeout: 30_000 }).toBe(1);
     const { url: signal } = asked()[0] as { url: string };
+    // An operator sees it waiting: `tidemark calls list`, one JSON line per resting call.
+    const listed = (await callsList(c.prefix)).map((line) => JSON.parse(line) as object);
+    expect(listed).toEqual([
+      expect.objectContaining({ owner: taskId, kind: 'signal', name: 'approval' }),
+    ]);
     const at = `${url}${new URL(signal).pathname.slice('/mcp'.length)}`;
     for (const worker of [...c.workers]) await c.kill(worker, 'SIGKILL');
     const post = (body: unknown) =>
@@ -133,5 +155,6 @@ describe('durable sleep on Kafka: a kill -9 of every worker does not lose the wa
     });
     expect(c.stepLines().filter((s) => s.step === 'transfer' && !s.replayed)).toHaveLength(1);
     expect((await post({ approved: false })).status).toBe(409);
+    expect(await callsList(c.prefix)).toEqual([]);
   });
 });

@@ -262,4 +262,20 @@ replica's resume decisions beside what the log holds. --trace-url <url> links tr
   --replication-factor <n> Default ${TOPICS.replicationFactor}
   --prefix <p>             topic prefix. Default ${TOPICS.prefix}
   --tls, --tls-*, --sasl-*  as for the gateway`,
+  calls: `Usage: tidemark calls list|wake|cancel [<owner> [<journal>]] [--brokers <list>] [--prefix ${TOPICS.prefix}]
+
+The calls resting in the log — asleep (ex.sleep) or waiting for a signal (ex.signal) — and their
+repairs, on a Kafka deployment.
+
+  list                    one JSON line per resting call, the soonest first: its owner (session,
+                          routing key or task id), journal, kind, name, since, and wakeAt or
+                          expiresAt (a signal without a timeout: null)
+  wake <owner> <journal>  ends the call's sleeps now: the worker that owns it runs it on at once
+  cancel <task id>        cancels a task, asleep, waiting or running, as its client's tasks/cancel
+
+  --secret-file <f>       the gateways' secret (or TIDEMARK_SECRET): wake and cancel are written
+                          to the requests topic sealed, as a gateway writes; list needs none
+  --brokers <list>        Kafka bootstrap host:port[,host:port]; or KAFKA_BROKERS
+  --prefix <p>            topic prefix. Default ${TOPICS.prefix}
+  --tls, --tls-*, --sasl-*  as for the gateway`,
 };

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CALLS_FLAGS } from '../src/commands/calls.js';
 import { CHECK_FLAGS } from '../src/commands/check.js';
 import { DEV_FLAGS } from '../src/commands/dev.js';
 import { GATEWAY_FLAGS } from '../src/commands/gateway.js';
@@ -15,6 +16,7 @@ const DECLARED: Record<string, Readonly<Record<string, unknown>>> = {
   topics: TOPICS_FLAGS,
   console: CONSOLE_COMMAND_FLAGS,
   check: CHECK_FLAGS,
+  calls: CALLS_FLAGS,
 };
 
 /** A flag the help names, by itself or in a family (`--tls-*`, `--sasl-*`). */

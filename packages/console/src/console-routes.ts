@@ -8,6 +8,7 @@ import type { Html } from './html.js';
 import { liveEvents, type LiveDeps } from './live-events.js';
 import { notFoundPage, overviewPage, sessionPage, type PageContext } from './pages.js';
 import { recentSections } from './recent-pages.js';
+import { restingPage } from './resting-page.js';
 import type { Visibility } from './visibility.js';
 
 export interface RouteDeps {
@@ -85,10 +86,25 @@ export function pageRoutes(
       send(res, 200, eventsPage(page(), options.mcp?.events?.(), rows));
     }),
   );
+  router.get('/resting', restingRoute(view, page, send, guarded));
   router.get(
     '/events',
     guarded((req, res, visibility) =>
       liveEvents(req, res, visibility, { tail, view, journal: options.journal, live }),
     ),
+  );
+}
+
+/** The calls resting in the log (`restingPage`): everyone's, so for a viewer who sees all. */
+function restingRoute(
+  view: LiveDeps['view'],
+  page: RouteDeps['page'],
+  send: RouteDeps['send'],
+  guarded: (
+    handler: (req: Request, res: Response, visibility: Visibility) => Promise<void>,
+  ) => (req: Request, res: Response, next: NextFunction) => void,
+) {
+  return guarded(async (_req, res, { all }) =>
+    send(res, 200, restingPage(page(), all ? await view.resting() : undefined)),
   );
 }

@@ -1,7 +1,9 @@
 import {
+  restingCalls,
   SessionStore,
   StepJournal,
   StreamHeadStore,
+  type WaitingStep,
   type StepRecord,
   type SessionRecord,
 } from '@tidemark/log';
@@ -113,6 +115,12 @@ export class LogView {
     this.sessions = new SessionStore({ ...stores, withInitialize: false });
     this.heads = new StreamHeadStore(stores);
     this.steps = new StepJournal(stores);
+  }
+
+  /** The calls asleep or waiting for a signal now, the soonest first (everyone's: operators'). */
+  resting(): Promise<WaitingStep[]> {
+    const { partitionCount } = this.options;
+    return restingCalls(this.steps, this.heads, partitionCount, Date.now());
   }
 
   /** Sessions and tasks, the most recently active first. */

@@ -33,7 +33,10 @@ export function layout(ctx: PageContext, title: string, body: Html): Html {
         <header>
           <a class="brand" href="${ctx.base}">Tidemark console</a>
           <span class="source">${ctx.source}</span>
-          <nav aria-label="Console"><a href="${ctx.base}/subscriptions">Events</a></nav>
+          <nav aria-label="Console">
+            <a href="${ctx.base}/subscriptions">Events</a>
+            <a href="${ctx.base}/resting">Resting calls</a>
+          </nav>
         </header>
         <main id="main" tabindex="-1">${body}</main>
       </body>

@@ -156,6 +156,11 @@ describe('console pages', () => {
     });
     await vi.waitFor(() => expect(asks).toHaveLength(1), { timeout: 10_000 });
     const token = asks[0]!.slice(asks[0]!.lastIndexOf('/') + 1);
+    // Waiting, it is listed among the resting calls (an operator's page), its expiry a day on.
+    const resting = await (await fetch(`${origin}/console/resting`)).text();
+    expect(resting.replace(/\s+/g, ' ')).toMatch(
+      /data-testid="resting-calls"[^]*for signal <code>approval<\/code>[^]*expires [^]*n4<\/td>/,
+    );
     const answered = await fetch(`${url}/signals/${token}`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },

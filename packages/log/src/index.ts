@@ -41,6 +41,12 @@ export type {
   StoredOccurrence,
 } from './occurrence-log.js';
 export type { RangeReadOptions } from './range-read.js';
-export { isStepOutcome } from './step-journal.js';
-export type { JournaledStep, RetryingStep, StepOutcome, StepRecord } from './step-journal.js';
+export { isStepOutcome, restingCalls } from './step-journal.js';
+export type {
+  JournaledStep,
+  RetryingStep,
+  StepOutcome,
+  StepRecord,
+  WaitingStep,
+} from './step-journal.js';
 export { checkPartitionPlacement, partitionPlacementProblems } from './partition-placement.js';

@@ -1,5 +1,7 @@
 import {
   HEAD_STATE_HEADER,
+  parseStepKey,
+  signalAnswerStep,
   stepKey,
   stepKeyPrefix,
   type PartitionKey,
@@ -7,6 +9,7 @@ import {
 } from '@tidemark/protocol';
 import { KeyedTable } from './keyed-table.js';
 import type { StoreOptions } from './stores.js';
+import type { StreamHeadStore } from './stores.js';
 
 /** What a step's function did: its value (JSON), or the error it threw. */
 export type StepOutcome =
@@ -100,6 +103,12 @@ export class StepJournal extends KeyedTable<StepRecord> {
     return this.table.put(this.partitionOf(session), stepKey(session, stream, step), value);
   }
 
+  /** The keys of a partition's records (heads and steps), caught up to the log's end of now. */
+  async keys(partition: number): Promise<string[]> {
+    await this.table.catchUp(partition);
+    return [...this.table.entries(partition)].map(([key]) => key);
+  }
+
   /** Every journaled step of a call, in the order they were written (for the console). */
   async list(
     session: PartitionKey,
@@ -119,6 +128,78 @@ export class StepJournal extends KeyedTable<StepRecord> {
     }
     return steps;
   }
+}
+
+/** A call resting in its journal: asleep until a time, or waiting for a signal's answer. */
+export interface WaitingStep {
+  /** The call's owner key (its session, routing key or task id) and journal stream. */
+  readonly owner: PartitionKey;
+  readonly journal: StreamId;
+  readonly kind: 'sleep' | 'signal';
+  /** The sleep's or signal's name. */
+  readonly name: string;
+  /** When the sleep ends, or the signal expires (none: never). */
+  readonly untilMs: number | undefined;
+  /** When the call got there. */
+  readonly sinceMs: number;
+}
+
+/**
+ * The sleeps not over and the signals not answered in one partition's journals, as the log holds
+ * them now: what an operator lists (`tidemark calls list`, the console). A call that finished
+ * without waiting for a signal it asked for is listed too: its caller checks the call's head.
+ */
+async function waitingSteps(
+  journal: StepJournal,
+  partition: number,
+  nowMs: number,
+): Promise<WaitingStep[]> {
+  const asked: Array<{ key: string; owner: PartitionKey; journal: StreamId; step: string }> = [];
+  const answered = new Set<string>();
+  for (const key of await journal.keys(partition)) {
+    const parsed = parseStepKey(key);
+    if (parsed === undefined) continue;
+    const { session: owner, stream, step } = parsed;
+    if (step.startsWith('sleep ') || step.startsWith('signal '))
+      asked.push({ key, owner, journal: stream, step });
+    else if (step.startsWith(signalAnswerStep('')))
+      answered.add(`${owner}/${stream}/${step.slice(signalAnswerStep('').length)}`);
+  }
+  const waiting: WaitingStep[] = [];
+  for (const { owner, journal: stream, step } of asked) {
+    const record = await journal.get(owner, stream, step);
+    if (record === undefined || !isStepOutcome(record) || !record.outcome.ok) continue;
+    const sleep = step.startsWith('sleep ');
+    const name = step.slice(sleep ? 'sleep '.length : 'signal '.length);
+    const value = record.outcome.value;
+    const base = { owner, journal: stream, name, sinceMs: record.atMs };
+    if (sleep && typeof value === 'number' && value > nowMs)
+      waiting.push({ ...base, kind: 'sleep', untilMs: value });
+    if (!sleep && !answered.has(`${owner}/${stream}/${name}`)) {
+      const { expiresAtMs } = (value ?? {}) as { expiresAtMs?: number };
+      waiting.push({ ...base, kind: 'signal', untilMs: expiresAtMs });
+    }
+  }
+  return waiting;
+}
+
+/**
+ * Every call resting in the log now — `waitingSteps` of every partition, without the calls whose
+ * stream has ended — soonest first (`tidemark calls list`).
+ */
+export async function restingCalls(
+  journal: StepJournal,
+  heads: StreamHeadStore,
+  partitionCount: number,
+  nowMs: number,
+): Promise<WaitingStep[]> {
+  const found: WaitingStep[] = [];
+  for (let partition = 0; partition < partitionCount; partition++)
+    for (const waiting of await waitingSteps(journal, partition, nowMs)) {
+      const head = await heads.get(waiting.owner, waiting.journal);
+      if (head?.terminal === undefined) found.push(waiting);
+    }
+  return found.sort((a, b) => (a.untilMs ?? Infinity) - (b.untilMs ?? Infinity));
 }
 
 function decodeStep(value: Uint8Array): StepRecord | undefined {

@@ -54,6 +54,7 @@ export {
   RESERVED_STEP_PREFIX,
   SIGNAL_METHOD,
   SignalErrorCodes,
+  WAKE_METHOD,
   mintSignalToken,
   signalAnswerStep,
   verifySignalToken,
@@ -151,6 +152,7 @@ export {
   sessionOfHeadKey,
   streamHeadKey,
   headKeyOfStep,
+  parseStepKey,
   stepKey,
   stepKeyPrefix,
 } from './records/head-codec.js';

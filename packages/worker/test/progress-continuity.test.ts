@@ -11,6 +11,7 @@ import {
 import { expect, it, onTestFinished } from 'vitest';
 import { lastProgressInLog } from '../src/execution/progress-continuity.js';
 import { CallExecution } from '../src/execution/call-execution.js';
+import { SignalDesk } from '../src/execution/signal-desk.js';
 
 // Progress continues across the generations of a call (a worker's death, a retry): each takeover
 // continues from the highest progress written before it — also when the generation it takes over
@@ -40,6 +41,7 @@ it('a generation that died before writing progress passes the numbering on to th
         writer: new StreamWriter({ ...base, epoch: newWorkerEpoch() }),
         heads,
         steps: new StepJournal(base),
+        signals: new SignalDesk(new StepJournal(base), undefined, 'http://127.0.0.1:3000/mcp'),
         maxStepBytes: 1024,
         sleepInMemoryMs: 60_000,
         maxExecutionsPerCall: 10,

@@ -1,6 +1,14 @@
 import { EmbeddedLog } from '@tidemark/embedded-log';
 import counting from '@tidemark/examples/counting';
-import { topicNames, type TopicNames } from '@tidemark/protocol';
+import { RequestWriter } from '@tidemark/log';
+import {
+  asRoutingKey,
+  requestStreamId,
+  topicNames,
+  WAKE_METHOD,
+  type RequestRecord,
+  type TopicNames,
+} from '@tidemark/protocol';
 import {
   currentExecution,
   defineToolModule,
@@ -72,7 +80,7 @@ function setup({ onTestFinished }: TestContext) {
     for (const worker of workers) await worker.stop();
     await log.close();
   });
-  return { startWorker, client, ends };
+  return { startWorker, client, ends, log, topics };
 }
 
 describe.concurrent('durable sleep on the session lane (embedded log)', () => {
@@ -92,6 +100,39 @@ describe.concurrent('durable sleep on the session lane (embedded log)', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
     const slept = Number(outcome(seen).text);
     expect(slept).toBeGreaterThanOrEqual(1_500);
+    expect(outcome(seen).resets).toEqual([]);
+    expect(runs).toEqual({ before: 1, after: 1, invocations: 2 });
+  });
+
+  it("an operator's wake (`tidemark calls wake`) ends a session call's sleep now, its steps run once", async (context) => {
+    const { module, runs } = napping();
+    const { startWorker, client, ends, log, topics } = setup(context);
+    await startWorker({ modules: [module] });
+    const c = await client();
+    const started = Date.now();
+    const nap = c.call('nap', 'nap', { ms: 600_000 }).done;
+    await expect.poll(() => ends).toContain('asleep');
+    const writer = new RequestWriter({
+      log,
+      topic: topics.requests,
+      partitionCount: PARTITIONS,
+      keyring: undefined,
+    });
+    const wake: RequestRecord = {
+      lane: 'stateless',
+      key: asRoutingKey(c.session),
+      message: {
+        jsonrpc: '2.0',
+        id: 'tm-wake-1',
+        method: WAKE_METHOD,
+        params: { journal: requestStreamId('nap') },
+      },
+      classification: null,
+      subject: undefined,
+    };
+    await writer.write(c.session, [wake]);
+    const seen = await nap;
+    expect(Date.now() - started).toBeLessThan(10_000);
     expect(outcome(seen).resets).toEqual([]);
     expect(runs).toEqual({ before: 1, after: 1, invocations: 2 });
   });

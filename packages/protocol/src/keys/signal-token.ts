@@ -106,6 +106,12 @@ function tokenKey(key: SigningKey): Buffer {
 export const SIGNAL_METHOD = 'tidemark/signal';
 
 /**
+ * The method of an operator's request (`tidemark calls wake`, sealed like a gateway's) under a
+ * call's owner key: the worker that owns the call ends its sleeps now. Params `{ journal }`.
+ */
+export const WAKE_METHOD = 'tidemark/wake';
+
+/**
  * How a worker refuses a signal's answer: the JSON-RPC error code it writes, which the gateway
  * turns into the POST's status (404, 409, 400).
  */

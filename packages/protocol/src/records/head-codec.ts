@@ -35,6 +35,26 @@ export function headKeyOfStep(key: string): string | undefined {
   return `${session}/${decodeURIComponent(stream)}`;
 }
 
+/** What a step key names: the call's owner key, its journal stream and the step; else undefined. */
+export function parseStepKey(
+  key: string,
+): { session: PartitionKey; stream: StreamId; step: string } | undefined {
+  const session = sessionOfHeadKey(key);
+  const rest = key.slice(session.length + 1);
+  if (!rest.startsWith(STEP_KEY_MARK)) return undefined;
+  const [stream, step, extra] = rest.slice(STEP_KEY_MARK.length).split('/');
+  if (stream === undefined || step === undefined || extra !== undefined) return undefined;
+  try {
+    return {
+      session,
+      stream: decodeURIComponent(stream) as StreamId,
+      step: decodeURIComponent(step),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
 /** The prefix of the step keys of one call (for listing its journal). */
 export function stepKeyPrefix(session: PartitionKey, stream: StreamId): string {
   return `${session}/${STEP_KEY_MARK}${encodeURIComponent(stream)}/`;

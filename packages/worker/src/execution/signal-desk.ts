@@ -93,6 +93,11 @@ export class SignalDesk {
     }
   }
 
+  /** Wakes the call resting here under its owner and journal (its sleeps were ended: `wake`). */
+  wake(owner: PartitionKey, journal: StreamId): boolean {
+    return this.ring(restKey(owner, journal));
+  }
+
   /** Whether a ring for `key` came in while nothing rested (taken: it is forgotten). */
   takeRing(key: string): boolean {
     return this.rung.delete(key);

@@ -178,6 +178,9 @@ export class CallSteps {
   /** A step's record: known here, else — when an earlier execution may have journaled it — read. */
   private async lookup(step: string): Promise<StepRecord | undefined> {
     const known = this.known.get(step);
+    // A sleep's wake time may have been brought forward (an operator's `tidemark calls wake`).
+    if (known !== undefined && step.startsWith('sleep '))
+      return (await this.options.store.get(step)) ?? known;
     if (known !== undefined || !this.options.replay || this.loaded) return known;
     return this.options.store.get(step);
   }

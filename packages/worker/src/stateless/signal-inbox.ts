@@ -28,17 +28,61 @@ export class SignalInbox {
     private readonly wakeAsleep: (owner: PartitionKey) => boolean,
   ) {}
 
-  async receive(reader: PartitionReader, record: LogRecord, request: SignalRecord): Promise<void> {
+  /** A POST to a signal's URL, as a gateway wrote it. */
+  receive(reader: PartitionReader, record: LogRecord, request: SignalRecord): Promise<void> {
+    return this.handle(reader, record, request, (params) =>
+      this.answerOf(request.key, params, request.subject),
+    );
+  }
+
+  /**
+   * An operator's wake (`tidemark calls wake`): the call's sleeps not over are journaled as over
+   * now, and the call wakes — here at once, or wherever its partition goes, from the journal.
+   */
+  wake(reader: PartitionReader, record: LogRecord, request: SignalRecord): Promise<void> {
+    return this.handle(reader, record, request, (params) => this.wakeOf(request.key, params));
+  }
+
+  private async handle(
+    reader: PartitionReader,
+    record: LogRecord,
+    request: SignalRecord,
+    answerOf: (params: Record<string, unknown>) => Promise<Record<string, unknown>>,
+  ): Promise<void> {
     const message = request.message as JSONRPCMessage & { params?: Record<string, unknown> };
     let answer: Record<string, unknown>;
     try {
-      answer = await this.answerOf(request.key, message.params ?? {}, request.subject);
+      answer = await answerOf(message.params ?? {});
     } catch (error) {
       this.lane.options.onProblem(`a signal's answer under ${request.key} failed`, error);
       answer = { error: { code: -32603, message: 'Internal error: the answer was not recorded' } };
     }
     await answerRequest(this.lane, request.key, message, answer);
     reader.done(record.offset);
+  }
+
+  private async wakeOf(
+    owner: PartitionKey,
+    params: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
+    const journal = params['journal'];
+    if (typeof journal !== 'string') return refuse('invalid', "a wake names the call's journal");
+    const { steps } = this.lane.stores;
+    const now = Date.now();
+    let woke = 0;
+    for (const { step, ...record } of await steps.list(owner, journal as StreamId)) {
+      if (!step.startsWith('sleep ') || !isStepOutcome(record) || !record.outcome.ok) continue;
+      if (typeof record.outcome.value !== 'number' || record.outcome.value <= now) continue;
+      await steps.put(owner, journal as StreamId, step, {
+        ...record,
+        outcome: { ok: true, value: now },
+      });
+      woke++;
+    }
+    if (woke > 0 && !this.lane.environment.signals.wake(owner, journal as StreamId))
+      if (this.wakeAsleep(owner))
+        this.lane.environment.signals.takeRing(restKey(owner, journal as StreamId));
+    return { result: { woke } };
   }
 
   private async answerOf(

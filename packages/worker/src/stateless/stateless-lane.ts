@@ -2,6 +2,7 @@ import type { JSONRPCMessage, MessageClassification } from '@modelcontextprotoco
 import {
   SIGNAL_METHOD,
   streamHeadKey,
+  WAKE_METHOD,
   TASK_CANCEL_METHOD,
   TASK_UPDATE_METHOD,
   type LogRecord,
@@ -35,7 +36,7 @@ export class StatelessLane {
   private readonly keyed: IdempotentCalls;
   /** Tasks asleep off memory (`ex.sleep`), until they wake. */
   private readonly sleepers = new Sleepers();
-  /** Answers POSTed to signals' URLs (`ex.signal`). */
+  /** Answers POSTed to signals' URLs (`ex.signal`), and operators' wakes. */
   private readonly signals: SignalInbox;
 
   constructor(private readonly lane: LaneContext) {
@@ -65,6 +66,7 @@ export class StatelessLane {
       return reader.done(offset);
     }
     if (message['method'] === SIGNAL_METHOD) return this.signals.receive(reader, record, request);
+    if (message['method'] === WAKE_METHOD) return this.signals.wake(reader, record, request);
     let claim: Decided | undefined;
     if (idempotent === true && message['method'] === 'tools/call') {
       const request = message as unknown as Parameters<IdempotentCalls['decide']>[3];
