@@ -5,6 +5,16 @@ import { describe, expect, it } from 'vitest';
 // reviewed like any change to what users import. (The CLI is a command, not a library.)
 const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
   '@tidemark/protocol': [
+    'httpUrlOption',
+    'MAX_SIGNAL_TOKEN_LENGTH',
+    'mintSignalToken',
+    'parseStepKey',
+    'RESERVED_STEP_PREFIX',
+    'SIGNAL_METHOD',
+    'signalAnswerStep',
+    'SignalErrorCodes',
+    'verifySignalToken',
+    'WAKE_METHOD',
     'CLASSIFICATION_HEADER',
     'CLIENT_CAPABILITIES_META_KEY',
     'CONTROL_HEADER',
@@ -215,6 +225,7 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'withTraceMeta',
   ],
   '@tidemark/log': [
+    'restingCalls',
     'AppendQueue',
     'COMPACTED_TABLE_DEFAULTS',
     'CompactedTable',
@@ -279,6 +290,7 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'toToolModule',
   ],
   '@tidemark/worker/harness': [
+    'answerRecord',
     'CallSteps',
     'SESSION_SERVER_VERSIONS',
     'WORKER_DEFAULTS',
@@ -293,6 +305,7 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
   ],
   '@tidemark/testing': ['openToolSession', 'runEventSource', 'runTool'],
   '@tidemark/tools': [
+    'SignalTimeoutError',
     'FetchStatusError',
     'NonRetryableError',
     'RETRY_DEFAULTS',
