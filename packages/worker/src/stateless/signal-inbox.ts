@@ -9,7 +9,12 @@ import {
   type StreamId,
 } from '@tidemark/protocol';
 import { checkAgainst } from '@tidemark/tools';
-import { answerRequest, type LaneContext, type PartitionReader } from '../calls/index.js';
+import {
+  answerRequest,
+  INTERNAL_ERROR,
+  type LaneContext,
+  type PartitionReader,
+} from '../calls/index.js';
 import { restKey, type AskedSignal } from '../execution/index.js';
 
 type SignalRecord = Extract<RequestRecord, { lane: 'stateless' }>;
@@ -55,7 +60,7 @@ export class SignalInbox {
       answer = await answerOf(message.params ?? {});
     } catch (error) {
       this.lane.options.onProblem(`a signal's answer under ${request.key} failed`, error);
-      answer = { error: { code: -32603, message: 'Internal error: the answer was not recorded' } };
+      answer = { error: INTERNAL_ERROR };
     }
     await answerRequest(this.lane, request.key, message, answer);
     reader.done(record.offset);
