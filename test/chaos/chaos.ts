@@ -302,7 +302,9 @@ async function session(index: number): Promise<void> {
             timeline.resetExcused(reason, session, call.window, { retried: flaky }),
         });
         if (verdict.outcome === 'needless-reset')
-          console.error(`!! ${name}: ${verdict.why} ${JSON.stringify(call.seen)}`);
+          console.error(
+            `!! ${name} (${clock(call.window)}): ${verdict.why} ${JSON.stringify(call.seen)}`,
+          );
         return { ...verdict, call: name, window: call.window };
       });
       for (const seen of call.seen)
@@ -311,9 +313,8 @@ async function session(index: number): Promise<void> {
       // balancer refuses connections for a second or so; a tight loop would count each refusal).
       if (call.verdict.outcome === 'errored') await sleep(250);
       if (!['exact', 'reset', 'errored'].includes(call.verdict.outcome)) {
-        const { startedMs, endedMs } = call.window;
         console.error(
-          `!! session ${index} call ${n} (${new Date(startedMs).toISOString().slice(11, 23)}–${new Date(endedMs).toISOString().slice(11, 23)}): ${call.verdict.why} ${JSON.stringify(call.seen)}\n   client transport: ${client.transportErrors.slice(-8).join(' | ')}`,
+          `!! session ${index} call ${n} (${clock(call.window)}): ${call.verdict.why} ${JSON.stringify(call.seen)}\n   client transport: ${client.transportErrors.slice(-8).join(' | ')}`,
         );
         await report(session);
       }
@@ -321,6 +322,12 @@ async function session(index: number): Promise<void> {
   } finally {
     await client.close();
   }
+}
+
+/** A call's window as wall-clock times, to set beside the faults' and the processes' logs. */
+function clock({ startedMs, endedMs }: CallWindow): string {
+  const at = (ms: number) => new Date(ms).toISOString().slice(11, 23);
+  return `${at(startedMs)}–${at(endedMs)}`;
 }
 
 /** Every record of `events` on a partition that is still there, up to `below` (default: the end). */
@@ -350,7 +357,12 @@ async function report(key: string): Promise<void> {
       );
     }
   }
-  for (const line of [...cluster.linesMentioning(key), ...cluster.linesMentioning('stateless')])
+  const membership = ['"assigned"', 'group ', 'handoff'].flatMap((m) => cluster.linesMentioning(m));
+  for (const line of [
+    ...cluster.linesMentioning(key),
+    ...cluster.linesMentioning('stateless'),
+    ...membership,
+  ])
     lines.push(`   ${line.slice(0, 400)}`);
   console.error(lines.join('\n'));
 }

@@ -145,8 +145,12 @@ export class Timeline {
         );
         const now = Date.now();
         if (current !== undefined) {
-          if (members !== undefined && current !== members)
+          if (members !== undefined && current !== members) {
             this.record('membership', polledMs, now);
+            // Beside the faults in the evidence: when the broker saw the members change.
+            const at = (ms: number) => new Date(ms).toISOString().slice(11, 23);
+            console.error(`membership: ${at(polledMs)}–${at(now)} ${members} → ${current}`);
+          }
           members = current;
         }
         polledMs = now;

@@ -98,14 +98,41 @@ describe('network partitions (network namespaces, iptables)', () => {
           (e) => (e['step'] as { replayed?: boolean } | undefined)?.replayed,
         ),
       ).toBe(true);
+      // Cut off, the zombie stopped its partitions itself, its lease run out — before the group
+      // could tell it so (its heartbeats go nowhere) ...
+      await vi.waitFor(
+        () => expect(zombie.process.stderr.join('')).toContain('no heartbeat answered'),
+        { timeout: 15_000, interval: 100 },
+      );
     } finally {
       network.heal(zombie.host!, brokerAddress);
     }
-    // The zombie comes back: it learns it lost its partitions, and what it still writes is fenced.
-    await vi.waitFor(() => expect(assignments(zombie)).toBeGreaterThan(before), {
-      timeout: 60_000,
-      interval: 200,
-    });
+    // ... so the calls that come the moment the network heals, before the zombie hears it was
+    // fenced, start on the survivor only: never once there and again on the zombie.
+    const healed = await Promise.all(
+      Array.from({ length: 6 }, async () => {
+        const task = await rpc(url, 'tools/call', {
+          name: 'count',
+          arguments: { to: 3, delayMs: 200 },
+        });
+        return String(task.body.result?.['taskId']);
+      }),
+    );
+    await Promise.all(
+      healed.map((id) =>
+        pollTask(urls(), id, ['completed'], { timeoutMs: 30_000, intervalMs: 200 }),
+      ),
+    );
+    for (const id of healed) expect(cluster.executionsOf(id).map((e) => e.attempt)).toEqual([1]);
+    // The zombie comes back: it learns it lost its partitions, joins again, and what it still
+    // writes is fenced.
+    await vi.waitFor(
+      async () => {
+        expect(assignments(zombie)).toBeGreaterThan(before);
+        expect((await cluster.workerMembers()).split(',')).toHaveLength(2);
+      },
+      { timeout: 60_000, interval: 200 },
+    );
     await sleep(2_000);
     const chargeId = (done.result as { structuredContent?: { chargeId?: string } } | undefined)
       ?.structuredContent?.chargeId;

@@ -54,14 +54,23 @@ const worker = new Worker({
     : { handoffTimeoutMs: Number(process.env['TIDEMARK_TEST_HANDOFF_MS']) }),
   onExecution: (execution) => console.log(JSON.stringify({ execution })),
   onStep: (step) => console.log(JSON.stringify({ step })),
+  // Timed, to set beside the faults a chaos run injects.
   onProblem: (problem, error) =>
-    console.error(error === undefined ? problem : `${problem}: ${describe(error)}`),
+    console.error(
+      `${new Date().toISOString().slice(11, 23)} ${error === undefined ? problem : `${problem}: ${describe(error)}`}`,
+    ),
 });
 await worker.start();
 let last = '';
 setInterval(() => {
   const assigned = JSON.stringify(worker.assignedPartitions);
-  if (assigned !== last) console.log(JSON.stringify({ assigned: worker.assignedPartitions }));
+  if (assigned !== last)
+    console.log(
+      JSON.stringify({
+        assigned: worker.assignedPartitions,
+        at: new Date().toISOString().slice(11, 23),
+      }),
+    );
   last = assigned;
 }, 100);
 process.on('SIGTERM', () => {

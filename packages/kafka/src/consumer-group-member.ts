@@ -11,11 +11,14 @@ import {
 import {
   backoffMs,
   ErrorCodes,
+  messageOf,
   TidemarkError,
   type GroupMembership,
   type JoinGroupOptions,
 } from '@tidemark/protocol';
 import { toTidemarkError } from './errors.js';
+import { codeOf, coordinatorMoved, KafkaErrors } from './group-error-codes.js';
+import { MembershipLease } from './membership-lease.js';
 
 // A member of a consumer group on the next-generation protocol (KIP-848): the broker computes the
 // assignments, and a scale event moves only the partitions it must — the others are never paused.
@@ -26,16 +29,6 @@ import { toTidemarkError } from './errors.js';
 // partition is released once `onReleasing` resolved (the worker wrote its handoff notices, so the
 // next owner, which gets the partition only after the release, always finds them), and
 // `onRevoked` — the handoff itself — runs after the release, beside the heartbeats.
-
-/** Kafka error codes this member acts on. */
-const KafkaErrors = {
-  coordinatorLoadInProgress: 14,
-  coordinatorNotAvailable: 15,
-  notCoordinator: 16,
-  unknownMemberId: 25,
-  unsupportedVersion: 35,
-  fencedMemberEpoch: 110,
-} as const;
 
 const GROUP_KEY_TYPE = 0;
 /** The API key of ConsumerGroupHeartbeat. */
@@ -58,6 +51,11 @@ export interface ConsumerGroupMemberOptions {
   readonly committed: (partition: number) => Promise<bigint | undefined>;
   /** How long a revocation may take before the broker gives up on this member. */
   readonly rebalanceTimeoutMs: number;
+  /**
+   * The group's session timeout: unanswered for this long, the member stops its partitions itself
+   * (the broker may have given them to another member; see `MembershipLease`).
+   */
+  readonly sessionTimeoutMs: number;
   readonly onProblem: (problem: string, error?: unknown) => void;
 }
 
@@ -81,6 +79,9 @@ class ConsumerGroupMember implements GroupMembership {
   private coordinator: Promise<Connection> | undefined;
   /** Partitions this member holds (reported to the broker). */
   private readonly owned = new Set<number>();
+  /** Partitions the worker was told it has (`onAssigned` less `onRevoked`). */
+  private readonly running = new Set<number>();
+  private readonly lease: MembershipLease;
   private timer: NodeJS.Timeout | undefined;
   /** The next heartbeat goes at once: it acknowledges a release. */
   private releaseToReport = false;
@@ -93,7 +94,15 @@ class ConsumerGroupMember implements GroupMembership {
   constructor(
     private readonly options: ConsumerGroupMemberOptions,
     private readonly join: JoinGroupOptions,
-  ) {}
+  ) {
+    this.lease = new MembershipLease(options.sessionTimeoutMs, (lapsed) => {
+      if (lapsed)
+        options.onProblem(
+          `group ${join.group}: no heartbeat answered for ${options.sessionTimeoutMs} ms (the group may have dropped this member); its partitions stop until one is`,
+        );
+      this.reconcile();
+    });
+  }
 
   /**
    * The first heartbeat: joins (epoch 0), or finds the consumer protocol refused. A coordinator
@@ -127,7 +136,7 @@ class ConsumerGroupMember implements GroupMembership {
 
   async commit(partition: number, offset: bigint): Promise<void> {
     // Only a partition this member holds: once it moved, its new owner decides its progress.
-    if (!this.owned.has(partition) || this.left) return;
+    if (!this.owned.has(partition) || this.left || this.lease.lapsed) return;
     await this.withCoordinator(`commit ${this.join.topic}/${partition}@${offset}`, (c) =>
       offsetCommitV9.api.async(c, this.join.group, this.memberEpoch, this.memberId, null, [
         {
@@ -144,17 +153,15 @@ class ConsumerGroupMember implements GroupMembership {
     if (this.left) return;
     this.left = true;
     clearTimeout(this.timer);
+    this.lease.stop();
     // Out of the group first — its partitions go to other members at once — then the handoff of
     // what ran here (the next owners wait for it through the notices, not through the group).
-    const held = [...this.owned];
     this.owned.clear();
     await this.sending.catch(() => undefined);
     await this.send(LEAVE_EPOCH).catch((error: unknown) =>
       this.options.onProblem(`leaving group ${this.join.group}`, error),
     );
-    this.changes = this.changes.then(async () => {
-      if (held.length > 0) await this.join.onRevoked(held);
-    });
+    this.reconcile();
     await this.changes;
   }
 
@@ -196,10 +203,13 @@ class ConsumerGroupMember implements GroupMembership {
   /** One heartbeat, in order with the others; applies what the broker assigned. */
   private heartbeat(): Promise<void> {
     const sent = this.sending.then(async () => {
+      const sentAtMs = Date.now();
       const response = await this.send(this.memberEpoch);
       this.memberEpoch = response.memberEpoch;
       if (response.heartbeatIntervalMs > 0) this.intervalMs = response.heartbeatIntervalMs;
       if (response.assignment !== null) await this.assign(response.assignment.topicPartitions);
+      // After the assignment: a lapsed member takes up only what it still holds.
+      this.lease.confirm(sentAtMs);
     });
     this.sending = sent.catch(() => undefined);
     return sent;
@@ -253,12 +263,30 @@ class ConsumerGroupMember implements GroupMembership {
       this.releaseToReport = true;
     }
     for (const partition of added) this.owned.add(partition);
-    // Applied in order (never awaited here: the heartbeats go on during a handoff): a partition
-    // revoked and given back later is stopped before it restarts.
-    this.changes = this.changes.then(async () => {
-      if (revoked.length > 0) await this.join.onRevoked(revoked);
-      if (added.length > 0) this.join.onAssigned(added);
-    });
+    this.reconcile();
+  }
+
+  /**
+   * Tells the worker what changed between the partitions it runs and those it should: the ones
+   * held, none while the lease is lapsed or once left. Applied in order (never awaited here: the
+   * heartbeats go on during a handoff): a partition revoked and given back later is stopped before
+   * it restarts.
+   */
+  private reconcile(): void {
+    const should = this.left || this.lease.lapsed ? new Set<number>() : this.owned;
+    const revoked = [...this.running].filter((p) => !should.has(p));
+    const added = [...should].filter((p) => !this.running.has(p));
+    if (revoked.length === 0 && added.length === 0) return;
+    for (const partition of revoked) this.running.delete(partition);
+    for (const partition of added) this.running.add(partition);
+    this.changes = this.changes
+      .then(async () => {
+        if (revoked.length > 0) await this.join.onRevoked(revoked);
+        if (added.length > 0) this.join.onAssigned(added);
+      })
+      .catch((error: unknown) =>
+        this.options.onProblem(`group ${this.join.group}: applying an assignment`, error),
+      );
   }
 
   /** After a failed heartbeat: fenced → rejoin with nothing; a moved coordinator → find it again. */
@@ -267,10 +295,9 @@ class ConsumerGroupMember implements GroupMembership {
     if (code === KafkaErrors.fencedMemberEpoch || code === KafkaErrors.unknownMemberId) {
       // The group went on without this member: its partitions are someone else's now.
       this.options.onProblem(`group ${this.join.group}: this member was fenced; joining again`);
-      const held = [...this.owned];
       this.owned.clear();
       this.memberEpoch = 0;
-      if (held.length > 0) this.changes = this.changes.then(() => this.join.onRevoked(held));
+      this.reconcile();
       return;
     }
     if (coordinatorMoved(code)) this.coordinator = undefined;
@@ -312,29 +339,4 @@ class ConsumerGroupMember implements GroupMembership {
       throw toTidemarkError(error, what);
     }
   }
-}
-
-/**
- * Whether a failure means the coordinator is elsewhere or not ready (find it again, retry): its
- * codes, and a failure without one (the connection).
- */
-function coordinatorMoved(code: number | undefined): boolean {
-  return (
-    code === undefined ||
-    code === KafkaErrors.notCoordinator ||
-    code === KafkaErrors.coordinatorNotAvailable ||
-    code === KafkaErrors.coordinatorLoadInProgress
-  );
-}
-
-/** The Kafka error code of a failed call: the response's, or its first error's. */
-function codeOf(error: unknown): number | undefined {
-  const response = (error as { response?: { errorCode?: unknown } } | undefined)?.response;
-  if (typeof response?.errorCode === 'number') return response.errorCode;
-  const first = (error as { errors?: Array<{ apiCode?: unknown }> } | undefined)?.errors?.[0];
-  return typeof first?.apiCode === 'number' ? first.apiCode : undefined;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

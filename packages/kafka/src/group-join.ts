@@ -58,6 +58,7 @@ export async function joinGroupOf(
           topicId: async () => (await topicMetadata(options.topic)).id,
           committed: (partition) => committedOffset(admin, options.group, options.topic, partition),
           rebalanceTimeoutMs: context.sessionTimeoutMs,
+          sessionTimeoutMs: context.sessionTimeoutMs,
           onProblem: context.onProblem,
         },
         options,

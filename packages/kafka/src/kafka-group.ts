@@ -1,6 +1,7 @@
 import { Consumer, type ConnectionOptions } from '@platformatic/kafka';
 import type { GroupMembership, JoinGroupOptions } from '@tidemark/protocol';
 import { toTidemarkError } from './errors.js';
+import { MembershipLease } from './membership-lease.js';
 
 export interface KafkaGroupOptions {
   brokers: readonly string[];
@@ -57,9 +58,18 @@ export async function joinKafkaGroup(
       if (added.length > 0) join.onAssigned(added);
     });
   };
-  consumer.on('consumer:group:join', (payload) =>
-    sync(payload.assignments ?? consumer.assignments),
+  // Cut off from the group past its session, the member stops its partitions itself (they may be
+  // another member's by now), and takes them up again once the group answers.
+  const lease = new MembershipLease(options.sessionTimeoutMs, (lapsed) =>
+    sync(lapsed ? [] : consumer.assignments),
   );
+  let heartbeatSentMs = Date.now();
+  consumer.on('consumer:heartbeat:start', () => (heartbeatSentMs = Date.now()));
+  consumer.on('consumer:heartbeat:end', () => lease.confirm(heartbeatSentMs));
+  consumer.on('consumer:group:join', (payload) => {
+    lease.confirm(Date.now());
+    if (!lease.lapsed) sync(payload.assignments ?? consumer.assignments);
+  });
   consumer.on('consumer:group:leave', () => sync([]));
   try {
     await consumer.joinGroup({
@@ -71,6 +81,7 @@ export async function joinKafkaGroup(
     await consumer.close(true);
     throw toTidemarkError(error, `join group ${join.group}`);
   }
+  lease.confirm(Date.now());
   sync(consumer.assignments);
   return {
     protocol: 'classic',
@@ -90,6 +101,7 @@ export async function joinKafkaGroup(
       }
     },
     leave: async () => {
+      lease.stop();
       sync([]);
       await changes;
       await consumer.close(true).catch(() => undefined);
