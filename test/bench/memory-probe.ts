@@ -4,13 +4,15 @@
 // (heapTotal, garbage and free space included), and the RSS backed by files (the node binary's
 // code, shared by every process that maps it) versus anonymous memory (the heap, malloc).
 import { readFileSync } from 'node:fs';
-import { setFlagsFromString } from 'node:v8';
+import { join } from 'node:path';
+import { setFlagsFromString, writeHeapSnapshot } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 const kb = (status: string, field: string) =>
   Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
+let snapshots = 0;
 process.on('SIGUSR2', () => {
   // Read before collecting: a GC's reclaimed pages would otherwise hide what the process holds.
   const status = readFileSync('/proc/self/status', 'utf8');
@@ -28,4 +30,7 @@ process.on('SIGUSR2', () => {
     rssAnon: kb(status, 'RssAnon'),
   };
   process.stderr.write(`${JSON.stringify({ memory })}\n`);
+  // What the heap holds, for a closer look (Chrome DevTools' Memory tab, or a diff of two).
+  const dir = process.env['TIDEMARK_BENCH_HEAP_DIR'];
+  if (dir !== undefined) writeHeapSnapshot(join(dir, `${process.pid}-${++snapshots}.heapsnapshot`));
 });

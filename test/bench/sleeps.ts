@@ -1,6 +1,6 @@
 // Durable sleep at scale: `tasks` tasks of the sleeper module (`nap`) fall asleep at once on a
 // worker with four task slots (Kafka, a worker and a gateway process). Reported: what one sleeping
-// call costs the worker (RSS and heap after a full GC, before and with all asleep, per call); how
+// call costs the worker (RSS and heap after a full GC, before and once all are asleep, per call); how
 // long a plain call takes while they sleep (they hold no slot); and how late each wakes — its
 // `wokeAtMs` against its journaled sleep start plus the sleep — p50/p99/max.
 import { randomBytes } from 'node:crypto';
@@ -56,6 +56,24 @@ async function inBatches<T, R>(items: readonly T[], width: number, work: (item: 
   return results;
 }
 
+/**
+ * The worker's memory once every task is asleep: the last of them may still be starting when the
+ * last is created (they start four at a time, each running to its sleep), and what a starting
+ * call holds is not what a sleeping one does. Read until the heap stops shrinking (two readings
+ * 2 s apart within 1 %), at most 30 s.
+ */
+async function settledMemory(worker: Parameters<typeof readMemory>[0]): Promise<MemoryReading> {
+  let last = await readMemory(worker);
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const next = await readMemory(worker);
+    const settled = Math.abs(next.heapUsed - last.heapUsed) <= last.heapUsed * 0.01;
+    last = next;
+    if (settled) break;
+  }
+  return last;
+}
+
 export async function runSleeps(options: SleepsOptions): Promise<SleepsResult> {
   const { tasks, sleepMs } = options;
   const flags = await benchTopics(options.brokers, 'sleeps');
@@ -93,8 +111,7 @@ export async function runSleeps(options: SleepsOptions): Promise<SleepsResult> {
     const plainStarted = performance.now();
     await rpc(stack.url, 'tools/call', { name: 'nap', arguments: { ms: 0 } }, false);
     const plainCallMs = performance.now() - plainStarted;
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const asleep = await readMemory(worker);
+    const asleep = await settledMemory(worker);
     if (Date.now() - createStarted > sleepMs)
       throw new Error(`the tasks woke before the reading: sleep longer than ${sleepMs} ms`);
     const late: number[] = [];

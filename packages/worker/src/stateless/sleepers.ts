@@ -1,4 +1,4 @@
-import type { LogRecord, PartitionKey } from '@tidemark/protocol';
+import { SHARE_HEADER, type LogRecord, type PartitionKey } from '@tidemark/protocol';
 import type { PartitionReader } from '../calls/index.js';
 
 /** A task asleep off memory: all that is kept of it until it wakes. */
@@ -75,9 +75,24 @@ export class Sleepers {
 }
 
 /**
- * The request as a sleeper keeps it: its place, headers and time — not its bytes, which may be a
- * view of a whole fetch's buffer (its message is kept parsed).
+ * The request as a sleeper keeps it: its place and time, and of its headers only what its wake
+ * reads again (the trace context, its slot share) — not its bytes, which may be a view of a whole
+ * fetch's buffer (its message is kept parsed), nor the headers its parse already read. Ten
+ * thousand sleepers each keep this, so the header names are shared rather than copied per record.
  */
-export function withoutValue(record: LogRecord): LogRecord {
-  return { ...record, value: null };
+export function asleepRecord(record: LogRecord): LogRecord {
+  const headers: Array<readonly [string, string]> = [];
+  for (const [name, value] of record.headers)
+    if (name === SHARE_HEADER || !name.startsWith('tm-')) headers.push([shared(name), value]);
+  return { ...record, value: null, headers };
+}
+
+const names = new Map<string, string>();
+
+/** One string per header name (bounded: names past the first few hundred are kept as they are). */
+function shared(name: string): string {
+  const known = names.get(name);
+  if (known !== undefined) return known;
+  if (names.size < 256) names.set(name, name);
+  return name;
 }

@@ -16,7 +16,7 @@ import { ATTR_JSONRPC_REQUEST_ID, ATTR_MCP_METHOD_NAME } from '@tidemark/otel';
 import { Call } from '../calls/index.js';
 import { Asleep } from '../execution/index.js';
 import { SignalInbox } from './signal-inbox.js';
-import { Sleepers, withoutValue } from './sleepers.js';
+import { asleepRecord, Sleepers } from './sleepers.js';
 import { IdempotentCalls, type Decided } from './idempotent-calls.js';
 import { StatelessExchange } from './stateless-exchange.js';
 import type { PartitionReader } from '../calls/index.js';
@@ -170,7 +170,7 @@ export class StatelessLane {
     request: StatelessRecord,
     { wakeAtMs, progress, restKey }: Asleep,
   ): void {
-    const kept = withoutValue(record);
+    const kept = asleepRecord(record);
     // Its signal was answered while it went to sleep: it wakes at once.
     const answered = restKey !== undefined && this.lane.environment.signals.takeRing(restKey);
     this.sleepers.add(request.key, reader, answered ? 0 : wakeAtMs, (cancelled) => {
