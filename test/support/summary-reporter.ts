@@ -30,6 +30,28 @@ export default class SummaryReporter implements Reporter {
     writeFileSync(`${RESULTS_DIR}/durations.json`, `${JSON.stringify(durations, null, 2)}\n`);
     process.stdout.write(this.#timeReport(durations, lastDurations()));
     process.stdout.write(this.#countLine(testModules));
+    const failures = this.#failures(testModules);
+    // CI shows only a run's tail, which the broker's log follows: .ci/run prints this file last.
+    writeFileSync(`${RESULTS_DIR}/failures.txt`, failures);
+    process.stdout.write(failures);
+  }
+
+  /** Each failed test (or file that failed outside its tests) with its error's first lines. */
+  #failures(testModules: ReadonlyArray<TestModule>): string {
+    const lines: string[] = [];
+    const add = (where: string, errors: ReadonlyArray<{ message?: string }> | undefined) => {
+      const message = (errors?.[0]?.message ?? 'no error recorded').split('\n').slice(0, 4);
+      lines.push(`FAILED ${where}`, ...message.map((line) => `    ${line.slice(0, 300)}`));
+    };
+    for (const testModule of testModules) {
+      const file = relative(rootDir, testModule.moduleId);
+      if (testModule.state() === 'failed' && testModule.errors().length > 0)
+        add(file, testModule.errors());
+      for (const test of testModule.children.allTests())
+        if (test.result().state === 'failed')
+          add(`${file} > ${test.fullName}`, test.result().errors);
+    }
+    return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
   }
 
   #durations(testModules: ReadonlyArray<TestModule>): Durations {
