@@ -162,9 +162,9 @@ export interface JoinGroupOptions {
    */
   readonly onReleasing?: ((partitions: readonly number[]) => Promise<void>) | undefined;
   /**
-   * Partitions this member may no longer hold — it was cut off from the group past its session,
-   * or fenced — told at once, while `onRevoked` waits for the changes before it: nothing of theirs
-   * may start from now on (the group may have given them to another member already).
+   * Partitions this member no longer holds — taken away, or it was cut off from the group past its
+   * session, or fenced — told at once, while `onRevoked` waits for the changes before it: nothing of
+   * theirs may start from now on (the group may have given them to another member already).
    */
   readonly onLost?: ((partitions: readonly number[]) => void) | undefined;
 }
