@@ -279,6 +279,9 @@ class ConsumerGroupMember implements GroupMembership {
     if (revoked.length === 0 && added.length === 0) return;
     for (const partition of revoked) this.running.delete(partition);
     for (const partition of added) this.running.add(partition);
+    // At once: a change before this one may still be under way (a handoff waiting on a log that
+    // cannot be reached), and meanwhile the revoked partitions must start nothing.
+    if (revoked.length > 0) this.join.onLost?.(revoked);
     this.changes = this.changes
       .then(async () => {
         if (revoked.length > 0) await this.join.onRevoked(revoked);

@@ -60,9 +60,10 @@ export async function joinKafkaGroup(
   };
   // Cut off from the group past its session, the member stops its partitions itself (they may be
   // another member's by now), and takes them up again once the group answers.
-  const lease = new MembershipLease(options.sessionTimeoutMs, (lapsed) =>
-    sync(lapsed ? [] : consumer.assignments),
-  );
+  const lease = new MembershipLease(options.sessionTimeoutMs, (lapsed) => {
+    if (lapsed && owned.size > 0) join.onLost?.([...owned]);
+    sync(lapsed ? [] : consumer.assignments);
+  });
   let heartbeatSentMs = Date.now();
   consumer.on('consumer:heartbeat:start', () => (heartbeatSentMs = Date.now()));
   consumer.on('consumer:heartbeat:end', () => lease.confirm(heartbeatSentMs));

@@ -74,6 +74,11 @@ export class Worker {
       group: this.options.group,
       onAssigned: (assigned) => assigned.forEach((p) => this.assign(p)),
       onRevoked: (revoked) => this.revoke(revoked),
+      // Start nothing more there, at once: the handoff itself (`revoke`) may wait its turn.
+      onLost: (lost) => {
+        const untilMs = Date.now() + this.options.handoffTimeoutMs;
+        for (const partition of lost) this.readers.get(partition)?.handOff(untilMs);
+      },
       // Before the group hears the partitions are let go: their next owner finds the notices.
       onReleasing: async (releasing) =>
         this.started?.handoffs.begin(releasing.flatMap((p) => this.readers.get(p) ?? [])),

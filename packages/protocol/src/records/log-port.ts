@@ -161,6 +161,12 @@ export interface JoinGroupOptions {
    * worker's handoff notices) is written here. `onRevoked` follows.
    */
   readonly onReleasing?: ((partitions: readonly number[]) => Promise<void>) | undefined;
+  /**
+   * Partitions this member no longer holds — taken away, or it was cut off from the group past its
+   * session, or fenced — told at once, while `onRevoked` waits for the changes before it: nothing of
+   * theirs may start from now on (the group may have given them to another member already).
+   */
+  readonly onLost?: ((partitions: readonly number[]) => void) | undefined;
 }
 
 export interface GroupMembership {
