@@ -30,7 +30,7 @@ const countOutput = z.object({ numbers: z.array(z.number()), effect: z.string().
 
 /**
  * The pretend outside system of `effect`: every run of the step appends a line — its effect key,
- * the process that ran it, the call and the generation — to the file `TIDEMARK_EFFECTS` names
+ * the process that ran it, the call, the generation and when — to the file `TIDEMARK_EFFECTS` names
  * (nothing without it). A test reads the file to count effects: a key twice is a step that ran
  * twice, which only the death of the first run's process (its pid) can excuse.
  */
@@ -46,6 +46,7 @@ function applyEffect(effectKey: string): string {
         session: execution?.sessionId,
         stream: execution?.stream,
         attempt: execution?.attempt,
+        atMs: Date.now(),
       })}\n`,
     );
   return effectKey;

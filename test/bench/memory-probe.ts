@@ -14,23 +14,35 @@ const kb = (status: string, field: string) =>
   Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
 let snapshots = 0;
 process.on('SIGUSR2', () => {
-  // Read before collecting: a GC's reclaimed pages would otherwise hide what the process holds.
-  const status = readFileSync('/proc/self/status', 'utf8');
+  // Read before collecting: a GC's reclaimed pages would otherwise hide what V8 held.
   const { heapTotal } = process.memoryUsage();
   gc();
   gc();
-  const { rss, heapUsed, external, arrayBuffers } = process.memoryUsage();
-  const memory = {
-    rss,
-    heapUsed,
-    external,
-    arrayBuffers,
-    heapTotal,
-    rssFile: kb(status, 'RssFile'),
-    rssAnon: kb(status, 'RssAnon'),
-  };
-  process.stderr.write(`${JSON.stringify({ memory })}\n`);
-  // What the heap holds, for a closer look (Chrome DevTools' Memory tab, or a diff of two).
-  const dir = process.env['TIDEMARK_BENCH_HEAP_DIR'];
-  if (dir !== undefined) writeHeapSnapshot(join(dir, `${process.pid}-${++snapshots}.heapsnapshot`));
+  // The RSS a second later: the collector's sweeping threads give the freed pages back meanwhile.
+  setTimeout(() => {
+    gc();
+    const status = readFileSync('/proc/self/status', 'utf8');
+    const {
+      rss,
+      heapUsed,
+      external,
+      arrayBuffers,
+      heapTotal: heapTotalAfter,
+    } = process.memoryUsage();
+    const memory = {
+      rss,
+      heapUsed,
+      external,
+      arrayBuffers,
+      heapTotal,
+      heapTotalAfterGc: heapTotalAfter,
+      rssFile: kb(status, 'RssFile'),
+      rssAnon: kb(status, 'RssAnon'),
+    };
+    process.stderr.write(`${JSON.stringify({ memory })}\n`);
+    // What the heap holds, for a closer look (Chrome DevTools' Memory tab, or a diff of two).
+    const dir = process.env['TIDEMARK_BENCH_HEAP_DIR'];
+    if (dir !== undefined)
+      writeHeapSnapshot(join(dir, `${process.pid}-${++snapshots}.heapsnapshot`));
+  }, 1_000);
 });

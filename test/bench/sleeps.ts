@@ -1,8 +1,9 @@
 // Durable sleep at scale: `tasks` tasks of the sleeper module (`nap`) fall asleep at once on a
 // worker with four task slots (Kafka, a worker and a gateway process). Reported: what one sleeping
-// call costs the worker (RSS and heap after a full GC, before and once all are asleep, per call); how
-// long a plain call takes while they sleep (they hold no slot); and how late each wakes — its
-// `wokeAtMs` against its journaled sleep start plus the sleep — p50/p99/max.
+// call costs the worker (RSS and heap a second after a full GC: before — once a tenth as many tasks
+// slept and woke — and once all are asleep, per call); how long a plain call takes while they sleep
+// (they hold no slot); and how late each wakes — its `wokeAtMs` against its journaled sleep start
+// plus the sleep — p50/p99/max.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { PROBE_OPTIONS } from './memory.ts';
@@ -23,12 +24,21 @@ export interface SleepsOptions {
   tasks: number;
   /** How long each sleeps: long enough for all to be created and measured before the first wakes. */
   sleepMs: number;
+  /**
+   * Tasks that sleep two seconds (off memory: a sleep under a second waits in place) and wake
+   * before the baseline: a worker that has run tasks (its code compiled, its Kafka client's
+   * buffers grown to their batches), so the growth measured is what sleeping tasks hold, not what
+   * running the first tasks at all costs.
+   * @default a tenth of `tasks`
+   */
+  warmTasks?: number;
 }
 
 export interface SleepsResult {
   tasks: number;
   sleepMs: number;
   createSeconds: number;
+  warmTasks: number;
   worker: { before: MemoryReading; asleep: MemoryReading };
   rssPerSleepingCallBytes: number;
   heapPerSleepingCallBytes: number;
@@ -74,6 +84,44 @@ async function settledMemory(worker: Parameters<typeof readMemory>[0]): Promise<
   return last;
 }
 
+/**
+ * Waits for every task of `ids` (each sleeping `sleepMs`) to complete; each one's lateness (its
+ * `wokeAtMs` against its journaled sleep start plus its sleep) and wake time. Wakes run in task slots (four here): a storm
+ * of them takes its time; a lost one never comes (an error past `deadlineMs`).
+ */
+async function wakes(url: string, ids: readonly string[], sleepMs: number, deadlineMs: number) {
+  const late: number[] = [];
+  const woke: number[] = [];
+  await inBatches(ids, 50, async (taskId) => {
+    for (;;) {
+      const task = await rpc(url, 'tasks/get', { taskId });
+      if (task['status'] === 'completed') {
+        const { asleepAtMs, wokeAtMs } = (task['result'] as { structuredContent: never })
+          .structuredContent as { asleepAtMs: number; wokeAtMs: number };
+        late.push(wokeAtMs - asleepAtMs - sleepMs);
+        woke.push(wokeAtMs);
+        return;
+      }
+      if (task['status'] !== 'working')
+        throw new Error(`task ${taskId}: ${String(task['status'])}`);
+      if (Date.now() > deadlineMs)
+        throw new Error(`task ${taskId} never woke: ${JSON.stringify(task).slice(0, 400)}`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  });
+  return { late, woke };
+}
+
+/** Creates `count` tasks of `nap` sleeping `ms` each, 100 at a time; their task ids. */
+async function createTasks(url: string, count: number, ms: number): Promise<string[]> {
+  const created = await inBatches(
+    Array.from({ length: count }, (_, i) => i),
+    100,
+    () => rpc(url, 'tools/call', { name: 'nap', arguments: { ms } }),
+  );
+  return created.map((task) => String(task['taskId']));
+}
+
 export async function runSleeps(options: SleepsOptions): Promise<SleepsResult> {
   const { tasks, sleepMs } = options;
   const flags = await benchTopics(options.brokers, 'sleeps');
@@ -91,22 +139,27 @@ export async function runSleeps(options: SleepsOptions): Promise<SleepsResult> {
       '4',
       '--max-tasks-per-subject',
       '4',
+      // Every sleep leaves memory, the warm-up's short ones too: the path a long sleep takes.
+      '--sleep-in-memory',
+      '0',
     ],
   });
   const worker = stack.processes[0]!.child;
   try {
-    // One task first: the worker's code paths warm before the baseline.
     const warm = await rpc(stack.url, 'tools/call', { name: 'nap', arguments: { ms: 0 } }, false);
     if (warm['structuredContent'] === undefined) throw new Error('nap did not answer');
-    const before = await readMemory(worker);
-    const createStarted = Date.now();
-    const created = await inBatches(
-      Array.from({ length: tasks }, (_, i) => i),
-      100,
-      () => rpc(stack.url, 'tools/call', { name: 'nap', arguments: { ms: sleepMs } }),
+    const warmTasks = options.warmTasks ?? Math.ceil(tasks / 10);
+    const warmStarted = Date.now();
+    await wakes(
+      stack.url,
+      await createTasks(stack.url, warmTasks, 2_000),
+      2_000,
+      warmStarted + 60_000 + warmTasks * 50,
     );
+    const before = await settledMemory(worker);
+    const createStarted = Date.now();
+    const ids = await createTasks(stack.url, tasks, sleepMs);
     const createSeconds = (Date.now() - createStarted) / 1000;
-    const ids = created.map((task) => String(task['taskId']));
     // Asleep once the worker took them all: their slots are free, so a plain call runs now.
     const plainStarted = performance.now();
     await rpc(stack.url, 'tools/call', { name: 'nap', arguments: { ms: 0 } }, false);
@@ -114,31 +167,18 @@ export async function runSleeps(options: SleepsOptions): Promise<SleepsResult> {
     const asleep = await settledMemory(worker);
     if (Date.now() - createStarted > sleepMs)
       throw new Error(`the tasks woke before the reading: sleep longer than ${sleepMs} ms`);
-    const late: number[] = [];
-    const woke: number[] = [];
-    // Wakes run in task slots (four here): a storm of them takes its time; a lost one never comes.
-    const wakeDeadline = createStarted + sleepMs + 60_000 + tasks * 50;
-    await inBatches(ids, 50, async (taskId) => {
-      for (;;) {
-        const task = await rpc(stack.url, 'tasks/get', { taskId });
-        if (task['status'] === 'completed') {
-          const { asleepAtMs, wokeAtMs } = (task['result'] as { structuredContent: never })
-            .structuredContent as { asleepAtMs: number; wokeAtMs: number };
-          late.push(wokeAtMs - asleepAtMs - sleepMs);
-          woke.push(wokeAtMs);
-          return;
-        }
-        if (task['status'] !== 'working')
-          throw new Error(`task ${taskId}: ${String(task['status'])}`);
-        if (Date.now() > wakeDeadline) throw new Error(`task ${taskId} never woke`);
-        await new Promise((resolve) => setTimeout(resolve, 500));
-      }
-    });
+    const { late, woke } = await wakes(
+      stack.url,
+      ids,
+      sleepMs,
+      createStarted + sleepMs + 60_000 + tasks * 50,
+    );
     late.sort((a, b) => a - b);
     const wakeSeconds = (Math.max(...woke) - Math.min(...woke)) / 1000;
     return {
       tasks,
       sleepMs,
+      warmTasks,
       createSeconds: round(createSeconds, 1),
       worker: { before, asleep },
       rssPerSleepingCallBytes: Math.round((asleep.rss - before.rss) / tasks),
@@ -164,7 +204,7 @@ export async function runSleeps(options: SleepsOptions): Promise<SleepsResult> {
 export function sleepsTable(r: SleepsResult): string {
   const mb = (bytes: number) => round(bytes / 1024 / 1024, 1);
   return [
-    `Durable sleep: ${r.tasks.toLocaleString('en')} tasks asleep at once on 4 task slots (created in ${r.createSeconds} s), Kafka`,
+    `Durable sleep: ${r.tasks.toLocaleString('en')} tasks asleep at once on 4 task slots (created in ${r.createSeconds} s), on a worker that ran ${r.warmTasks.toLocaleString('en')} sleeping tasks before its baseline, Kafka`,
     '',
     '| worker RSS before → all asleep | per sleeping call (RSS / heap) | plain call meanwhile | wake late p50 / p99 / max | wakes/s |',
     '| --- | --- | --- | --- | --- |',

@@ -131,6 +131,8 @@ export interface MemoryReading {
   external: number;
   /** The pages V8 held before the reading's GC (garbage and free space included). */
   heapTotal: number;
+  /** The pages V8 holds once collected: what the live heap costs in RSS, headroom included. */
+  heapTotalAfterGc: number;
   /** RSS backed by files (the node binary's code) and anonymous (heap, malloc). */
   rssFile: number;
   rssAnon: number;

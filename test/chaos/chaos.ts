@@ -467,7 +467,10 @@ function failures(
   const broken: string[] = [];
   if (effects.duplicated.length > 0)
     broken.push(
-      `${effects.duplicated.length} effects applied again with no kill to excuse it: ${effects.duplicated.slice(0, 3).join('; ')}`,
+      `${effects.duplicated.length} effects applied again with no kill to excuse it: ${effects.duplicated
+        .slice(0, 3)
+        .map((d) => d.text)
+        .join('; ')}`,
     );
   if (effects.lost.length > 0)
     broken.push(
@@ -542,6 +545,11 @@ try {
   const injected = Object.values(faults).reduce((a, b) => a + b, 0);
   const effects = countEffects(effectsFile, answeredEffects, killedPids);
   const broken = failures(counts, unexplained, effects);
+  // A step run twice: what the log and the workers say of its session (the first two).
+  for (const duplicate of effects.duplicated.slice(0, 2)) {
+    console.error(`duplicated effect ${duplicate.text}`);
+    await report(duplicate.session);
+  }
   console.log(
     [
       `chaos summary (${Math.round((Date.now() - started) / 1000)} s, seed ${firstSeed})`,

@@ -13,6 +13,15 @@ interface EffectRun {
   readonly session: string;
   readonly stream: string;
   readonly attempt: number;
+  readonly atMs?: number;
+}
+
+/** A step's function run again with the process of its earlier run alive. */
+export interface DuplicatedEffect {
+  readonly effectKey: string;
+  readonly session: string;
+  /** The two runs, one line each: pid, attempt, when. */
+  readonly text: string;
 }
 
 export interface EffectCount {
@@ -21,7 +30,7 @@ export interface EffectCount {
   /** Runs again of a step whose earlier run's process the runner killed -9. */
   readonly inFlight: number;
   /** Runs again with no kill of the earlier run's process to excuse them: each a broken promise. */
-  readonly duplicated: string[];
+  readonly duplicated: DuplicatedEffect[];
   /** Calls answered with an effect key no run recorded. */
   readonly lost: string[];
 }
@@ -40,15 +49,19 @@ export function countEffects(
     applied++;
   }
   let inFlight = 0;
-  const duplicated: string[] = [];
+  const duplicated: DuplicatedEffect[] = [];
+  const when = (run: EffectRun) =>
+    run.atMs === undefined ? '' : ` at ${new Date(run.atMs).toISOString().slice(11, 23)}`;
   for (const [key, keyRuns] of runs)
     keyRuns.slice(1).forEach((run, i) => {
       const before = keyRuns[i]!;
       if (killed.has(before.pid)) inFlight++;
       else
-        duplicated.push(
-          `${key} (${run.session} ${run.stream}): run by pid ${before.pid}, which was not killed, then again by pid ${run.pid} (attempt ${run.attempt})`,
-        );
+        duplicated.push({
+          effectKey: key,
+          session: run.session,
+          text: `${key} (${run.session} ${run.stream}): run by pid ${before.pid}${when(before)} (attempt ${before.attempt}), which was not killed, then again by pid ${run.pid}${when(run)} (attempt ${run.attempt})`,
+        });
     });
   const lost = [...answered].filter((key) => !runs.has(key));
   return { applied, inFlight, duplicated, lost };

@@ -47,8 +47,9 @@ describe('the chaos oracle', () => {
     const count = countEffects(file, new Set(['a', 'b', 'c', 'd']), new Set([100]));
     expect(count).toMatchObject({ applied: 5, inFlight: 1, lost: ['d'] });
     expect(count.duplicated).toHaveLength(1);
-    expect(count.duplicated[0]).toMatch(
-      /^c .*pid 200, which was not killed, then again by pid 300/,
+    expect(count.duplicated[0]).toMatchObject({ effectKey: 'c', session: 's' });
+    expect(count.duplicated[0]?.text).toMatch(
+      /^c .*pid 200 \(attempt 1\), which was not killed, then again by pid 300 \(attempt 2\)/,
     );
   });
 });

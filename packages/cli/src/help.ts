@@ -214,6 +214,10 @@ replica's resume decisions beside what the log holds. --trace-url <url> links tr
                          calls end, up to this long; the next owner waits for them instead of
                          running them again. Only calls that outlive it are taken over (a reset).
                          0: at once. Keep it below the termination grace period. Default ${d(WORKER.handoffTimeoutMs)}
+  --sleep-in-memory <d>  a task's durable sleep (ex.sleep) shorter than this waits in memory, its
+                         slot given back; a longer one leaves memory (a timer is all that is kept)
+                         and its request is dispatched again at its wake time. 0: every sleep leaves
+                         memory. Default ${d(WORKER.sleepInMemoryMs)}
   --health-port <n>      serve /healthz (503 when a partition's read loop has not come back for a
                          minute while call slots are free: wedged) and /readyz on this port
   --metrics-port <n>     serve Prometheus metrics at :<n>/metrics

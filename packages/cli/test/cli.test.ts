@@ -93,6 +93,10 @@ describe('the tidemark command line', () => {
     ],
     [['dev', '--handoff-timeout', 'long'], /--handoff-timeout: expected a duration/],
     [
+      ['worker', '--tools', 'x', '--brokers', 'k:9092', '--sleep-in-memory', '1 minute'],
+      /--sleep-in-memory: expected a duration/,
+    ],
+    [
       ['dev', '--max-body-bytes', '4MB'],
       /--max-body-bytes: expected a positive integer, got "4MB"/,
     ],

@@ -211,10 +211,11 @@ export class CompactedTable<V> {
           timestampMs: record.timestampMs,
           flags: this.options.flags?.(record) ?? 0,
         });
-        // A copy: the record's bytes may be a view into the whole fetched batch.
+        // A copy: the record's bytes may be a view into the whole fetched batch, which the cache
+        // (sized by the record's bytes) would keep alive. (`Buffer#slice` is a view, not a copy.)
         this.cache.set(
           cacheKey(partition, record.key),
-          { offset: record.offset, raw: record.value.slice(), headers: record.headers },
+          { offset: record.offset, raw: new Uint8Array(record.value), headers: record.headers },
           { size: Math.max(1, record.value.length) },
         );
       }

@@ -99,7 +99,7 @@ export interface WorkerOptions {
    * slot given back: it wakes in milliseconds. A longer one leaves memory — its call ends, its
    * request stays uncommitted, a timer is all that is kept — and is dispatched again at its wake
    * time, its heads and journal read again (tens of ms a wake, in a task slot). Calls of sessions
-   * always sleep in memory.
+   * always sleep in memory. 0: every task's sleep leaves memory.
    * @default 60_000
    */
   sleepInMemoryMs?: number;
@@ -300,11 +300,15 @@ type NumberOption = {
   [K in keyof typeof WORKER_DEFAULTS]: (typeof WORKER_DEFAULTS)[K] extends number ? K : never;
 }[keyof typeof WORKER_DEFAULTS];
 
-/** Every number option with a default, and the shares, is a positive integer (0 ms hands off at once). */
+/** Options where 0 means something: hand off at once; every durable sleep leaves memory. */
+const ZERO_OR_MORE = ['handoffTimeoutMs', 'sleepInMemoryMs'] as const;
+
+/** Every other number option with a default, and the shares, is a positive integer. */
 const POSITIVE_INTEGERS = [
   ...(Object.keys(WORKER_DEFAULTS) as Array<keyof typeof WORKER_DEFAULTS>).filter(
     (name): name is NumberOption =>
-      typeof WORKER_DEFAULTS[name] === 'number' && name !== 'handoffTimeoutMs',
+      typeof WORKER_DEFAULTS[name] === 'number' &&
+      !(ZERO_OR_MORE as readonly string[]).includes(name),
   ),
   'maxCallsPerSubject',
   'maxTasksPerSubject',
@@ -339,11 +343,8 @@ export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOpti
       'at most 30000 (the Events extension)',
       compiled.eventHeartbeatMs,
     );
-  if (!Number.isInteger(compiled.handoffTimeoutMs) || compiled.handoffTimeoutMs < 0)
-    throw invalidOption(
-      'handoffTimeoutMs',
-      'a whole number of milliseconds, 0 or more',
-      compiled.handoffTimeoutMs,
-    );
+  for (const name of ZERO_OR_MORE)
+    if (!Number.isInteger(compiled[name]) || compiled[name] < 0)
+      throw invalidOption(name, 'a whole number of milliseconds, 0 or more', compiled[name]);
   return compiled;
 }

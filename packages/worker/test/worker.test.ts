@@ -353,6 +353,16 @@ describe('the worker on the embedded log', () => {
     });
   });
 
+  it('refuses a negative or fractional handoff timeout or in-memory sleep up front; 0 is a choice', async () => {
+    const { startWorker } = setup();
+    for (const name of ['handoffTimeoutMs', 'sleepInMemoryMs'])
+      for (const bad of [-1, 0.5])
+        await expect(startWorker({ [name]: bad })).rejects.toThrow(
+          `${name}: expected a whole number of milliseconds, 0 or more`,
+        );
+    await startWorker({ handoffTimeoutMs: 0, sleepInMemoryMs: 0 });
+  });
+
   it('never runs a finished call again when its request is delivered again', async () => {
     const { log, topics, startWorker, client, executions } = setup();
     await startWorker();

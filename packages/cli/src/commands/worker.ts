@@ -14,7 +14,7 @@ import { list, parseFlags, port, str, UsageError } from '../options.js';
 import { applyTelemetryFlags, TELEMETRY_FLAGS } from '../flags/telemetry.js';
 import { TTL_FLAGS, ttlsOf } from '../flags/ttl.js';
 import { EVENT_FLAGS, eventOptionsOf } from '../flags/events.js';
-import { GROUP_FLAGS, groupLogOptionsOf, handoffOf } from '../flags/group.js';
+import { GROUP_FLAGS, groupLogOptionsOf, handoffOf, SLEEP_FLAGS, sleepOf } from '../flags/group.js';
 import { toolSpecifiers, announce, startOrClose } from './shared.js';
 
 /** `tidemark worker`'s flags, as its help lists them. */
@@ -23,6 +23,7 @@ export const WORKER_FLAGS = {
   tools: { type: 'string', multiple: true },
   ...SERVER_IDENTITY_FLAGS,
   ...GROUP_FLAGS,
+  ...SLEEP_FLAGS,
   'health-port': { type: 'string' },
   'secret-file': { type: 'string' },
   'previous-secret-file': { type: 'string', multiple: true },
@@ -45,6 +46,7 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
   const events = eventOptionsOf(values);
   const group = groupLogOptionsOf(values);
   const handoff = handoffOf(values);
+  const sleep = sleepOf(values);
   const modules = await loadToolModules(toolSpecifiers(tools, io.cwd, []));
   const secrets = [str(values['secret-file']), list(values['previous-secret-file'])] as const;
   const offersEvents = modules.some((m) => m.events !== undefined);
@@ -64,6 +66,7 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     ...(str(values['public-url']) === undefined ? {} : { publicUrl: str(values['public-url'])! }),
     ...ttlsOf(values),
     ...handoff,
+    ...sleep,
     ...workerLimitsOf(values),
     ...events,
     ...serverIdentityOf(values, WORKER_DEFAULTS.serverInfo),

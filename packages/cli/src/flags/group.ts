@@ -40,6 +40,17 @@ export function handoffOf(values: FlagValues): { handoffTimeoutMs?: number } {
   return { handoffTimeoutMs: duration(given, '--handoff-timeout')! };
 }
 
+/** How long a task's durable sleep may wait in memory (`worker`). */
+export const SLEEP_FLAGS = { 'sleep-in-memory': { type: 'string' } } as const;
+
+/** `--sleep-in-memory`: a duration, or 0 (every durable sleep leaves memory). */
+export function sleepOf(values: FlagValues): { sleepInMemoryMs?: number } {
+  const given = str(values['sleep-in-memory']);
+  if (given === undefined) return {};
+  if (given.trim() === '0') return { sleepInMemoryMs: 0 };
+  return { sleepInMemoryMs: duration(given, '--sleep-in-memory')! };
+}
+
 /** The Kafka log's group options: the session timeout and the protocol. */
 export function groupLogOptionsOf(
   values: FlagValues,
