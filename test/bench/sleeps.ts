@@ -39,7 +39,8 @@ export interface SleepsResult {
   sleepMs: number;
   createSeconds: number;
   warmTasks: number;
-  worker: { before: MemoryReading; asleep: MemoryReading };
+  /** The worker once started (one plain call), once warm (`warmTasks` woke), once all asleep. */
+  worker: { cold: MemoryReading; before: MemoryReading; asleep: MemoryReading };
   rssPerSleepingCallBytes: number;
   heapPerSleepingCallBytes: number;
   /** A plain `tools/call` (`nap` of 0 ms) while every task sleeps. */
@@ -148,6 +149,7 @@ export async function runSleeps(options: SleepsOptions): Promise<SleepsResult> {
   try {
     const warm = await rpc(stack.url, 'tools/call', { name: 'nap', arguments: { ms: 0 } }, false);
     if (warm['structuredContent'] === undefined) throw new Error('nap did not answer');
+    const cold = await readMemory(worker);
     const warmTasks = options.warmTasks ?? Math.ceil(tasks / 10);
     const warmStarted = Date.now();
     await wakes(
@@ -180,7 +182,7 @@ export async function runSleeps(options: SleepsOptions): Promise<SleepsResult> {
       sleepMs,
       warmTasks,
       createSeconds: round(createSeconds, 1),
-      worker: { before, asleep },
+      worker: { cold, before, asleep },
       rssPerSleepingCallBytes: Math.round((asleep.rss - before.rss) / tasks),
       heapPerSleepingCallBytes: Math.round((asleep.heapUsed - before.heapUsed) / tasks),
       plainCallMs: round(plainCallMs),
@@ -206,8 +208,8 @@ export function sleepsTable(r: SleepsResult): string {
   return [
     `Durable sleep: ${r.tasks.toLocaleString('en')} tasks asleep at once on 4 task slots (created in ${r.createSeconds} s), on a worker that ran ${r.warmTasks.toLocaleString('en')} sleeping tasks before its baseline, Kafka`,
     '',
-    '| worker RSS before → all asleep | per sleeping call (RSS / heap) | plain call meanwhile | wake late p50 / p99 / max | wakes/s |',
+    '| worker RSS cold → warm → all asleep | per sleeping call (RSS / heap) | plain call meanwhile | wake late p50 / p99 / max | wakes/s |',
     '| --- | --- | --- | --- | --- |',
-    `| ${mb(r.worker.before.rss)} → ${mb(r.worker.asleep.rss)} MB | ${round(r.rssPerSleepingCallBytes / 1024, 1)} / ${round(r.heapPerSleepingCallBytes / 1024, 1)} KiB | ${r.plainCallMs} ms | ${r.wakeLateMs.p50} / ${r.wakeLateMs.p99} / ${r.wakeLateMs.max} ms | ${r.wakesPerSecond} |`,
+    `| ${mb(r.worker.cold.rss)} → ${mb(r.worker.before.rss)} → ${mb(r.worker.asleep.rss)} MB | ${round(r.rssPerSleepingCallBytes / 1024, 1)} / ${round(r.heapPerSleepingCallBytes / 1024, 1)} KiB | ${r.plainCallMs} ms | ${r.wakeLateMs.p50} / ${r.wakeLateMs.p99} / ${r.wakeLateMs.max} ms | ${r.wakesPerSecond} |`,
   ].join('\n');
 }
