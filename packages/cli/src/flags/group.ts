@@ -1,7 +1,7 @@
 import type { KafkaLogOptions } from '@tidemark/kafka';
 import type { GroupPort } from '@tidemark/protocol';
 import { str, UsageError, type FlagValues } from '../options.js';
-import { duration } from './ttl.js';
+import { duration, durationOrZero } from './ttl.js';
 
 /** The worker's consumer group and how partitions move between workers (`worker`). */
 export const GROUP_FLAGS = {
@@ -34,10 +34,8 @@ export const HANDOFF_FLAGS = { 'handoff-timeout': GROUP_FLAGS['handoff-timeout']
 
 /** `--handoff-timeout`: a duration, or 0 (partitions are given up at once). */
 export function handoffOf(values: FlagValues): { handoffTimeoutMs?: number } {
-  const given = str(values['handoff-timeout']);
-  if (given === undefined) return {};
-  if (given.trim() === '0') return { handoffTimeoutMs: 0 };
-  return { handoffTimeoutMs: duration(given, '--handoff-timeout')! };
+  const ms = durationOrZero(str(values['handoff-timeout']), '--handoff-timeout');
+  return ms === undefined ? {} : { handoffTimeoutMs: ms };
 }
 
 /** How long a task's durable sleep may wait in memory (`worker`). */
@@ -45,10 +43,8 @@ export const SLEEP_FLAGS = { 'sleep-in-memory': { type: 'string' } } as const;
 
 /** `--sleep-in-memory`: a duration, or 0 (every durable sleep leaves memory). */
 export function sleepOf(values: FlagValues): { sleepInMemoryMs?: number } {
-  const given = str(values['sleep-in-memory']);
-  if (given === undefined) return {};
-  if (given.trim() === '0') return { sleepInMemoryMs: 0 };
-  return { sleepInMemoryMs: duration(given, '--sleep-in-memory')! };
+  const ms = durationOrZero(str(values['sleep-in-memory']), '--sleep-in-memory');
+  return ms === undefined ? {} : { sleepInMemoryMs: ms };
 }
 
 /** The Kafka log's group options: the session timeout and the protocol. */

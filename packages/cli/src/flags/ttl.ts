@@ -30,6 +30,11 @@ export function duration(value: string | undefined, flag: string): number | unde
   return ms;
 }
 
+/** A duration, or `0` where zero means something (`--handoff-timeout`, `--sleep-in-memory`). */
+export function durationOrZero(value: string | undefined, flag: string): number | undefined {
+  return value?.trim() === '0' ? 0 : duration(value, flag);
+}
+
 export interface Ttls {
   sessionTtlMs?: number;
   resultTtlMs?: number;
