@@ -150,6 +150,11 @@ export class CompactedTable<V> {
     );
   }
 
+  /** Where a key's latest record is, as of the partition's last catch-up (a `get` makes one). */
+  entry(partition: number, key: string): TableEntry | undefined {
+    return this.views.get(partition)?.index.get(key);
+  }
+
   /** The live keys of a partition as of its last catch-up, with where each is: for sweeps. */
   entries(partition: number): IterableIterator<[string, TableEntry]> {
     return this.view(partition).index.entries();

@@ -64,9 +64,17 @@ export class HandoffNotices {
     });
   }
 
-  /** The worker's notice for `partition`, read up to the partition's high watermark of now. */
-  get(partition: number, epoch: WorkerEpoch): Promise<HandoffNotice | undefined> {
-    return this.table.get(partition, noticeKey(epoch));
+  /**
+   * The worker's notice for `partition`, read up to the partition's high watermark of now, and
+   * where it is in `streams` (what orders it against the heads there).
+   */
+  async get(
+    partition: number,
+    epoch: WorkerEpoch,
+  ): Promise<(HandoffNotice & { readonly offset: bigint }) | undefined> {
+    const notice = await this.table.get(partition, noticeKey(epoch));
+    const offset = this.table.entry(partition, noticeKey(epoch))?.offset;
+    return notice === undefined || offset === undefined ? undefined : { ...notice, offset };
   }
 
   /** Drops what is held of a partition this process stopped serving. */

@@ -84,6 +84,14 @@ export class StreamHeadStore extends KeyedTable<TracedStreamHead> {
     return decidedHead(port, topics.events, this.partitionOf(session), session, stored);
   }
 
+  /**
+   * Where the stored head of a stream is in `streams`, as of the last read of its partition (a
+   * `get` or `decided` just before): what orders it against other records there.
+   */
+  storedAt(session: PartitionKey, stream: StreamId): bigint | undefined {
+    return this.table.entry(this.partitionOf(session), streamHeadKey(session, stream))?.offset;
+  }
+
   /** The stored head and the trace of the call that wrote it. */
   getTraced(session: PartitionKey, stream: StreamId): Promise<TracedStreamHead | undefined> {
     return this.table.get(this.partitionOf(session), streamHeadKey(session, stream));

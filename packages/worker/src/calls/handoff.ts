@@ -103,7 +103,10 @@ export class Handoffs {
       this.mayBeRunningElsewhere(current) &&
       current.generation.epoch === epoch
     ) {
-      const notice = await notices.get(partition, epoch);
+      const notice = coveringNotice(
+        await notices.get(partition, epoch),
+        heads.storedAt(session, stream),
+      );
       const now = Date.now();
       if (notice !== undefined && notice.beat !== beat.value)
         beat = { value: notice.beat, seenAtMs: now };
@@ -211,6 +214,21 @@ export class Handoffs {
       ),
     );
   }
+}
+
+/**
+ * The notice, unless it is a release from an earlier handoff of the same worker: one written
+ * before the head of the call in question (`headAt`), so before that generation started — the
+ * worker got the partition back since, and its notice for this handoff is not written yet. Such a
+ * release says nothing of the call: it counts as no notice (wait for one), not as "nothing of
+ * mine runs here" (take the call over while it still runs: two executions at once).
+ */
+function coveringNotice<Notice extends { readonly released: boolean; readonly offset: bigint }>(
+  notice: Notice | undefined,
+  headAt: bigint | undefined,
+): Notice | undefined {
+  if (notice === undefined || headAt === undefined) return notice;
+  return notice.released && notice.offset < headAt ? undefined : notice;
 }
 
 /**
