@@ -12,12 +12,13 @@ import {
   requestStreamId,
   SESSION_ENDED,
   SESSION_PROTOCOL_VERSIONS,
+  type Caller,
   type RequestId,
   type SessionId,
   type RoutingKey,
 } from '@tidemark/protocol';
 import { HttpRefusals } from './http/http-refusals.js';
-import type { Asker } from './auth/index.js';
+import { callerOf, type Asker } from './auth/index.js';
 import { streamMinter, type GatewayContext } from './gateway-context.js';
 import { requestSpan } from './gateway-spans.js';
 import { pass, refuse, sendRefusal, type Checked } from './http/http-answers.js';
@@ -88,7 +89,8 @@ async function startSession(
     });
   // The params travel once, in the session's record; the worker reads them from there.
   const { params: _kept, ...withoutParams } = initialize as JsonRpcRequest & { params?: unknown };
-  return streamRequest(ctx, req, res, { session, share: asker.share }, version, withoutParams);
+  const to = { session, share: asker.share, ...callerOf(asker.auth) };
+  return streamRequest(ctx, req, res, to, version, withoutParams);
 }
 
 /** Any other message of a session: notifications and responses are written, a request streamed. */
@@ -120,7 +122,13 @@ async function continueSession(
   if (requests.length === 0) {
     await ctx.producer.produce(
       session,
-      messages.map((message) => ({ lane: 'session', session, message, share: asker.share })),
+      messages.map((message) => ({
+        lane: 'session',
+        session,
+        message,
+        share: asker.share,
+        ...callerOf(asker.auth),
+      })),
     );
     res.status(202).end();
     return;
@@ -135,7 +143,7 @@ async function continueSession(
     return sendRefusal(res, HttpRefusals.requestIdReused(request.id));
   const keyed = keyedCall(req, request, asker);
   if (!keyed.ok) return sendRefusal(res, keyed.refusal);
-  const to = { session, share: asker.share };
+  const to = { session, share: asker.share, ...callerOf(asker.auth) };
   return streamRequest(ctx, req, res, to, version.value, request, keyed.value);
 }
 
@@ -164,7 +172,7 @@ async function streamRequest(
   ctx: GatewayContext,
   req: Request,
   res: Response,
-  { session, share }: { session: SessionId; share: string },
+  { session, share, caller }: { session: SessionId; share: string; caller?: Caller },
   version: string,
   request: JsonRpcRequest,
   keyed?: { key: RoutingKey; subject: string | undefined },
@@ -174,12 +182,12 @@ async function streamRequest(
     keyed === undefined
       ? ctx.producer.produce(
           session,
-          [{ lane: 'session', session, message: request, share }],
+          [{ lane: 'session', session, message: request, share, caller }],
           parent,
         )
       : ctx.producer.produce(
           keyed.key,
-          [{ lane: 'keyed-session', ...keyed, session, message: request, share }],
+          [{ lane: 'keyed-session', ...keyed, session, message: request, share, caller }],
           parent,
         );
   if (!accepts(req, 'text/event-stream'))

@@ -15,7 +15,7 @@ import {
   type RequestRecord,
 } from '@tidemark/protocol';
 import { HttpRefusals, type HttpRefusal } from './http/http-refusals.js';
-import type { Asker } from './auth/index.js';
+import { callerOf, type Asker } from './auth/index.js';
 import type { GatewayContext } from './gateway-context.js';
 import { requestSpan } from './gateway-spans.js';
 import { sendRefusal } from './http/http-answers.js';
@@ -115,6 +115,7 @@ export async function handleStatelessPost(
     classification: route.classification,
     subject: asker.auth?.subject,
     share: asker.share,
+    ...callerOf(asker.auth),
     tasks: ctx.options.tasks,
     ...(keyed.key === undefined ? {} : { idempotent: true }),
   });

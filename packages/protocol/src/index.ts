@@ -158,6 +158,7 @@ export {
 } from './records/head-codec.js';
 export {
   CLASSIFICATION_HEADER,
+  CLIENT_HEADER,
   CONTROL_HEADER,
   CONTROL_METHOD,
   REQUEST_RECORD_VERSION,
@@ -165,12 +166,14 @@ export {
   SESSION_ENDED,
   SESSION_ENDED_METHOD,
   SESSION_TOUCHED,
+  SCOPES_HEADER,
   SHARE_HEADER,
   SUBJECT_HEADER,
   decodeRequestRecord,
   encodeRequestRecord,
 } from './records/request-records.js';
 export type {
+  Caller,
   EncodedRequestRecord,
   RequestMessage,
   RequestRecord,

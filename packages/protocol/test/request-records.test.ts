@@ -76,6 +76,26 @@ describe('request records', () => {
         tasks: 'never',
         share: 'bob',
       },
+      // What each lane's credential said beside the subject: its OAuth client and scopes.
+      { lane: 'session', session, message, caller: { clientId: 'app-1', scopes: ['a', 'b:c'] } },
+      { lane: 'session', session, message, caller: { scopes: [] } },
+      {
+        lane: 'keyed-session',
+        key: newRoutingKey(),
+        session,
+        message,
+        subject: 'alice',
+        caller: { clientId: 'app-2' },
+      },
+      {
+        lane: 'stateless',
+        key,
+        message,
+        classification: {},
+        subject: 'bob',
+        tasks: 'never',
+        caller: { clientId: 'app-3', scopes: ['files:read'] },
+      },
     ];
     for (const record of records) expect(roundTrip(record)).toEqual({ ok: true, record });
   });

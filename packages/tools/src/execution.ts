@@ -14,6 +14,13 @@ export interface Execution {
   readonly attempt: number;
   /** The authenticated subject the session is bound to, when the gateway authenticates. */
   readonly subject?: string;
+  /** The OAuth client the call's token was issued to, when the token says (`client_id`/`azp`). */
+  readonly clientId?: string;
+  /**
+   * The scopes the call's token grants, when the gateway validates tokens that carry them (OAuth
+   * JWTs): what a tool authorizes finer actions by. Its `requiredScopes` are checked before it runs.
+   */
+  readonly scopes?: readonly string[];
   /** The version of the tool's module (`defineToolModule({ version })`), when it says. */
   readonly moduleVersion?: string;
   /**

@@ -39,6 +39,15 @@ interface ToolModuleOptions {
    */
   readonly timeoutMs?: number;
   readonly toolTimeoutMs?: Readonly<Record<string, number>>;
+  /**
+   * OAuth scopes a caller's token must grant for this module's tools to run; per tool in
+   * `toolScopes` (which replaces it for that tool). Checked on the worker before the tool runs; a
+   * call without them is refused with `insufficient_scope` and the scopes in its error's `data`.
+   * Without authentication (`--auth none`) nothing is checked. The SDK's own `scopeChallenge`
+   * option of `registerTool` is honoured the same way, after these.
+   */
+  readonly requiredScopes?: readonly string[];
+  readonly toolScopes?: Readonly<Record<string, readonly string[]>>;
   /** Added to the server's `instructions` (after the deployment's own), telling clients how to use these tools. */
   readonly instructions?: string;
   /**
@@ -108,6 +117,7 @@ export function defineToolModule(module: ToolModule): ToolModule {
   checkEventTypes(module);
   for (const policy of [module.retry, ...Object.values(module.toolRetry ?? {})])
     if (policy !== undefined) compileRetryPolicy(policy);
+  checkModuleScopes(module);
   for (const timeout of [module.timeoutMs, ...Object.values(module.toolTimeoutMs ?? {})])
     if (timeout !== undefined)
       positiveInteger(`defineToolModule(${module.name}): timeoutMs`, timeout);
@@ -155,4 +165,29 @@ function checkEventTypes(module: ToolModule): void {
       );
     names.add(event.name);
   }
+}
+
+/** An OAuth `scope-token` (RFC 6749 §3.3): printable ASCII but space, `"` and `\`. */
+const SCOPE_TOKEN = /^[\u0021\u0023-\u005B\u005D-\u007E]+$/;
+
+/** A module's `requiredScopes` and `toolScopes`, each an array of OAuth scope-tokens. */
+function checkModuleScopes(module: ToolModule): void {
+  const declared = [
+    ['requiredScopes', module.requiredScopes] as const,
+    ...Object.entries(module.toolScopes ?? {}).map(
+      ([tool, scopes]) => [`toolScopes.${tool}`, scopes] as const,
+    ),
+  ];
+  for (const [where, scopes] of declared)
+    if (scopes !== undefined) checkScopes(`defineToolModule(${module.name}): ${where}`, scopes);
+}
+
+function checkScopes(where: string, scopes: unknown): void {
+  if (!Array.isArray(scopes) || !scopes.every((scope) => typeof scope === 'string'))
+    throw new TypeError(`${where} must be an array of scope strings`);
+  for (const scope of scopes)
+    if (!SCOPE_TOKEN.test(scope))
+      throw new TypeError(
+        `${where}: ${JSON.stringify(scope)} is not an OAuth scope (printable ASCII, no space, " or \\)`,
+      );
 }

@@ -305,7 +305,7 @@ export class Worker {
           record,
           request.session,
           request.message as JSONRPCMessage,
-          request.joins,
+          { joins: request.joins, caller: request.caller },
         );
       case 'keyed-session':
         return started.stateless.keyedSession(reader, record, request);

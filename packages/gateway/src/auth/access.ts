@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import type { Caller } from '@tidemark/protocol';
 import { RateLimiterMemory, type RateLimiterRes } from 'rate-limiter-flexible';
 import { HttpRefusals } from '../http/http-refusals.js';
 import { LOOPBACK_ADDRESSES } from '../http/loopback.js';
@@ -101,6 +102,15 @@ export class Access {
       ),
     );
   }
+}
+
+/**
+ * What a request's record says of its credential beyond the subject: the OAuth client and the
+ * scopes, for the worker to check a tool's required scopes against and tools to read.
+ */
+export function callerOf(auth: AuthResult | undefined): { caller?: Caller } {
+  if (auth === undefined || (auth.clientId === undefined && auth.scopes === undefined)) return {};
+  return { caller: { clientId: auth.clientId, scopes: auth.scopes } };
 }
 
 /**

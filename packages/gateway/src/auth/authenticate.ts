@@ -9,6 +9,8 @@ export interface AuthResult {
   subject: string;
   /** The bearer token as presented (tools may pass it on, as the SDK's `authInfo.token`). */
   token?: string;
+  /** The OAuth client the token was issued to (`client_id`, else `azp`), when it says. */
+  clientId?: string;
   /** Scopes granted to the token, when it says. */
   scopes?: readonly string[];
   /** Seconds since the epoch at which the token expires, when it says. */

@@ -106,7 +106,8 @@ const ACCESS_TOKEN_TYPES = ['at+jwt', 'application/at+jwt', 'jwt'];
 /**
  * OAuth 2.1 resource server: validates a bearer JWT's signature against the issuer's keys, its
  * `iss`, `aud`, `exp` (required: a token without one would be good forever) and `nbf`, and its
- * `typ` when it has one; takes `sub` as the subject (jose). Keys are fetched over `https://` only
+ * `typ` when it has one; takes `sub` as the subject, `scope` as its scopes and `client_id` (or
+ * `azp`) as its client (jose). Keys are fetched over `https://` only
  * (`http://` for a loopback host, in tests and development).
  */
 export function jwtAuthenticator(options: JwtAuthenticatorOptions): Authenticate {
@@ -141,10 +142,18 @@ export function jwtAuthenticator(options: JwtAuthenticatorOptions): Authenticate
       const { typ } = protectedHeader;
       if (typ !== undefined && !types.includes(typ.toLowerCase())) return undefined;
       if (typeof payload.sub !== 'string' || payload.sub === '') return undefined;
-      const scope = typeof payload['scope'] === 'string' ? payload['scope'].split(' ') : undefined;
+      const scope =
+        typeof payload['scope'] === 'string'
+          ? payload['scope'].split(' ').filter((s) => s !== '')
+          : undefined;
+      // RFC 9068's `client_id`; an OpenID provider's access tokens may say `azp` instead.
+      const client = [payload['client_id'], payload['azp']].find(
+        (id): id is string => typeof id === 'string' && id !== '',
+      );
       return {
         subject: payload.sub,
         token,
+        ...(client === undefined ? {} : { clientId: client }),
         ...(scope === undefined ? {} : { scopes: scope }),
         ...(payload.exp === undefined ? {} : { expiresAt: payload.exp }),
       };

@@ -5,7 +5,7 @@
  * per-address budget that turns repeated failures into 429); `serveResourceMetadata` serves the
  * RFC 9728 document a client signs in from.
  */
-export { Access, isExemptShare } from './access.js';
+export { Access, callerOf, isExemptShare } from './access.js';
 export type { Asker } from './access.js';
 export type { AuthResult, Authenticate } from './authenticate.js';
 export { bearerToken, jwtAuthenticator, tokenFileAuthenticator } from './authenticators.js';

@@ -11,7 +11,7 @@ import {
   TASK_UPDATE_METHOD,
   type RequestId,
 } from '@tidemark/protocol';
-import type { Asker } from '../auth/index.js';
+import { callerOf, type Asker } from '../auth/index.js';
 import type { GatewayContext } from '../gateway-context.js';
 import { readTask } from './task-state.js';
 
@@ -76,6 +76,7 @@ export async function handleTaskMethod(
       classification: route.classification,
       subject: asker.auth?.subject,
       share: asker.share,
+      ...callerOf(asker.auth),
       tasks: ctx.options.tasks,
     },
   ]);

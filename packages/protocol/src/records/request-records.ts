@@ -35,6 +35,25 @@ export const SHARE_HEADER = 'tm-share';
 /** Header of a 2026-07-28 request: the subject its gateway authenticated (it has no session). */
 export const SUBJECT_HEADER = 'tm-subject';
 
+/**
+ * Header of a request whose gateway's credential named the OAuth client it was issued to
+ * (`client_id`, else `azp`): that client's id.
+ */
+export const CLIENT_HEADER = 'tm-client';
+
+/** Header of a request whose credential granted scopes: them, space-separated (OAuth's `scope`). */
+export const SCOPES_HEADER = 'tm-scopes';
+
+/**
+ * What the credential of a request said beside its subject: the OAuth client it was issued to and
+ * the scopes it grants. Per request, not per session: a client that signs in again (a refresh, a
+ * step-up for more scopes) sends its next requests with the new ones.
+ */
+export interface Caller {
+  readonly clientId?: string | undefined;
+  readonly scopes?: readonly string[] | undefined;
+}
+
 /** Header of a 2026-07-28 request: when its gateway lets a `tools/call` become a task. */
 const TASKS_HEADER = 'tm-tasks';
 
@@ -85,6 +104,7 @@ export type RequestRecord =
       readonly session: SessionId;
       readonly message: RequestMessage;
       readonly share?: string | undefined;
+      readonly caller?: Caller | undefined;
       readonly joins?: { readonly session: PartitionKey; readonly stream: string } | undefined;
     }
   /**
@@ -98,6 +118,7 @@ export type RequestRecord =
       readonly message: RequestMessage;
       readonly subject: string | undefined;
       readonly share?: string | undefined;
+      readonly caller?: Caller | undefined;
     }
   /**
    * A message of the stateless lane (2026-07-28): routed by a key of its own; the classification
@@ -110,6 +131,7 @@ export type RequestRecord =
       readonly classification: unknown;
       readonly subject: string | undefined;
       readonly share?: string | undefined;
+      readonly caller?: Caller | undefined;
       /** The gateway's `--tasks`; absent (a gateway from before tasks) is `never`. */
       readonly tasks?: TaskMode | undefined;
       /**
@@ -134,6 +156,7 @@ export function encodeRequestRecord(record: RequestRecord): EncodedRequestRecord
   ];
   if (record.lane !== 'control' && record.share !== undefined)
     headers.push([SHARE_HEADER, record.share]);
+  if (record.lane !== 'control') headers.push(...callerHeaders(record.caller));
   switch (record.lane) {
     case 'session':
       if (record.joins !== undefined)
@@ -182,7 +205,8 @@ export function decodeRequestRecord(record: {
   if (control === SESSION_ENDED || control === SESSION_TOUCHED)
     return { ok: true, record: { lane: 'control', session, control } };
   const shared = header(SHARE_HEADER);
-  const share = shared === undefined ? {} : { share: shared };
+  // Who sent it: what its shares are counted by, and what its credential said.
+  const sender = { ...(shared === undefined ? {} : { share: shared }), ...callerOf(header) };
   const keyedSession = header(KEYED_SESSION_HEADER);
   if (keyedSession !== undefined) {
     const of = parseSessionId(keyedSession);
@@ -190,7 +214,7 @@ export function decodeRequestRecord(record: {
     const subject = header(SUBJECT_HEADER);
     return {
       ok: true,
-      record: { lane: 'keyed-session', key, session: of, message, subject, ...share },
+      record: { lane: 'keyed-session', key, session: of, message, subject, ...sender },
     };
   }
   const classification = header(CLASSIFICATION_HEADER);
@@ -198,7 +222,7 @@ export function decodeRequestRecord(record: {
     const joins = parseJoins(header(JOINS_HEADER));
     return {
       ok: true,
-      record: { lane: 'session', session, message, ...share, ...(joins && { joins }) },
+      record: { lane: 'session', session, message, ...sender, ...(joins && { joins }) },
     };
   }
   let parsed: unknown;
@@ -219,8 +243,28 @@ export function decodeRequestRecord(record: {
       classification: parsed,
       subject,
       tasks,
-      ...share,
+      ...sender,
       ...(idempotent ? { idempotent } : {}),
+    },
+  };
+}
+
+function callerHeaders(caller: Caller | undefined): Array<[string, string]> {
+  const headers: Array<[string, string]> = [];
+  if (caller?.clientId !== undefined) headers.push([CLIENT_HEADER, caller.clientId]);
+  if (caller?.scopes !== undefined) headers.push([SCOPES_HEADER, caller.scopes.join(' ')]);
+  return headers;
+}
+
+/** The caller a record's headers name; none when they name nothing (a gateway without OAuth). */
+function callerOf(header: (name: string) => string | undefined): { caller?: Caller } {
+  const clientId = header(CLIENT_HEADER);
+  const scopes = header(SCOPES_HEADER);
+  if (clientId === undefined && scopes === undefined) return {};
+  return {
+    caller: {
+      ...(clientId === undefined ? {} : { clientId }),
+      ...(scopes === undefined ? {} : { scopes: scopes.split(' ').filter((s) => s !== '') }),
     },
   };
 }

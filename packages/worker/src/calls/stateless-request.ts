@@ -1,6 +1,6 @@
 import type { JSONRPCRequest, MessageClassification } from '@modelcontextprotocol/server';
 import type { IdempotencyClaim, SessionRecord } from '@tidemark/log';
-import type { RoutingKey, TaskMode } from '@tidemark/protocol';
+import type { Caller, RoutingKey, TaskMode } from '@tidemark/protocol';
 
 /**
  * One stateless request as its lane hands it over — what arrived, and the call slot it holds — to
@@ -13,6 +13,8 @@ export interface StatelessRequest {
   readonly message: JSONRPCRequest;
   /** The subject the gateway authenticated, if it authenticates. */
   readonly subject?: string | undefined;
+  /** What its credential said beside the subject (OAuth client, scopes). */
+  readonly caller?: Caller | undefined;
   /** The gateway's classification of the request, which binds the server to its revision. */
   readonly classification: MessageClassification;
   /** The gateway's `--tasks`: whether a `tools/call` may become a task. */

@@ -1,9 +1,11 @@
+import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { GenerationWriter } from '@tidemark/log';
 import {
   ErrorCodes,
   formatGeneration,
   progressOf,
   TidemarkError,
+  type Caller,
   type GenerationCause,
   type PartitionKey,
   type StreamHead,
@@ -16,6 +18,7 @@ import { continueProgress } from './progress-continuity.js';
 import { restKey } from './signal-desk.js';
 import { Asleep } from './sleep.js';
 import { stepFetch } from './step-fetch.js';
+import { authInfoOf } from './tool-server.js';
 import { withCompensations } from './compensations.js';
 import type { RetryHost } from './retries.js';
 import { journaledSteps, type CallSteps } from './steps.js';
@@ -33,6 +36,8 @@ export interface CallOwner {
   readonly stream: StreamId;
   /** The subject the gateway authenticated, if it authenticates. */
   readonly subject?: string | undefined;
+  /** What the request's credential said beside the subject: its OAuth client and scopes. */
+  readonly caller?: Caller | undefined;
 }
 
 /** How an execution begins, beyond whose it is. */
@@ -155,6 +160,11 @@ export class CallExecution {
     return this.call.subject;
   }
 
+  /** Who the call runs for, as the SDK hands it to handlers (`ctx.http.authInfo`). */
+  get authInfo(): AuthInfo | undefined {
+    return authInfoOf(this.call.subject, this.call.caller);
+  }
+
   /** The generation being written now (a retry starts the next). */
   get generation(): GenerationWriter {
     return this.current;
@@ -212,7 +222,7 @@ export class CallExecution {
 
   /** The `Execution` the call's tool runs in now (`currentExecution()`): this generation's. */
   toolExecution(): Execution {
-    const { owner, stream, subject } = this.call;
+    const { owner, stream, subject, caller } = this.call;
     const generation = this.current.generation;
     return withCompensations({
       sessionId: owner,
@@ -220,6 +230,8 @@ export class CallExecution {
       generation,
       attempt: generation.attempt,
       ...(subject === undefined ? {} : { subject }),
+      ...(caller?.clientId === undefined ? {} : { clientId: caller.clientId }),
+      ...(caller?.scopes === undefined ? {} : { scopes: caller.scopes }),
       ...this.steps.forExecution(
         formatGeneration(generation),
         (wakeAtMs) => {

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { McpServer } from '@modelcontextprotocol/server';
+import type { McpServer, ScopeChallengeHandler } from '@modelcontextprotocol/server';
 import { SpanStatusCode } from '@opentelemetry/api';
 import {
   ATTR_GEN_AI_TOOL_NAME,
@@ -23,6 +23,7 @@ import {
 } from '@tidemark/tools';
 import type { EmitterFor } from '../events/index.js';
 import { runCompensations } from './compensations.js';
+import { toolScopeChallenge } from './scope-challenge.js';
 import { Asleep } from './sleep.js';
 import { v1Server } from './v1-server.js';
 
@@ -90,7 +91,11 @@ function withRetries(server: McpServer, module: ToolModule, host: RetryHost): Mc
     const policy = compileRetryPolicy(module.toolRetry?.[tool] ?? module.retry);
     const timeoutMs = module.toolTimeoutMs?.[tool] ?? module.timeoutMs;
     const run = withTimeout(tool, callback as ToolCallback, timeoutMs);
-    return original(name, config, retrying(tool, run, policy, host, module.version));
+    const own = (config as { scopeChallenge?: ScopeChallengeHandler } | undefined)?.scopeChallenge;
+    const scopeChallenge = toolScopeChallenge(module, tool, own);
+    const scoped =
+      scopeChallenge === undefined ? config : { ...(config as object), scopeChallenge };
+    return original(name, scoped, retrying(tool, run, policy, host, module.version));
   };
   return wrapped;
 }

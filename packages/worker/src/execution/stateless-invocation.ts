@@ -11,7 +11,8 @@ import { attachEventMethods } from '../events/index.js';
 import type { CallEnvironment } from './call-environment.js';
 import type { CallExecution } from './call-execution.js';
 import { registerModule } from './retries.js';
-import { authInfoOf, createToolServer } from './tool-server.js';
+import { createToolServer } from './tool-server.js';
+import { scopeRefusal } from './scope-challenge.js';
 
 /** What one stateless request (or one round of a task) is served with, beyond its execution. */
 export interface InvocationRequest {
@@ -55,8 +56,12 @@ export async function invokeStateless(
   });
   await server.connect(transport);
   try {
+    const authInfo = execution.authInfo;
+    // Refused here, as a session's call is (the SDK's transport would answer an HTTP 403 the
+    // gateway has long since answered otherwise).
+    const error = await scopeRefusal(server.resolveScopeChallenge, message, authInfo);
+    if (error !== undefined) return { jsonrpc: '2.0', id: message.id, error };
     const http = new Request('http://tidemark.invalid/mcp', { method: 'POST', signal });
-    const authInfo = authInfoOf(execution.subject);
     const response = await transport
       .handleMessage(message, { request: http, ...(authInfo === undefined ? {} : { authInfo }) })
       .catch(() => undefined);

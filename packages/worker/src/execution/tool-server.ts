@@ -1,5 +1,5 @@
 import { McpServer, type AuthInfo, type ServerOptions } from '@modelcontextprotocol/server';
-import { SESSION_PROTOCOL_VERSIONS, TASKS_EXTENSION } from '@tidemark/protocol';
+import { SESSION_PROTOCOL_VERSIONS, TASKS_EXTENSION, type Caller } from '@tidemark/protocol';
 import type { ToolModule } from '@tidemark/tools';
 
 /**
@@ -40,10 +40,19 @@ export function createToolServer(
 
 /**
  * The SDK's `authInfo` for a call whose gateway authenticated `subject`: the subject in
- * `extra.subject` (also `currentExecution().subject`). The bearer token never enters the log, so
- * `token` is empty and `clientId` unknown; a tool authorizes by the subject.
+ * `extra.subject` (also `currentExecution().subject`), the credential's OAuth client and scopes
+ * as its request's record carries them (what `scopeChallenge` and `requiredScopes` are checked
+ * against). The bearer token never enters the log, so `token` is empty.
  */
-export function authInfoOf(subject: string | undefined): AuthInfo | undefined {
+export function authInfoOf(
+  subject: string | undefined,
+  caller: Caller | undefined = undefined,
+): AuthInfo | undefined {
   if (subject === undefined) return undefined;
-  return { token: '', clientId: '', scopes: [], extra: { subject } };
+  return {
+    token: '',
+    clientId: caller?.clientId ?? '',
+    scopes: [...(caller?.scopes ?? [])],
+    extra: { subject },
+  };
 }

@@ -1,5 +1,6 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import {
+  type Caller,
   type LogRecord,
   type PartitionKey,
   type RequestId,
@@ -18,6 +19,8 @@ export interface Delivery {
   readonly session: SessionId;
   readonly message: JSONRPCMessage;
   readonly joins: Joins | undefined;
+  /** What the request's credential said beside the session's subject (OAuth client, scopes). */
+  readonly caller?: Caller | undefined;
 }
 
 /** A JSON-RPC request of a session. */

@@ -1,12 +1,15 @@
 import type {
   AuthInfo,
   JSONRPCMessage,
+  JSONRPCRequest,
   MessageExtraInfo,
+  ScopeChallengeHandler,
   Transport,
   TransportSendOptions,
 } from '@modelcontextprotocol/server';
 import type { SessionRecord } from '@tidemark/log';
 import type { RequestId } from '@tidemark/protocol';
+import { scopeRefusal, type InsufficientScopeError } from '../execution/scope-challenge.js';
 
 /** Where a session's transport sends what its server says. */
 export interface TransportOwner {
@@ -25,6 +28,7 @@ export class LogTransport implements Transport {
   /** While restoring: outbound messages are answers to the replay, not for the client. */
   muted = false;
   private readonly waiting = new Map<RequestId, (message: JSONRPCMessage) => void>();
+  private scopeChallenge: ScopeChallengeHandler | undefined;
 
   constructor(private readonly runtime: TransportOwner) {
     this.sessionId = runtime.session;
@@ -34,9 +38,27 @@ export class LogTransport implements Transport {
     return Promise.resolve();
   }
 
-  /** A message from the client (through `requests`), handed to the server. */
-  receive(message: JSONRPCMessage): void {
-    const authInfo = this.runtime.authInfo;
+  /**
+   * The SDK's server hands its tools' scope challenges here (`connect`); `scopeRefusal` asks
+   * them before a request is handed over.
+   */
+  setScopeChallengeResolver(resolver: ScopeChallengeHandler): void {
+    this.scopeChallenge = resolver;
+  }
+
+  /** Whether `request`'s tool refuses the credential `authInfo` for its scopes: the refusal. */
+  scopeRefusal(
+    request: JSONRPCRequest,
+    authInfo: AuthInfo | undefined,
+  ): Promise<InsufficientScopeError | undefined> {
+    return scopeRefusal(this.scopeChallenge, request, authInfo);
+  }
+
+  /**
+   * A message from the client (through `requests`), handed to the server; `authInfo`: its call's
+   * credential, when it is a request (the session's subject otherwise).
+   */
+  receive(message: JSONRPCMessage, authInfo = this.runtime.authInfo): void {
     this.onmessage?.(message, authInfo === undefined ? undefined : { authInfo });
   }
 

@@ -2,6 +2,7 @@ import { isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/ser
 import {
   JsonRpcErrorCodes,
   parseStreamId,
+  type Caller,
   type LogRecord,
   type PartitionKey,
   type SessionId,
@@ -31,9 +32,15 @@ export class SessionLane {
     record: LogRecord,
     session: SessionId,
     message: JSONRPCMessage,
-    joins?: { session: PartitionKey; stream: string },
+    {
+      joins,
+      caller,
+    }: {
+      joins?: { session: PartitionKey; stream: string } | undefined;
+      caller?: Caller | undefined;
+    } = {},
   ): Promise<void> {
-    const delivery: Delivery = { reader, record, session, message, joins: joinsOf(joins) };
+    const delivery: Delivery = { reader, record, session, message, joins: joinsOf(joins), caller };
     try {
       await this.handOver(delivery);
     } catch (error) {

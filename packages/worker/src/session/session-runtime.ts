@@ -149,7 +149,7 @@ export class SessionRuntime {
    * gateway started (from the record headers), as the next generation of its stream.
    */
   private async run(
-    { reader, record, message, joins }: RequestDelivery,
+    { reader, record, message, joins, caller }: RequestDelivery,
     stream: StreamId,
     head: StreamHead | undefined,
   ): Promise<void> {
@@ -171,20 +171,23 @@ export class SessionRuntime {
         // partition waits is answered with an error by the lane.
         const run = await CallExecution.begin(
           this.environment,
-          { owner: this.session, stream, subject: this.options.subject },
+          { owner: this.session, stream, subject: this.options.subject, caller },
           head,
           { stopped: () => this.closed },
         );
         const entry = new InFlight(stream, call, run, message);
+        // Without the scopes its tool needs, nothing: not even the outcome of a call it joins.
+        const unscoped = await this.transport.scopeRefusal(message, run.authInfo);
         // A join runs nothing here: it follows the call it joins, whatever the bounds.
-        if (joins !== undefined) return this.join(entry, message, joins);
-        if (verdict.kind === 'refuse') {
-          await run.generation.finish({ jsonrpc: '2.0', id: message.id, error: verdict.error });
+        if (joins !== undefined && unscoped === undefined) return this.join(entry, message, joins);
+        const error = unscoped ?? (verdict.kind === 'refuse' ? verdict.error : undefined);
+        if (error !== undefined) {
+          await run.generation.finish({ jsonrpc: '2.0', id: message.id, error });
           return call.finish('answered');
         }
         run.reportStart();
         this.inflight.set(stream, entry);
-        this.transport.receive(message);
+        this.transport.receive(message, run.authInfo);
       });
     } catch (error) {
       call.finish('not-started');
@@ -258,7 +261,9 @@ export class SessionRuntime {
       const wakeAtMs = entry?.run.takeWake();
       // Asleep (`ex.sleep`): what it answered is not the call's; it runs again on time.
       if (entry !== undefined && wakeAtMs !== undefined)
-        return entry.rest(wakeAtMs, (request) => this.transport.receive(request));
+        return entry.rest(wakeAtMs, (request) =>
+          this.transport.receive(request, entry.run.authInfo),
+        );
       await this.finish(stream, message);
       return;
     }

@@ -155,6 +155,7 @@ export class IdempotentCalls {
         message: keyed.message,
         joins,
         share: keyed.share,
+        caller: keyed.caller,
       });
     }
     reader.done(record.offset);

@@ -102,7 +102,7 @@ export class StatelessExchange {
   }
 
   private async runToEnd(): Promise<boolean> {
-    const { key, message, mode, claim, subject } = this.request;
+    const { key, message, mode, claim, subject, caller } = this.request;
     const { environment } = this.lane;
     const stopped = () => this.abort.signal.aborted;
     if (this.request.woken !== undefined) return this.wake();
@@ -124,7 +124,7 @@ export class StatelessExchange {
     claimed.catch(() => undefined);
     const execution = await CallExecution.begin(
       environment,
-      { owner: key, stream: this.stream, subject },
+      { owner: key, stream: this.stream, subject, caller },
       head,
       {
         stopped,

@@ -59,7 +59,7 @@ export class StatelessLane {
     request: StatelessRecord,
     woken?: { readonly cancelled: boolean; readonly progress: number },
   ): Promise<void> {
-    const { key, message, classification, subject, tasks, idempotent } = request;
+    const { key, message, classification, subject, caller, tasks, idempotent } = request;
     const { offset } = record;
     if (!('id' in message) || !('method' in message)) {
       await this.notify(key, message);
@@ -99,6 +99,7 @@ export class StatelessLane {
     const exchange = this.exchange(call, key, rpc, {
       classification,
       subject,
+      caller,
       tasks,
       claim,
       woken: woken === undefined ? undefined : { progress: woken.progress },
@@ -141,7 +142,7 @@ export class StatelessLane {
     call: Call,
     key: RoutingKey,
     message: JSONRPCMessage & { id: RequestId; method: string },
-    request: Pick<StatelessRecord, 'classification' | 'subject' | 'tasks'> & {
+    request: Pick<StatelessRecord, 'classification' | 'subject' | 'caller' | 'tasks'> & {
       claim: Decided | undefined;
       woken: StatelessRequest['woken'];
     },
@@ -149,6 +150,7 @@ export class StatelessLane {
     return new StatelessExchange(this.lane, {
       key,
       subject: request.subject,
+      caller: request.caller,
       message,
       classification: request.classification as MessageClassification,
       mode: request.tasks ?? 'never',

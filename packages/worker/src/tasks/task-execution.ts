@@ -183,10 +183,10 @@ export class TaskExecution {
   }
 
   private async begin(previous: StreamHead | undefined): Promise<void> {
-    const { key, subject } = this.request;
+    const { key, subject, caller } = this.request;
     this.run = await CallExecution.begin(
       this.lane.environment,
-      { owner: key, stream: TASK_STREAM, subject },
+      { owner: key, stream: TASK_STREAM, subject, caller },
       previous,
       // Only a lost partition stops it: a task cancelled before it ran here still records that.
       {
