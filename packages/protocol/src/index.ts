@@ -158,7 +158,6 @@ export {
 } from './records/head-codec.js';
 export {
   CLASSIFICATION_HEADER,
-  CLIENT_HEADER,
   CONTROL_HEADER,
   CONTROL_METHOD,
   REQUEST_RECORD_VERSION,
@@ -166,7 +165,6 @@ export {
   SESSION_ENDED,
   SESSION_ENDED_METHOD,
   SESSION_TOUCHED,
-  SCOPES_HEADER,
   SHARE_HEADER,
   SUBJECT_HEADER,
   decodeRequestRecord,

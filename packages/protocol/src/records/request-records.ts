@@ -39,10 +39,10 @@ export const SUBJECT_HEADER = 'tm-subject';
  * Header of a request whose gateway's credential named the OAuth client it was issued to
  * (`client_id`, else `azp`): that client's id.
  */
-export const CLIENT_HEADER = 'tm-client';
+const CLIENT_HEADER = 'tm-client';
 
 /** Header of a request whose credential granted scopes: them, space-separated (OAuth's `scope`). */
-export const SCOPES_HEADER = 'tm-scopes';
+const SCOPES_HEADER = 'tm-scopes';
 
 /**
  * What the credential of a request said beside its subject: the OAuth client it was issued to and

@@ -1,0 +1,211 @@
+// Sign-in the way clients do it: the MCP authorization flow end to end, with a real authorization
+// server (oidc-provider) and the official TypeScript client's OAuth support, unmodified — through
+// one ingress (a TCP proxy round-robin over two gateways) on the real broker.
+import {
+  Client,
+  StreamableHTTPClientTransport,
+  UnauthorizedError,
+  type OAuthClientProvider,
+} from '@modelcontextprotocol/client';
+import { KafkaLog } from '@tidemark/kafka';
+import { jwtAuthenticator } from '@tidemark/gateway';
+import { currentExecution, defineToolModule } from '@tidemark/worker';
+import { decodeJwt } from 'jose';
+import { expect, inject, it, onTestFinished } from 'vitest';
+import { startLogStack } from '@tidemark/fixtures/log-stack';
+import { TcpProxy } from '@tidemark/fixtures/tcp-proxy';
+import { provisionTestTopics } from '@tidemark/fixtures/topics';
+import { startAuthorizationServer } from '../support/authorization-server.js';
+
+const files = defineToolModule({
+  name: 'files',
+  requiredScopes: ['files:read'],
+  toolScopes: { write: ['files:read', 'files:write'] },
+  register(server) {
+    server.registerTool('whoami', { description: 'Who calls.' }, () => {
+      const { subject, clientId, scopes } = currentExecution() ?? {};
+      return { content: [{ type: 'text', text: JSON.stringify({ subject, clientId, scopes }) }] };
+    });
+    server.registerTool('write', { description: 'Writes.' }, () => ({
+      content: [{ type: 'text', text: 'written' }],
+    }));
+  },
+});
+
+const REDIRECT = 'http://127.0.0.1:1/callback';
+
+/** The client's side of OAuth, kept in memory, as an app keeps it; the browser is `visit`. */
+class MemoryOAuth implements OAuthClientProvider {
+  client: Awaited<ReturnType<NonNullable<OAuthClientProvider['clientInformation']>>>;
+  stored: Awaited<ReturnType<OAuthClientProvider['tokens']>>;
+  verifier = '';
+  authorizationUrl: URL | undefined;
+
+  constructor(private readonly scope: string) {}
+
+  get redirectUrl() {
+    return REDIRECT;
+  }
+
+  get clientMetadata() {
+    return {
+      client_name: 'tidemark-oauth-test',
+      redirect_uris: [REDIRECT],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      scope: this.scope,
+    };
+  }
+
+  clientInformation() {
+    return this.client;
+  }
+
+  saveClientInformation(info: NonNullable<MemoryOAuth['client']>) {
+    this.client = info;
+  }
+
+  tokens() {
+    return this.stored;
+  }
+
+  saveTokens(tokens: NonNullable<MemoryOAuth['stored']>) {
+    this.stored = tokens;
+  }
+
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+
+  codeVerifier() {
+    return this.verifier;
+  }
+
+  // Which authorization server the sign-in began with: the callback is checked against it.
+  discovered: unknown;
+
+  saveDiscoveryState(state: unknown) {
+    this.discovered = state;
+  }
+
+  discoveryState() {
+    return this.discovered as never;
+  }
+}
+
+/**
+ * The browser: follows the authorization URL's redirects (keeping the server's cookies), signs
+ * in, and returns what the redirect back to the client carries (the code, the issuer).
+ */
+async function visit(url: URL): Promise<URLSearchParams> {
+  const cookies = new Map<string, string>();
+  let next = url.href;
+  for (let hop = 0; hop < 10; hop++) {
+    const response = await fetch(next, {
+      redirect: 'manual',
+      headers: { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+    });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const at = pair!.indexOf('=');
+      cookies.set(pair!.slice(0, at), pair!.slice(at + 1));
+    }
+    const location = response.headers.get('location');
+    if (location === null)
+      throw new Error(`${response.status} at ${next}: ${await response.text()}`);
+    next = new URL(location, next).href;
+    if (next.startsWith(REDIRECT)) return new URL(next).searchParams;
+  }
+  throw new Error('too many redirects');
+}
+
+/** Connects with OAuth: the first attempt signs in (discovery, registration, PKCE), the next is authorized. */
+async function signedIn(resource: string, oauth: MemoryOAuth): Promise<Client> {
+  const first = new StreamableHTTPClientTransport(new URL(resource), { authProvider: oauth });
+  const client = new Client({ name: 'oauth-test', version: '1.0.0' });
+  await client.connect(first).catch((e: unknown) => {
+    if (!(e instanceof UnauthorizedError)) throw e;
+  });
+  await first.finishAuth(await visit(oauth.authorizationUrl!));
+  const transport = new StreamableHTTPClientTransport(new URL(resource), { authProvider: oauth });
+  const authorized = new Client({ name: 'oauth-test', version: '1.0.0' });
+  await authorized.connect(transport);
+  onTestFinished(() => authorized.close());
+  return authorized;
+}
+
+const textOf = (result: { content?: unknown }) =>
+  (result.content as Array<{ text: string }>)[0]!.text;
+
+it('the MCP authorization flow with a real authorization server and the official TypeScript client: discovery, registration, PKCE, a token for the resource, calls through two gateways, refresh, scopes', async (ctx) => {
+  const brokers = inject('kafkaBrokers');
+  const { names } = await provisionTestTopics(ctx, brokers, { label: 'oauth', partitions: 2 });
+  // The ingress: one public URL over both gateways, as a Service in front of them.
+  const ingress = await TcpProxy.start(0);
+  onTestFinished(() => ingress.close());
+  const resource = `http://127.0.0.1:${ingress.port}/mcp`;
+  const as = await startAuthorizationServer({
+    resource,
+    scopes: ['files:read', 'files:write'],
+    accountId: 'carol',
+    accessTokenTtlSec: 4,
+  });
+  onTestFinished(() => as.stop());
+  const stack = await startLogStack(
+    new KafkaLog({ brokers: [...brokers] }),
+    names,
+    [files],
+    {},
+    {
+      authenticate: jwtAuthenticator({
+        jwks: as.jwksUrl,
+        issuer: as.issuer,
+        audience: resource,
+        clockToleranceSec: 0,
+      }),
+      resourceMetadata: {
+        resource,
+        authorizationServers: [as.issuer],
+        // What a client asks for when nothing asks for more: writing is a step up.
+        scopesSupported: ['files:read'],
+      },
+    },
+  );
+  onTestFinished(() => stack.stop());
+  ingress.pool = stack.urls.map((url) => Number(new URL(url).port));
+
+  const oauth = new MemoryOAuth('files:read offline_access');
+  const client = await signedIn(resource, oauth);
+  // Registered dynamically, signed in with PKCE, for this resource and the scopes asked.
+  const clientId = oauth.client?.client_id;
+  expect(clientId).toEqual(expect.any(String));
+  const claims = decodeJwt(as.issued.at(-1)!);
+  expect(claims).toMatchObject({ aud: resource, sub: 'carol', client_id: clientId });
+  expect(String(claims['scope']).split(' ')).toContain('files:read');
+  expect(oauth.stored?.refresh_token).toEqual(expect.any(String));
+
+  // Calls, spread over both gateways by the ingress: the tool sees who, which client, what scopes.
+  for (let i = 0; i < 4; i++) {
+    ingress.cut(); // the next request comes in on a new connection: the other gateway
+    expect(JSON.parse(textOf(await client.callTool({ name: 'whoami', arguments: {} })))).toEqual({
+      subject: 'carol',
+      clientId,
+      scopes: expect.arrayContaining(['files:read']) as unknown,
+    });
+  }
+  // A tool needing a scope the token lacks: refused before it runs, naming the scope.
+  await expect(client.callTool({ name: 'write', arguments: {} })).rejects.toThrow(
+    /insufficient_scope: this call needs the scope\(s\) files:read files:write/,
+  );
+
+  // The access token expires: the gateway answers 401, the client refreshes and goes on.
+  const before = as.issued.length;
+  await new Promise((resolve) => setTimeout(resolve, 5_000));
+  expect(textOf(await client.callTool({ name: 'whoami', arguments: {} }))).toContain('carol');
+  expect(as.issued.length).toBeGreaterThan(before);
+});
