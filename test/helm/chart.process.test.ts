@@ -69,11 +69,12 @@ describe('the Helm chart', () => {
     expect(await argsOf('--set', 'auth.mode=none')).toEqual(expect.arrayContaining(['--auth', 'none']));
     const jwt = await argsOf(
       ...['--set', 'auth.mode=jwt', '--set', 'auth.jwt.jwksUrl=https://id.example/jwks', '--set', 'auth.jwt.issuer=https://id.example'],
-      ...['--set', 'auth.jwt.audience=https://mcp.example.com/mcp'],
+      ...['--set', 'auth.jwt.audience=https://mcp.example.com/mcp', '--set', 'auth.jwt.scopes={files:read,files:write}'],
     );
     expect(jwt).toEqual(expect.arrayContaining(['--auth-jwks', 'https://id.example/jwks', '--auth-issuer', 'https://id.example', '--auth-audience', 'https://mcp.example.com/mcp']));
+    expect(jwt).toEqual(expect.arrayContaining(['--auth-scopes', 'files:read files:write']));
     const help = await helpOf('gateway');
-    for (const flag of ['--auth-tokens', '--auth-jwks', '--auth-issuer', '--auth-audience', '--auth none']) expect(help).toContain(flag);
+    for (const flag of ['--auth-tokens', '--auth-jwks', '--auth-issuer', '--auth-audience', '--auth-scopes', '--auth none']) expect(help).toContain(flag);
   });
 
   it('renders the expiry as the flags the gateway and the worker take, and refuses a duration the CLI would not', async () => {

@@ -15,6 +15,8 @@ import { expect, inject, it, onTestFinished } from 'vitest';
 import { startLogStack } from '@tidemark/fixtures/log-stack';
 import { TcpProxy } from '@tidemark/fixtures/tcp-proxy';
 import { provisionTestTopics } from '@tidemark/fixtures/topics';
+import { initializeRequest, MCP_HEADERS, readSse } from '@tidemark/fixtures/sse';
+import counting from '@tidemark/examples/counting';
 import { startAuthorizationServer } from '../support/authorization-server.js';
 
 const files = defineToolModule({
@@ -142,7 +144,7 @@ async function signedIn(resource: string, oauth: MemoryOAuth): Promise<Client> {
 const textOf = (result: { content?: unknown }) =>
   (result.content as Array<{ text: string }>)[0]!.text;
 
-it('the MCP authorization flow with a real authorization server and the official TypeScript client: discovery, registration, PKCE, a token for the resource, calls through two gateways, refresh, scopes', async (ctx) => {
+it('the MCP authorization flow with a real authorization server and the official TypeScript client: discovery, registration, PKCE, a token for the resource, calls through two gateways, refresh, scopes, a resume after the token expired', async (ctx) => {
   const brokers = inject('kafkaBrokers');
   const { names } = await provisionTestTopics(ctx, brokers, { label: 'oauth', partitions: 2 });
   // The ingress: one public URL over both gateways, as a Service in front of them.
@@ -159,7 +161,7 @@ it('the MCP authorization flow with a real authorization server and the official
   const stack = await startLogStack(
     new KafkaLog({ brokers: [...brokers] }),
     names,
-    [files],
+    [files, counting],
     {},
     {
       authenticate: jwtAuthenticator({
@@ -208,4 +210,100 @@ it('the MCP authorization flow with a real authorization server and the official
   await new Promise((resolve) => setTimeout(resolve, 5_000));
   expect(textOf(await client.callTool({ name: 'whoami', arguments: {} }))).toContain('carol');
   expect(as.issued.length).toBeGreaterThan(before);
+  await client.close();
+
+  // A 401 names where to sign in, and the scopes to ask for.
+  const anonymous = await fetch(resource, {
+    method: 'POST',
+    headers: MCP_HEADERS,
+    body: JSON.stringify(initializeRequest()),
+  });
+  expect(anonymous.status).toBe(401);
+  expect(anonymous.headers.get('www-authenticate')).toBe(
+    `Bearer resource_metadata="http://127.0.0.1:${ingress.port}/.well-known/oauth-protected-resource/mcp", scope="files:read"`,
+  );
+  await resumedAfterExpiry(resource, oauth, as.issuer);
 });
+
+/**
+ * A stream dropped mid-call and resumed after its token expired: the resume (GET with
+ * Last-Event-ID) is refused 401 naming the metadata; with a refreshed token it is exact — every
+ * progress the call made meanwhile, once, then its result.
+ */
+async function resumedAfterExpiry(resource: string, oauth: MemoryOAuth, issuer: string) {
+  let token = oauth.stored!.access_token;
+  const auth = () => ({ Authorization: `Bearer ${token}` });
+  const init = await fetch(resource, {
+    method: 'POST',
+    headers: { ...MCP_HEADERS, ...auth() },
+    body: JSON.stringify(initializeRequest()),
+  });
+  const session = {
+    'Mcp-Session-Id': init.headers.get('mcp-session-id')!,
+    'MCP-Protocol-Version': '2025-11-25',
+  };
+  await readSse(init, (event) => event.data === '');
+  const headers = { ...MCP_HEADERS, ...session };
+  const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
+  await fetch(resource, {
+    method: 'POST',
+    headers: { ...headers, ...auth() },
+    body: JSON.stringify(initialized),
+  });
+  const progress: number[] = [];
+  let lastId: string | undefined;
+  let result: unknown;
+  const onEvent = (event: { id: string | undefined; data: string }) => {
+    if (event.id !== undefined) lastId = event.id;
+    if (event.data === '') return;
+    const message = JSON.parse(event.data) as {
+      method?: string;
+      params?: { progress: number };
+      result?: unknown;
+    };
+    if (message.method === 'notifications/progress') progress.push(message.params!.progress);
+    if (message.result !== undefined) result = message.result;
+    return result === undefined;
+  };
+  const controller = new AbortController();
+  const call = {
+    jsonrpc: '2.0',
+    id: 5,
+    method: 'tools/call',
+    params: { name: 'count', arguments: { to: 8, delayMs: 700 }, _meta: { progressToken: 'p' } },
+  };
+  const started = await fetch(resource, {
+    method: 'POST',
+    headers: { ...headers, ...auth() },
+    body: JSON.stringify(call),
+    signal: controller.signal,
+  });
+  await readSse(started, (event) => onEvent(event) !== false && progress.length < 2, controller);
+  // The client is away until its token has expired; the call goes on.
+  const expiresAtMs = decodeJwt(token).exp! * 1000;
+  await new Promise((resolve) => setTimeout(resolve, expiresAtMs - Date.now() + 1_000));
+  const resume = () =>
+    fetch(resource, {
+      headers: { ...session, Accept: 'text/event-stream', 'Last-Event-ID': lastId!, ...auth() },
+    });
+  const refused = await resume();
+  expect(refused.status).toBe(401);
+  expect(refused.headers.get('www-authenticate')).toContain('resource_metadata=');
+  // Refreshed at the token endpoint, as the client's refresh does (RFC 8707: for this resource).
+  const refreshed = await fetch(`${issuer}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'refresh_token',
+      refresh_token: oauth.stored!.refresh_token!,
+      client_id: oauth.client!.client_id,
+      resource,
+    }),
+  });
+  token = ((await refreshed.json()) as { access_token: string }).access_token;
+  const resumed = await resume();
+  expect(resumed.status).toBe(200);
+  await readSse(resumed, onEvent);
+  expect(progress).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+  expect(result).toMatchObject({ content: [{ type: 'text' }] });
+}

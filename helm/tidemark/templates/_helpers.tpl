@@ -175,6 +175,10 @@ capabilities: { drop: [ALL] }
 - --public-url
 - {{ . | quote }}
 {{- end }}
+{{- with $auth.jwt.scopes }}
+- --auth-scopes
+- {{ join " " . | quote }}
+{{- end }}
 {{- end }}
 {{- end }}
 

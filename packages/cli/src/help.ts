@@ -117,6 +117,8 @@ Authentication (required: exactly one choice; sessions are bound to the subject,
   --auth-audience <aud>  the expected audience
   --public-url <url>     the MCP URL clients use, for /.well-known/oauth-protected-resource
                          (default: --auth-audience, when it is a URL)
+  --auth-scopes <list>   the scopes a client asks for when it signs in (the metadata's
+                         scopes_supported, a 401's scope): those your tools' requiredScopes name
   --auth none            no authentication: anyone who reaches the port may call every tool
 
 Limits (each answered with a clear 4xx; see README "Security"):

@@ -69,6 +69,23 @@ describe('the tidemark command line', () => {
       ],
       /--public-url: required with --auth-jwks/,
     ],
+    [
+      ['gateway', '--port', '8080', '--auth', 'none', '--auth-scopes', 'files:read'],
+      /--auth-scopes: only with --auth-jwks/,
+    ],
+    [
+      [
+        ...['gateway', '--port', '8080', '--auth-jwks', 'https://issuer.example/jwks'],
+        ...[
+          '--auth-issuer',
+          'https://issuer.example',
+          '--auth-audience',
+          'https://mcp.example/mcp',
+        ],
+        ...['--auth-scopes', 'files:read "quoted"'],
+      ],
+      /--auth-scopes: "\\"quoted\\"" is not an OAuth scope/,
+    ],
     [['gateway', '--port', '8080', '--auth', 'none'], /--brokers: required/],
     [
       ['dev', '--tasks', 'sometimes'],

@@ -93,6 +93,7 @@ export async function createGatewayContext(
     access: new Access({
       authenticate: options.authenticate,
       metadataUrl,
+      scopes: options.resourceMetadata?.scopesSupported,
       maxRequestsPerSecond: options.maxRequestsPerSecond,
       maxFailedAuthPerMinute: options.maxFailedAuthPerMinute,
       onAuthFailures: (address, failures) =>

@@ -71,7 +71,7 @@ async function setup(gateway: (jwk: JWK) => Partial<GatewayOptions>) {
       .setIssuedAt()
       .setExpirationTime('5m')
       .sign(privateKey);
-  return { url: stack.gateways[0]!.url, token };
+  return { url: stack.gateways[0]!.url, token, key: privateKey };
 }
 
 const withJwt = (jwk: JWK) => ({
@@ -166,7 +166,7 @@ describe('scopes to tools', () => {
   });
 
   it("a tool sees the caller's client id and scopes, as currentExecution() and the SDK's authInfo", async () => {
-    const { url, token } = await setup(withJwt);
+    const { url, token, key } = await setup(withJwt);
     const bearer = await token('files:read admin');
     const expected = {
       clientId: 'app-1',
@@ -183,6 +183,23 @@ describe('scopes to tools', () => {
       result: { content: Array<{ text: string }> };
     };
     expect(JSON.parse(final.result.content[0]!.text)).toMatchObject({ clientId: 'app-2' });
+    // `scp` holds them when `scope` does not (Entra ID's tokens: a string; Okta's: an array).
+    for (const scp of ['files:read admin', ['files:read', 'admin']]) {
+      const token = await new SignJWT({ scp, azp: 'app-3' })
+        .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+        .setSubject('carol')
+        .setIssuer(issuer)
+        .setAudience(audience)
+        .setExpirationTime('5m')
+        .sign(key);
+      const seen = (await modern(url, 'caller', token)) as {
+        result: { content: Array<{ text: string }> };
+      };
+      expect(JSON.parse(seen.result.content[0]!.text)).toMatchObject({
+        clientId: 'app-3',
+        scopes: ['files:read', 'admin'],
+      });
+    }
   });
 
   it('without authentication nothing is checked: anyone may call every tool', async () => {

@@ -19,6 +19,7 @@ export const AUTH_FLAGS = {
   'auth-issuer': { type: 'string' },
   'auth-audience': { type: 'string' },
   'public-url': { type: 'string' },
+  'auth-scopes': { type: 'string' },
 } as const;
 
 type GatewayAuth = Pick<GatewayOptions, 'authenticate' | 'resourceMetadata'>;
@@ -111,7 +112,16 @@ function authFrom(
     const authenticate = make();
     return { auth: { authenticate }, authenticate, file: resolve(cwd, tokens), make };
   }
-  if (jwks === undefined) return none;
+  if (jwks === undefined) {
+    if (values['auth-scopes'] !== undefined)
+      throw new UsageError('--auth-scopes: only with --auth-jwks (the scopes of OAuth tokens)');
+    return none;
+  }
+  return jwtAuth(values, cwd, jwks);
+}
+
+/** `--auth-jwks` and the flags that go with it. */
+function jwtAuth(values: FlagValues, cwd: string, jwks: string): ReturnType<typeof authFrom> {
   const issuer = str(values['auth-issuer']);
   const audience = str(values['auth-audience']);
   if (issuer === undefined || audience === undefined)
@@ -121,6 +131,7 @@ function authFrom(
     throw new UsageError(
       '--public-url: required with --auth-jwks when --auth-audience is not a URL (the resource clients see)',
     );
+  const scopes = scopesOf(values);
   const make = () =>
     asUsage('--auth-jwks', () =>
       jwtAuthenticator({
@@ -133,12 +144,30 @@ function authFrom(
     );
   const authenticate = make();
   return {
-    auth: { authenticate, resourceMetadata: { resource, authorizationServers: [issuer] } },
+    auth: {
+      authenticate,
+      resourceMetadata: {
+        resource,
+        authorizationServers: [issuer],
+        ...(scopes === undefined ? {} : { scopesSupported: scopes }),
+      },
+    },
     authenticate,
     // A JWKS URL is fetched again by jose when a token names a key it has not seen.
     ...(isUrl(jwks) ? {} : { file: resolve(cwd, jwks) }),
     make,
   };
+}
+
+/** `--auth-scopes`: OAuth scope-tokens, separated by spaces or commas. */
+function scopesOf(values: FlagValues): string[] | undefined {
+  const scopes = str(values['auth-scopes'])
+    ?.split(/[\s,]+/)
+    .filter((scope) => scope !== '');
+  const bad = scopes?.find((scope) => !/^[\u0021\u0023-\u005B\u005D-\u007E]+$/.test(scope));
+  if (bad !== undefined)
+    throw new UsageError(`--auth-scopes: ${JSON.stringify(bad)} is not an OAuth scope`);
+  return scopes;
 }
 
 /** A bad file given on the command line is the user's mistake: exit 2, saying which flag. */

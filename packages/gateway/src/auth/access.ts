@@ -10,6 +10,8 @@ export interface AccessOptions {
   authenticate: Authenticate | undefined;
   /** The protected-resource metadata URL named in `WWW-Authenticate`, when it is served. */
   metadataUrl: string | undefined;
+  /** The scopes a client signing in asks for (the metadata's `scopes_supported`), named in 401s. */
+  scopes?: readonly string[] | undefined;
   maxRequestsPerSecond: number;
   maxFailedAuthPerMinute: number;
   /** An address that starts being refused for failed authentications (never given the token). */
@@ -86,7 +88,7 @@ export class Access {
 
   /** 401 naming the metadata; a presented credential that failed counts against its address. */
   private async unauthenticated(req: Request, address: string): Promise<Checked<Asker>> {
-    const { metadataUrl, maxFailedAuthPerMinute } = this.options;
+    const { metadataUrl, scopes, maxFailedAuthPerMinute } = this.options;
     if (req.headers.authorization !== undefined) {
       const counted = await this.failures
         .consume(address)
@@ -96,10 +98,14 @@ export class Access {
         this.options.onAuthFailures(address, counted.consumedPoints);
       if (counted.consumedPoints > maxFailedAuthPerMinute) return refuse(tooManyFailures(counted));
     }
+    // What a client signs in with: where the metadata is, and the scopes to ask for (the MCP
+    // spec's scope selection takes a 401's `scope` first).
+    const params = [
+      ...(metadataUrl === undefined ? [] : [`resource_metadata="${metadataUrl}"`]),
+      ...(scopes === undefined || scopes.length === 0 ? [] : [`scope="${scopes.join(' ')}"`]),
+    ];
     return refuse(
-      HttpRefusals.unauthorized(
-        metadataUrl === undefined ? 'Bearer' : `Bearer resource_metadata="${metadataUrl}"`,
-      ),
+      HttpRefusals.unauthorized(params.length === 0 ? 'Bearer' : `Bearer ${params.join(', ')}`),
     );
   }
 }

@@ -106,8 +106,8 @@ const ACCESS_TOKEN_TYPES = ['at+jwt', 'application/at+jwt', 'jwt'];
 /**
  * OAuth 2.1 resource server: validates a bearer JWT's signature against the issuer's keys, its
  * `iss`, `aud`, `exp` (required: a token without one would be good forever) and `nbf`, and its
- * `typ` when it has one; takes `sub` as the subject, `scope` as its scopes and `client_id` (or
- * `azp`) as its client (jose). Keys are fetched over `https://` only
+ * `typ` when it has one; takes `sub` as the subject, `scope` (or `scp`) as its scopes and
+ * `client_id` (or `azp`) as its client (jose). Keys are fetched over `https://` only
  * (`http://` for a loopback host, in tests and development).
  */
 export function jwtAuthenticator(options: JwtAuthenticatorOptions): Authenticate {
@@ -142,10 +142,7 @@ export function jwtAuthenticator(options: JwtAuthenticatorOptions): Authenticate
       const { typ } = protectedHeader;
       if (typ !== undefined && !types.includes(typ.toLowerCase())) return undefined;
       if (typeof payload.sub !== 'string' || payload.sub === '') return undefined;
-      const scope =
-        typeof payload['scope'] === 'string'
-          ? payload['scope'].split(' ').filter((s) => s !== '')
-          : undefined;
+      const scope = scopesOf(payload['scope'] ?? payload['scp']);
       // RFC 9068's `client_id`; an OpenID provider's access tokens may say `azp` instead.
       const client = [payload['client_id'], payload['azp']].find(
         (id): id is string => typeof id === 'string' && id !== '',
@@ -161,6 +158,17 @@ export function jwtAuthenticator(options: JwtAuthenticatorOptions): Authenticate
       return undefined; // any invalid token is a 401, never a 5xx
     }
   };
+}
+
+/**
+ * A token's scopes: OAuth's `scope` (RFC 9068: space-separated), else `scp` — Entra ID's and
+ * Okta's claim, a string or an array.
+ */
+function scopesOf(claim: unknown): string[] | undefined {
+  if (typeof claim === 'string') return claim.split(' ').filter((scope) => scope !== '');
+  if (Array.isArray(claim) && claim.every((scope) => typeof scope === 'string'))
+    return claim;
+  return undefined;
 }
 
 function digest(token: string): string {

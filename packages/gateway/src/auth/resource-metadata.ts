@@ -7,6 +7,10 @@ export interface ResourceMetadataOptions {
   readonly resource: string;
   /** Issuers of the tokens it accepts. */
   readonly authorizationServers: readonly string[];
+  /**
+   * The scopes a client asks for when it signs in (`scopes_supported`; also a 401's `scope`):
+   * those its tools need (`requiredScopes`), or the ones most callers should hold.
+   */
   readonly scopesSupported?: readonly string[];
 }
 
@@ -22,6 +26,9 @@ export function serveResourceMetadata(
   } catch {
     throw invalidOption('resourceMetadata.resource', 'an absolute URL', metadata.resource);
   }
+  for (const scope of metadata.scopesSupported ?? [])
+    if (!/^[\u0021\u0023-\u005B\u005D-\u007E]+$/.test(scope))
+      throw invalidOption('resourceMetadata.scopesSupported', 'OAuth scope-tokens', scope);
   const document = {
     resource: metadata.resource,
     authorization_servers: metadata.authorizationServers,
