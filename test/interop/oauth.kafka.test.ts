@@ -10,14 +10,17 @@ import {
 import { KafkaLog } from '@tidemark/kafka';
 import { jwtAuthenticator } from '@tidemark/gateway';
 import { currentExecution, defineToolModule } from '@tidemark/worker';
-import { decodeJwt } from 'jose';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { expect, inject, it, onTestFinished } from 'vitest';
 import { startLogStack } from '@tidemark/fixtures/log-stack';
 import { TcpProxy } from '@tidemark/fixtures/tcp-proxy';
 import { provisionTestTopics } from '@tidemark/fixtures/topics';
 import { initializeRequest, MCP_HEADERS, readSse } from '@tidemark/fixtures/sse';
 import counting from '@tidemark/examples/counting';
-import { startAuthorizationServer } from '../support/authorization-server.js';
+import {
+  startAuthorizationServer,
+  type AuthorizationServer,
+} from '../support/authorization-server.js';
 
 const files = defineToolModule({
   name: 'files',
@@ -169,6 +172,9 @@ it('the MCP authorization flow with a real authorization server and the official
         issuer: as.issuer,
         audience: resource,
         clockToleranceSec: 0,
+        // Keys are fetched again after a second: a revoked one is refused that soon.
+        jwksMaxAgeSec: 1,
+        jwksCooldownSec: 0,
       }),
       resourceMetadata: {
         resource,
@@ -223,7 +229,52 @@ it('the MCP authorization flow with a real authorization server and the official
     `Bearer resource_metadata="http://127.0.0.1:${ingress.port}/.well-known/oauth-protected-resource/mcp", scope="files:read"`,
   );
   await resumedAfterExpiry(resource, oauth, as.issuer);
+  await keyRotationPickedUp(resource, oauth, as);
 });
+
+/** A fresh access token for `resource`, from the refresh token (as the client's refresh does). */
+async function refresh(resource: string, oauth: MemoryOAuth, issuer: string): Promise<string> {
+  const refreshed = await fetch(`${issuer}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'refresh_token',
+      refresh_token: oauth.stored!.refresh_token!,
+      client_id: oauth.client!.client_id,
+      resource,
+    }),
+  });
+  const tokens = (await refreshed.json()) as { access_token: string; refresh_token?: string };
+  // A public client's refresh token is used once: the next refresh takes the new one.
+  oauth.saveTokens({ ...oauth.stored!, ...tokens });
+  return tokens.access_token;
+}
+
+/**
+ * The authorization server replaces its signing key (the old one revoked, gone from its JWKS): a
+ * token it signed with the old key is refused while it has not expired; one with the new key,
+ * which no gateway has seen, is taken at once.
+ */
+async function keyRotationPickedUp(resource: string, oauth: MemoryOAuth, as: AuthorizationServer) {
+  const call = (token: string) =>
+    fetch(resource, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, Authorization: `Bearer ${token}` },
+      body: JSON.stringify(initializeRequest()),
+    }).then(async (response) => {
+      await response.body?.cancel();
+      return response.status;
+    });
+  const before = await refresh(resource, oauth, as.issuer);
+  expect(await call(before)).toBe(200);
+  as.rotate();
+  await new Promise((resolve) => setTimeout(resolve, 1_200)); // the gateways' JWKS cache ages
+  expect(decodeJwt(before).exp! * 1000).toBeGreaterThan(Date.now()); // not expired: revoked
+  expect(await call(before)).toBe(401);
+  const after = await refresh(resource, oauth, as.issuer);
+  expect(decodeProtectedHeader(after).kid).toBe('signing-2');
+  expect(await call(after)).toBe(200);
+}
 
 /**
  * A stream dropped mid-call and resumed after its token expired: the resume (GET with
@@ -290,17 +341,7 @@ async function resumedAfterExpiry(resource: string, oauth: MemoryOAuth, issuer: 
   expect(refused.status).toBe(401);
   expect(refused.headers.get('www-authenticate')).toContain('resource_metadata=');
   // Refreshed at the token endpoint, as the client's refresh does (RFC 8707: for this resource).
-  const refreshed = await fetch(`${issuer}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'refresh_token',
-      refresh_token: oauth.stored!.refresh_token!,
-      client_id: oauth.client!.client_id,
-      resource,
-    }),
-  });
-  token = ((await refreshed.json()) as { access_token: string }).access_token;
+  token = await refresh(resource, oauth, issuer);
   const resumed = await resume();
   expect(resumed.status).toBe(200);
   await readSse(resumed, onEvent);

@@ -94,6 +94,15 @@ export interface JwtAuthenticatorOptions {
   /** Allowed clock skew, seconds. @default 30 */
   clockToleranceSec?: number;
   /**
+   * How long keys fetched from a JWKS URL are used before they are fetched again, seconds: a key
+   * the authorization server removed (revoked) is accepted at most this long after. A token
+   * naming a key not in the cache fetches at once (at most once per `jwksCooldownSec`).
+   * @default 600
+   */
+  jwksMaxAgeSec?: number;
+  /** Least time between two fetches of a JWKS URL, seconds. @default 30 */
+  jwksCooldownSec?: number;
+  /**
    * `typ` header values taken (case-insensitive), when a token has one: an access token's, not an
    * ID token's or a logout token's. A token without `typ` is taken.
    * @default ['at+jwt', 'application/at+jwt', 'JWT']
@@ -127,7 +136,10 @@ export function jwtAuthenticator(options: JwtAuthenticatorOptions): Authenticate
   const types = (options.tokenTypes ?? ACCESS_TOKEN_TYPES).map((type) => type.toLowerCase());
   const keys: JWTVerifyGetKey =
     options.jwks instanceof URL
-      ? createRemoteJWKSet(options.jwks)
+      ? createRemoteJWKSet(options.jwks, {
+          cacheMaxAge: nonNegative('jwksMaxAgeSec', options.jwksMaxAgeSec ?? 600) * 1000,
+          cooldownDuration: nonNegative('jwksCooldownSec', options.jwksCooldownSec ?? 30) * 1000,
+        })
       : createLocalJWKSet(options.jwks);
   return async (req) => {
     const token = bearerToken(req);
@@ -169,6 +181,11 @@ function scopesOf(claim: unknown): string[] | undefined {
   if (Array.isArray(claim) && claim.every((scope) => typeof scope === 'string'))
     return claim;
   return undefined;
+}
+
+function nonNegative(name: string, value: number): number {
+  if (!Number.isFinite(value) || value < 0) throw invalidOption(name, 'seconds >= 0', value);
+  return value;
 }
 
 function digest(token: string): string {
