@@ -10,6 +10,9 @@ import {
 import { KafkaLog } from '@tidemark/kafka';
 import { jwtAuthenticator } from '@tidemark/gateway';
 import { currentExecution, defineToolModule } from '@tidemark/worker';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { expect, inject, it, onTestFinished } from 'vitest';
 import { startLogStack } from '@tidemark/fixtures/log-stack';
@@ -21,6 +24,9 @@ import {
   startAuthorizationServer,
   type AuthorizationServer,
 } from '../support/authorization-server.js';
+import { pythonWithMcp } from '../support/prerequisites.js';
+
+const run = promisify(execFile);
 
 const files = defineToolModule({
   name: 'files',
@@ -230,7 +236,34 @@ it('the MCP authorization flow with a real authorization server and the official
   );
   await resumedAfterExpiry(resource, oauth, as.issuer);
   await keyRotationPickedUp(resource, oauth, as);
+  await officialPythonClient(resource);
 });
+
+/** The official Python client's OAuth, the same flow from nothing: sign-in, calls, a scope refused, refresh. */
+async function officialPythonClient(resource: string) {
+  const { stdout } = await run(pythonWithMcp(), [
+    join(import.meta.dirname, 'python', 'oauth_client.py'),
+    resource,
+    REDIRECT,
+  ]).catch((error: { stdout?: string; message: string }) => {
+    throw new Error(`the Python client failed: ${error.stdout ?? error.message}`);
+  });
+  const lines = stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const clientId = lines.find((line) => 'client_id' in line)?.['client_id'];
+  expect(clientId).toEqual(expect.any(String));
+  const seen = lines.filter((line) => 'whoami' in line).map((line) => line['whoami']);
+  expect(seen).toEqual(
+    [1, 2, 3].map(() => ({ subject: 'carol', clientId, scopes: ['files:read'] })),
+  );
+  expect(lines).toContainEqual({
+    refused: expect.stringContaining('insufficient_scope') as unknown,
+  });
+  // Signed in once, refreshed once the token expired.
+  expect(lines.at(-1)).toEqual({ tokens: 2 });
+}
 
 /** A fresh access token for `resource`, from the refresh token (as the client's refresh does). */
 async function refresh(resource: string, oauth: MemoryOAuth, issuer: string): Promise<string> {
