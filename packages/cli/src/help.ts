@@ -27,7 +27,7 @@ peers and Host); reach it from elsewhere with an SSH tunnel or kubectl port-forw
   --trace-url <url>     link trace ids to a viewer: a URL with {traceId} in it
   --session-ttl <d>     the gateways' session TTL, to show when sessions expire. Default ${d(CONSOLE_DEFAULTS.sessionTtlMs)}
   --auth-tokens <file>, --auth-jwks <url|file> --auth-issuer <iss> --auth-audience <aud>,
-  --public-url <url>, --auth none
+  --public-url <url>, --auth-scopes <list>, --auth none
                         ask for a token as the gateways do; a subject sees its own sessions
   --brokers, --prefix, --tls, --tls-*, --sasl-* as for the gateway`,
   init: `Usage: tidemark init [dir]
@@ -59,7 +59,7 @@ unfinished calls run again as a new generation, resuming clients are reset, neve
                      told the tools changed (notifications/tools/list_changed)
   --data <dir>       where the log and the event-id secret live (0700). Default ${DEV_DATA}
   --auth-tokens <file>, --auth-jwks <url|file> --auth-issuer <iss> --auth-audience <aud>,
-  --public-url <url>, --auth none
+  --public-url <url>, --auth-scopes <list>, --auth none
                      authenticate clients as the gateway does. Default: none (loopback only)
   --max-body-bytes, --max-streams-per-session, --max-streams-per-subject,
   --max-sessions-per-subject, --max-requests-per-second, --max-connections,
