@@ -178,8 +178,7 @@ export function jwtAuthenticator(options: JwtAuthenticatorOptions): Authenticate
  */
 function scopesOf(claim: unknown): string[] | undefined {
   if (typeof claim === 'string') return claim.split(' ').filter((scope) => scope !== '');
-  if (Array.isArray(claim) && claim.every((scope) => typeof scope === 'string'))
-    return claim;
+  if (Array.isArray(claim) && claim.every((scope) => typeof scope === 'string')) return claim;
   return undefined;
 }
 
