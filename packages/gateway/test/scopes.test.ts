@@ -110,10 +110,11 @@ const callOf = (name: string) => ({
 });
 
 /** A 2026-07-28 call (the stateless lane): its final message. */
-async function modern(url: string, name: string, token?: string) {
+async function modern(url: string, name: string, token?: string, headers = {}) {
   const call = callOf(name);
   const body = { ...call, params: { ...call.params, _meta: MODERN_META } };
-  return finalOf(await post(url, body, token, { 'MCP-Protocol-Version': '2026-07-28' }));
+  const revision = { 'MCP-Protocol-Version': '2026-07-28' };
+  return finalOf(await post(url, body, token, { ...revision, ...headers }));
 }
 
 /** A session (the session lane); its calls, each with its own token. */
@@ -123,7 +124,8 @@ async function session(url: string, token?: string) {
   await finalOf(init);
   const headers = { 'Mcp-Session-Id': id, 'MCP-Protocol-Version': '2025-11-25' };
   await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, token, headers);
-  return (name: string, as = token) => post(url, callOf(name), as, headers).then(finalOf);
+  return (name: string, as = token, more = {}) =>
+    post(url, callOf(name), as, { ...headers, ...more }).then(finalOf);
 }
 
 const refused = (scope: string) => ({
@@ -163,6 +165,26 @@ describe('scopes to tools', () => {
     expect(await call('write', await token('files:read files:write'))).toMatchObject(
       answered('written'),
     );
+  });
+
+  it('a call with an idempotency key is refused without the scopes, even when an earlier call with the key has its outcome', async () => {
+    const { url, token } = await setup(withJwt);
+    const writer = await token('files:read files:write');
+    const reader = await token('files:read');
+    ran.length = 0;
+    const key = { 'Idempotency-Key': 'write-once-1' };
+    expect(await modern(url, 'write', writer, key)).toMatchObject(answered('written'));
+    expect(await modern(url, 'write', reader, key)).toMatchObject(
+      refused('files:read files:write'),
+    );
+    expect(await modern(url, 'write', writer, key)).toMatchObject(answered('written'));
+    const call = await session(url, writer);
+    const sessionKey = { 'Idempotency-Key': 'write-once-2' };
+    expect(await call('write', writer, sessionKey)).toMatchObject(answered('written'));
+    expect(await call('write', reader, sessionKey)).toMatchObject(
+      refused('files:read files:write'),
+    );
+    expect(ran).toEqual(['write', 'write']);
   });
 
   it("a tool sees the caller's client id and scopes, as currentExecution() and the SDK's authInfo", async () => {

@@ -31,4 +31,5 @@ export type { CallStepEvent, CallStepReport } from './steps.js';
 export { levelName, lineLogger, problemToStderr, stderrLogger } from './tool-logger.js';
 export type { ToolLogLine } from './tool-logger.js';
 export { SESSION_SERVER_VERSIONS, authInfoOf, createToolServer } from './tool-server.js';
+export { ScopeChecker } from './scope-checker.js';
 export type { ServerIdentity } from './tool-server.js';

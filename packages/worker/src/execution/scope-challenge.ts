@@ -25,7 +25,7 @@ export interface InsufficientScopeError {
   readonly data: { readonly error: 'insufficient_scope'; readonly scope: string };
 }
 
-export function insufficientScope(challenge: ScopeChallenge): InsufficientScopeError {
+function insufficientScope(challenge: ScopeChallenge): InsufficientScopeError {
   const scope = challenge.scopes.join(' ');
   return {
     code: JsonRpcErrorCodes.forbidden,

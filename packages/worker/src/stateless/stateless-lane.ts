@@ -1,4 +1,8 @@
-import type { JSONRPCMessage, MessageClassification } from '@modelcontextprotocol/server';
+import type {
+  JSONRPCMessage,
+  JSONRPCRequest,
+  MessageClassification,
+} from '@modelcontextprotocol/server';
 import {
   SIGNAL_METHOD,
   streamHeadKey,
@@ -14,7 +18,7 @@ import {
 import { context } from '@opentelemetry/api';
 import { ATTR_JSONRPC_REQUEST_ID, ATTR_MCP_METHOD_NAME } from '@tidemark/otel';
 import { Call } from '../calls/index.js';
-import { Asleep } from '../execution/index.js';
+import { Asleep, authInfoOf, ScopeChecker } from '../execution/index.js';
 import { SignalInbox } from './signal-inbox.js';
 import { asleepRecord, Sleepers } from './sleepers.js';
 import { IdempotentCalls, type Decided } from './idempotent-calls.js';
@@ -38,9 +42,11 @@ export class StatelessLane {
   private readonly sleepers = new Sleepers();
   /** Answers POSTed to signals' URLs (`ex.signal`), and operators' wakes. */
   private readonly signals: SignalInbox;
+  private readonly scopes: ScopeChecker;
 
   constructor(private readonly lane: LaneContext) {
     this.keyed = new IdempotentCalls(lane);
+    this.scopes = new ScopeChecker(lane.environment);
     this.signals = new SignalInbox(lane, (owner) => this.sleepers.wakeNow(owner, false));
   }
 
@@ -69,14 +75,9 @@ export class StatelessLane {
     if (message['method'] === WAKE_METHOD) return this.signals.wake(reader, record, request);
     let claim: Decided | undefined;
     if (idempotent === true && message['method'] === 'tools/call') {
-      const request = message as unknown as Parameters<IdempotentCalls['decide']>[3];
-      const decided = await this.keyed.decide(
-        reader,
-        offset,
-        key,
-        request,
-        this.exchanges.get(key),
-      );
+      if (await this.refusedForScopes(request)) return reader.done(offset);
+      const keyed = message as unknown as Parameters<IdempotentCalls['decide']>[3];
+      const decided = await this.keyed.decide(reader, offset, key, keyed, this.exchanges.get(key));
       if (decided === 'answered') return;
       claim = decided;
     }
@@ -180,6 +181,21 @@ export class StatelessLane {
         this.lane.options.onProblem(`task ${request.key}: its wake failed`, error),
       );
     });
+  }
+
+  /**
+   * A keyed call's outcome may be an earlier call's: without the scopes its tool needs it is
+   * refused here, before its key is looked at (answered: true).
+   */
+  private async refusedForScopes(request: StatelessRecord): Promise<boolean> {
+    const { key, message, subject, caller } = request;
+    const refusal = await this.scopes.refusal(
+      message as unknown as JSONRPCRequest,
+      authInfoOf(subject, caller),
+    );
+    if (refusal === undefined) return false;
+    await answerFailure(this.lane, key, message as JSONRPCMessage, refusal);
+    return true;
   }
 
   /** A session's keyed call, on the worker that owns its key: decided, then passed on to its session. */
