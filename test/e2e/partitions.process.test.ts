@@ -73,11 +73,17 @@ const assignments = (worker: Member) =>
   worker.process.events.filter((e) => Array.isArray(e['assigned'])).length;
 
 describe('network partitions (network namespaces, iptables)', () => {
-  it('a worker cut from the broker past its session timeout mid-task: its partitions move, the task completes on the other worker with the charge replayed, and the zombie’s late records change nothing', async () => {
+  it('a worker cut from the broker past its session timeout mid-task: its partitions move, the task completes on the other worker with the charge replayed, the zombie takes no step after its lease lapsed, and its late records change nothing', async () => {
     const [url, other] = urls() as [string, string];
+    // The receipt comes after the zombie's lease lapsed (its session timeout after the cut):
+    // cut off, it must not send it — the survivor does, without waiting for it.
     const created = await rpc(url, 'tools/call', {
       name: 'pay',
-      arguments: { to: 'zombie@example.com', amountCents: 4200, holdMs: 3_000 },
+      arguments: {
+        to: 'zombie@example.com',
+        amountCents: 4200,
+        holdMs: SESSION_TIMEOUT_MS + 3_000,
+      },
     });
     const taskId = String(created.body.result?.['taskId']);
     const zombie = await journaledBy('charge');
@@ -147,6 +153,10 @@ describe('network partitions (network namespaces, iptables)', () => {
       expect.objectContaining({ id: chargeId }),
     ]);
     expect(fresh.filter((e) => e.kind === 'receipt')).toHaveLength(1);
+    // Not even a request the API deduplicated: the zombie's receipt step never ran.
+    expect(
+      api.entries().filter((e) => e.kind === 'receipt' && e.to === 'zombie@example.com'),
+    ).toHaveLength(1);
     await cluster.assigned();
   });
 

@@ -7,7 +7,7 @@ import {
   StreamHeadStore,
   StreamWriter,
 } from '@tidemark/log';
-import { invalidOption, type WorkerEpoch } from '@tidemark/protocol';
+import { invalidOption, type PartitionKey, type WorkerEpoch } from '@tidemark/protocol';
 import type { CallSlots } from './calls/index.js';
 import { EventSources } from './events/index.js';
 import { EventService } from './events/index.js';
@@ -43,6 +43,12 @@ export async function requestPartitions(options: CompiledWorkerOptions): Promise
   return count;
 }
 
+/** What the worker knows of the partitions it reads that the lanes' calls must heed. */
+export interface PartitionOwnership {
+  /** The partition was lost with no handoff notice: its calls take no more durable steps here. */
+  fenced(partition: number): boolean;
+}
+
 /** The stores over the log, the lanes over them, and the handoffs between workers. */
 export function startLanes(
   options: CompiledWorkerOptions,
@@ -50,6 +56,7 @@ export function startLanes(
   slots: CallSlots,
   partitionCount: number,
   events: WorkerEvents | undefined,
+  ownership: PartitionOwnership,
 ): Started {
   const { log, topics } = options;
   const base = { port: log, topics, partitionCount };
@@ -86,7 +93,10 @@ export function startLanes(
   });
   const stores = { writer, heads, sessions, steps, housekeeping, requests };
   const service = events?.service;
-  const environment = callEnvironment(options, stores, service);
+  const environment = {
+    ...callEnvironment(options, stores, service),
+    fenced: (owner: PartitionKey) => ownership.fenced(heads.partitionOf(owner)),
+  };
   const lane = { options, stores, slots, events: service, handoffs, environment };
   const started: Started = {
     lane,

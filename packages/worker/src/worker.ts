@@ -68,7 +68,9 @@ export class Worker {
     this.listings = await probeToolModules(this.options.modules, this.options);
     const partitionCount = await requestPartitions(this.options);
     const events = await startEvents(this.options, partitionCount);
-    this.started = startLanes(this.options, this.epoch, this.slots, partitionCount, events);
+    this.started = startLanes(this.options, this.epoch, this.slots, partitionCount, events, {
+      fenced: (partition) => this.readers.get(partition)?.fenced === true,
+    });
     this.joined = log.joinGroup({
       topic: topics.requests,
       group: this.options.group,
@@ -77,7 +79,13 @@ export class Worker {
       // Start nothing more there, at once: the handoff itself (`revoke`) may wait its turn.
       onLost: (lost) => {
         const untilMs = Date.now() + this.options.handoffTimeoutMs;
-        for (const partition of lost) this.readers.get(partition)?.handOff(untilMs);
+        for (const partition of lost) {
+          const reader = this.readers.get(partition);
+          reader?.handOff(untilMs);
+          // No notice in the log: the next owner will not wait, so the calls here take no more
+          // steps (a zombie's second effect; see CallEnvironment.fenced).
+          if (this.started?.handoffs.noticeWritten(partition) !== true) reader?.fence();
+        }
       },
       // Before the group hears the partitions are let go: their next owner finds the notices.
       onReleasing: async (releasing) =>

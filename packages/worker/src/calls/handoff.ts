@@ -45,7 +45,10 @@ export interface HandoffOptions {
 export class Handoffs {
   private readonly assignedAtMs = new Map<number, number>();
   /** Partitions this worker wrote a notice for and has not released yet: until when, and its beat. */
-  private readonly announced = new Map<number, { untilMs: number; beat: number }>();
+  private readonly announced = new Map<
+    number,
+    { untilMs: number; beat: number; written: boolean }
+  >();
   private beating: NodeJS.Timeout | undefined;
   /** The beat being written: a release waits for it, so no beat lands after it. */
   private beatWritten: Promise<void> = Promise.resolve();
@@ -147,6 +150,7 @@ export class Handoffs {
       this.announced.set(reader.partition, {
         untilMs: reader.handoffDeadlineMs ?? untilMs,
         beat: 0,
+        written: false,
       });
     this.beating ??= setInterval(() => {
       this.beatWritten = this.beat();
@@ -169,11 +173,26 @@ export class Handoffs {
   private async announce(partition: number): Promise<void> {
     const notice = this.announced.get(partition);
     if (notice === undefined) return;
-    await this.options.notices
-      .announce(partition, this.options.epoch, notice.untilMs, notice.beat)
-      .catch((error: unknown) =>
-        this.options.onProblem(`handoff notice for requests ${partition}`, error),
+    try {
+      await this.options.notices.announce(
+        partition,
+        this.options.epoch,
+        notice.untilMs,
+        notice.beat,
       );
+      notice.written = true;
+    } catch (error) {
+      this.options.onProblem(`handoff notice for requests ${partition}`, error);
+    }
+  }
+
+  /**
+   * Whether the next owner of `partition` finds this worker's notice in the log: written before
+   * the partition was lost (the consumer protocol releases it only after), so its calls may go on
+   * until the deadline. Without one the next owner takes them over once its notice window passed.
+   */
+  noticeWritten(partition: number): boolean {
+    return this.announced.get(partition)?.written === true;
   }
 
   /**

@@ -42,6 +42,7 @@ export class PartitionReader {
   private calls = 0;
   private idleWaiters: Array<() => void> = [];
   private handoffUntilMs: number | undefined;
+  private fencedNow = false;
 
   constructor(private readonly options: PartitionReaderOptions) {
     this.reading = this.read().catch((error: unknown) =>
@@ -88,6 +89,20 @@ export class PartitionReader {
 
   get handingOff(): boolean {
     return this.handoffUntilMs !== undefined;
+  }
+
+  /**
+   * The partition was lost with no handoff notice in the log (the group lease lapsed: cut off past
+   * the session timeout, or a notice that could not be written): its next owner does not wait for
+   * this worker's calls, so none of them may take another durable step here. For good: a partition
+   * given back later gets a reader of its own.
+   */
+  fence(): void {
+    this.fencedNow = true;
+  }
+
+  get fenced(): boolean {
+    return this.fencedNow;
   }
 
   /** Until when the calls running go on (set by `handOff`). */

@@ -4,7 +4,7 @@ import type { ToolLogger, ToolModule } from '@tidemark/tools';
 import type { EventService } from '../events/index.js';
 import type { ExecutionEnd } from './retries.js';
 import type { SignalDesk } from './signal-desk.js';
-import type { CallStepReport } from './steps.js';
+import type { CallStepReport } from './journaled-steps.js';
 import type { ServerIdentity } from './tool-server.js';
 
 /**
@@ -46,6 +46,13 @@ export interface CallEnvironment extends ServerIdentity {
   readonly onStep?: ((step: CallStepReport) => void) | undefined;
   /** The logger tools get. */
   readonly logger?: ToolLogger | undefined;
+  /**
+   * Whether this worker lost the partition of `owner`'s calls with no handoff notice in the log
+   * (cut off from the group past its session timeout): the next owner runs them again without
+   * waiting, so a step taken here now would be taken twice — its effect on the world too. Such a
+   * call's next step waits until the call is stopped (its partition dropped) instead.
+   */
+  readonly fenced?: ((owner: PartitionKey) => boolean) | undefined;
 }
 
 /** One execution of a call started: its first, a retry, or a takeover after a worker died. */

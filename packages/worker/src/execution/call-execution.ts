@@ -21,7 +21,8 @@ import { stepFetch } from './step-fetch.js';
 import { authInfoOf } from './tool-server.js';
 import { withCompensations } from './compensations.js';
 import type { RetryHost } from './retries.js';
-import { journaledSteps, type CallSteps } from './steps.js';
+import { journaledSteps } from './journaled-steps.js';
+import type { CallSteps } from './steps.js';
 
 /** Gives the call's slot back while `waiting` is pending, and takes one again after. */
 export type RestFunction = <T>(waiting: Promise<T>) => Promise<T>;
@@ -132,6 +133,8 @@ export class CallExecution {
       onStep: environment.onStep,
       replay: options.replay,
       onRetry,
+      fenced: environment.fenced === undefined ? undefined : () => environment.fenced!(owner),
+      stopped,
     });
     const execution = new CallExecution(
       environment,

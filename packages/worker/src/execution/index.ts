@@ -27,7 +27,7 @@ export type { AskedSignal, SignalHost } from './signal.js';
 export { CallSteps } from './steps.js';
 export { withCompensations } from './compensations.js';
 export { stepFetch } from './step-fetch.js';
-export type { CallStepEvent, CallStepReport } from './steps.js';
+export type { CallStepEvent, CallStepReport } from './journaled-steps.js';
 export { levelName, lineLogger, problemToStderr, stderrLogger } from './tool-logger.js';
 export type { ToolLogLine } from './tool-logger.js';
 export { SESSION_SERVER_VERSIONS, authInfoOf, createToolServer } from './tool-server.js';

@@ -5,18 +5,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   isStepOutcome,
   type JournaledStep,
-  type StepJournal,
   type StepOutcome,
   type StepRecord,
 } from '@tidemark/log';
-import {
-  ErrorCodes,
-  invalidOption,
-  RESERVED_STEP_PREFIX,
-  TidemarkError,
-  type PartitionKey,
-  type StreamId,
-} from '@tidemark/protocol';
+import { ErrorCodes, invalidOption, RESERVED_STEP_PREFIX, TidemarkError } from '@tidemark/protocol';
 import { whileUnavailable } from './backoff.js';
 import { durableSignal, NO_SIGNALS, type SignalHost } from './signal.js';
 import { durableSleep } from './sleep.js';
@@ -55,6 +47,10 @@ export interface CallStepsOptions {
   onRetry?: ((error: unknown) => void) | undefined;
   /** How a step waits between two tries (tests pass a clock of their own). */
   sleep?: ((ms: number, signal: AbortSignal | undefined) => Promise<void>) | undefined;
+  /** No step may start here now: another process may be running the call (`CallEnvironment.fenced`). */
+  fenced?: (() => boolean) | undefined;
+  /** This process stopped running the call: a fenced step gives up. */
+  stopped?: (() => boolean) | undefined;
 }
 
 const runningStep = new AsyncLocalStorage<StepContext>();
@@ -71,6 +67,8 @@ const MAX_STEP_NAME = 200;
  * the call's life, so a loop around `step` must end somewhere (security review L10).
  */
 const MAX_STEPS_PER_EXECUTION = 10_000;
+/** How often a fenced step looks whether its call was stopped (`CallStepsOptions.fenced`). */
+const FENCE_POLL_MS = 100;
 
 /**
  * The durable steps of one call in this process: the outcomes known here (journaled or replayed)
@@ -213,6 +211,7 @@ export class CallSteps {
       // A call cancelled (or moved) while its step waits is not tried again here: the wait ends
       // with the signal's error, and the journal keeps the count for whoever goes on.
       if (waitMs > 0) await this.sleep(waitMs, currentExecution()?.abortSignal);
+      await this.whileFenced(step);
       let outcome: StepOutcome;
       let thrown: { error: unknown } | undefined;
       try {
@@ -257,6 +256,23 @@ export class CallSteps {
     }
   }
 
+  /**
+   * Holds a step back while another process may be running the call: its function does not run
+   * until the fence lifts, and gives up once this process stopped running the call (or the call is
+   * cancelled) — its next owner takes the step, once.
+   */
+  private async whileFenced(step: string): Promise<void> {
+    const { fenced, stopped } = this.options;
+    while (fenced?.() === true) {
+      if (stopped?.() === true)
+        throw new TidemarkError(
+          ErrorCodes.closed,
+          `step ${step} not run: this worker lost the call's partition, and its next owner runs it`,
+        );
+      await this.sleep(FENCE_POLL_MS, currentExecution()?.abortSignal);
+    }
+  }
+
   private async journal(step: string, record: StepRecord): Promise<void> {
     const bytes = Buffer.byteLength(JSON.stringify(record));
     if (bytes > this.options.maxStepBytes)
@@ -271,46 +287,6 @@ export class CallSteps {
     this.known.set(step, record);
   }
 }
-
-/** The steps of a call journaled in the log: the worker's. */
-export function journaledSteps(
-  journal: StepJournal,
-  session: PartitionKey,
-  stream: StreamId,
-  /** The attempt of the call's first generation in this process. */
-  attempt: number,
-  options: Pick<CallStepsOptions, 'maxStepBytes' | 'onRetry'> & {
-    onStep?: ((step: CallStepReport) => void) | undefined;
-    /** Look steps up in the journal even on a first generation (another stream's execution wrote it). */
-    replay?: boolean | undefined;
-  },
-): CallSteps {
-  const { onStep } = options;
-  return new CallSteps({
-    store: {
-      get: (step) => journal.get(session, stream, step),
-      put: (step, value) => journal.put(session, stream, step, value),
-      list: () => journal.list(session, stream),
-    },
-    callId: `${session}/${stream}`,
-    replay: attempt > 1 || options.replay === true,
-    maxStepBytes: options.maxStepBytes,
-    onRetry: options.onRetry,
-    onStep: onStep === undefined ? undefined : (step) => onStep({ session, stream, ...step }),
-  });
-}
-
-/** A step of a call on a worker, for the operator's log (`WorkerOptions.onStep`). */
-export interface CallStepReport extends StepReport {
-  readonly session: PartitionKey;
-  readonly stream: StreamId;
-}
-
-/**
- * @deprecated Renamed `CallStepReport` ("event" is the Events extension's and the SSE id's word);
- * this alias goes in the next minor release.
- */
-export type CallStepEvent = CallStepReport;
 
 /** A step run or replayed: to the caller's hook, and as an event of the tool's span. */
 function report(onStep: CallStepsOptions['onStep'], event: StepReport): void {
