@@ -15,6 +15,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { expect, inject, it, onTestFinished } from 'vitest';
+import { tmpdir } from 'node:os';
+import { pino } from 'pino';
+import { EXIT, main } from '@tidemark/cli';
+import type { AuditRecord } from '@tidemark/protocol';
 import { startLogStack } from '@tidemark/fixtures/log-stack';
 import { TcpProxy } from '@tidemark/fixtures/tcp-proxy';
 import { provisionTestTopics } from '@tidemark/fixtures/topics';
@@ -237,7 +241,47 @@ it('the MCP authorization flow with a real authorization server and the official
   await resumedAfterExpiry(resource, oauth, as.issuer);
   await keyRotationPickedUp(resource, oauth, as);
   await officialPythonClient(resource);
+  await auditTrailExported(brokers, names.audit.slice(0, -'audit'.length), clientId!);
 });
+
+/**
+ * `tidemark audit --since 1h --format jsonl`: one line per call of the flows above, each naming
+ * the subject, the OAuth client and the scopes of its token, with the outcome — the refused
+ * writes with why.
+ */
+async function auditTrailExported(brokers: readonly string[], prefix: string, clientId: string) {
+  const out: string[] = [];
+  const args = ['audit', '--since', '1h', '--format', 'jsonl', '--brokers', brokers.join(',')];
+  const code = await main([...args, '--prefix', prefix], {
+    env: {},
+    cwd: tmpdir(),
+    out: (line) => out.push(line),
+    err: (line) => out.push(`error: ${line}`),
+    stopSignal: new Promise<void>(() => undefined),
+    logger: pino({ level: 'silent' }),
+  });
+  expect(code, out.join('\n')).toBe(EXIT.ok);
+  const records = out.map((line) => JSON.parse(line) as AuditRecord);
+  expect(new Set(records.map((r) => `${r.owner}/${r.stream}`)).size).toBe(records.length);
+  for (const record of records) expect(record).toMatchObject({ subject: 'carol' });
+  const ours = records.filter((r) => r.clientId === clientId);
+  expect(ours.filter((r) => r.tool === 'whoami' && r.outcome === 'answered')).toHaveLength(5);
+  expect(ours.filter((r) => r.tool === 'write')).toEqual([
+    expect.objectContaining({
+      outcome: 'refused',
+      scopes: expect.arrayContaining(['files:read']) as unknown,
+      reason: expect.stringContaining('insufficient_scope') as unknown,
+    }),
+  ]);
+  // The Python client's, under a client of its own: three calls answered, one refused.
+  const python = records.filter((r) => r.clientId !== clientId && r.tool !== 'count');
+  expect(python.map((r) => r.outcome).sort()).toEqual([
+    'answered',
+    'answered',
+    'answered',
+    'refused',
+  ]);
+}
 
 /** The official Python client's OAuth, the same flow from nothing: sign-in, calls, a scope refused, refresh. */
 async function officialPythonClient(resource: string) {

@@ -23,6 +23,7 @@ const COMMANDS: Record<string, () => Promise<Run>> = {
   worker: async () => (await import('./commands/worker.js')).worker,
   topics: async () => (await import('./commands/topics.js')).topics,
   calls: async () => (await import('./commands/calls.js')).calls,
+  audit: async () => (await import('./commands/audit.js')).audit,
   console: async () => (await import('./console.js')).consoleCommand,
   check: async () => (await import('./commands/check.js')).check,
   init: async () => (await import('./commands/init.js')).init,

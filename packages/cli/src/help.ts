@@ -256,7 +256,7 @@ replica's resume decisions beside what the log holds. --trace-url <url> links tr
                          the serverInfo clients see in initialize. Default ${SERVER_INFO}
   --instructions <text>  the server's instructions to clients (each module's own are added after)
   --tls, --tls-*, --sasl-* as for the gateway`,
-  topics: `Usage: tidemark topics create|check [--brokers <list>] [--partitions ${TOPICS.partitions}] [--replication-factor ${TOPICS.replicationFactor}] [--prefix ${TOPICS.prefix}]
+  topics: `Usage: tidemark topics create|check [--brokers <list>] [--partitions ${TOPICS.partitions}] [--replication-factor ${TOPICS.replicationFactor}] [--audit-retention 30d] [--prefix ${TOPICS.prefix}]
 
   create   creates the topics with explicit configs (idempotent), then checks them
   check    verifies them (configs, equal partition counts, and records still where their keys
@@ -266,6 +266,7 @@ replica's resume decisions beside what the log holds. --trace-url <url> links tr
   --brokers <list>         Kafka bootstrap host:port[,host:port]; or KAFKA_BROKERS
   --partitions <n>         partitions of every topic. Default ${TOPICS.partitions}
   --replication-factor <n> Default ${TOPICS.replicationFactor}
+  --audit-retention <d>    how long the audit trail keeps a call's record. Default 30d
   --prefix <p>             topic prefix. Default ${TOPICS.prefix}
   --tls, --tls-*, --sasl-*  as for the gateway`,
   calls: `Usage: tidemark calls list|wake|cancel [<owner> [<journal>]] [--brokers <list>] [--prefix ${TOPICS.prefix}]
@@ -281,6 +282,22 @@ repairs, on a Kafka deployment.
 
   --secret-file <f>       the gateways' secret (or TIDEMARK_SECRET): wake and cancel are written
                           to the requests topic sealed, as a gateway writes; list needs none
+  --brokers <list>        Kafka bootstrap host:port[,host:port]; or KAFKA_BROKERS
+  --prefix <p>            topic prefix. Default ${TOPICS.prefix}
+  --tls, --tls-*, --sasl-*  as for the gateway`,
+  audit: `Usage: tidemark audit [--since 24h] [--until <d>] [--subject <s>] [--format jsonl] [--brokers <list>] [--prefix ${TOPICS.prefix}]
+
+The audit trail of a Kafka deployment: one JSON line per call that ended in the window — when,
+owner and stream, tool, subject, client id, scopes, a digest of its arguments (sha256, never the
+arguments), idempotency key, outcome (answered, error, refused and why, cancelled) and the
+executions it took — in the order the calls ended. A call run again after its worker died is one
+line, its last record. The same records go out as OpenTelemetry log records (OTEL_LOGS_EXPORTER).
+
+  --since <d|date>        calls that ended this long ago or later (90m, 24h, 7d), or since an
+                          ISO date (2026-12-01T00:00:00Z). Default 24h
+  --until <d|date>        and before this. Default now
+  --subject <s>           only this subject's calls
+  --format jsonl          the only format
   --brokers <list>        Kafka bootstrap host:port[,host:port]; or KAFKA_BROKERS
   --prefix <p>            topic prefix. Default ${TOPICS.prefix}
   --tls, --tls-*, --sasl-*  as for the gateway`,

@@ -9,6 +9,7 @@ Commands:
   worker    the tool worker, against Kafka
   topics    create or check the Kafka topics: tidemark topics create|check
   calls     the calls asleep or waiting for a signal, and their repairs: tidemark calls list|wake|cancel
+  audit     the audit trail, one JSON line per call: tidemark audit --since 24h --format jsonl
   console   the web console over a Kafka deployment's topics, read-only (dev serves it at /console)
   check     is a deployment serving? tidemark check <mcp-url> (readiness, then a call to a worker)
   init      a ready project in a directory: a tool module, its test, npm start and npm test

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { AUDIT_FLAGS } from '../src/commands/audit.js';
 import { CALLS_FLAGS } from '../src/commands/calls.js';
 import { CHECK_FLAGS } from '../src/commands/check.js';
 import { DEV_FLAGS } from '../src/commands/dev.js';
@@ -17,6 +18,7 @@ const DECLARED: Record<string, Readonly<Record<string, unknown>>> = {
   console: CONSOLE_COMMAND_FLAGS,
   check: CHECK_FLAGS,
   calls: CALLS_FLAGS,
+  audit: AUDIT_FLAGS,
 };
 
 /** A flag the help names, by itself or in a family (`--tls-*`, `--sasl-*`). */

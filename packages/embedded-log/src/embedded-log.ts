@@ -46,6 +46,8 @@ export interface EmbeddedTopicLayout {
   resumeWindowMs?: number;
   /** Retention of `occurrences` (how long events replay); unset: the resume window. */
   replayWindowMs?: number;
+  /** Retention of `audit` (the audit trail); unset: kept until deleted. */
+  auditRetentionMs?: number;
 }
 
 const DEFAULT_MAX_BYTES = 1 << 20;
@@ -118,7 +120,9 @@ export class EmbeddedLog implements LogPort, GroupPort {
       const retentionMs =
         role === 'occurrences'
           ? (layout.replayWindowMs ?? layout.resumeWindowMs)
-          : layout.resumeWindowMs;
+          : role === 'audit'
+            ? layout.auditRetentionMs
+            : layout.resumeWindowMs;
       this.createTopic({
         name: names[role],
         partitions: layout.partitions,

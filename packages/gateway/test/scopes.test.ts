@@ -1,6 +1,8 @@
 import { requireScopes } from '@modelcontextprotocol/server';
 import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import { jwtAuthenticator, type GatewayOptions } from '@tidemark/gateway';
+import { AuditLog } from '@tidemark/log';
+import { argumentsDigest } from '@tidemark/protocol';
 import { currentExecution, defineToolModule } from '@tidemark/worker';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
@@ -40,6 +42,9 @@ const admin = defineToolModule({
         return { content: [{ type: 'text', text: 'purged' }] };
       },
     );
+    server.registerTool('fail', { description: 'Fails.' }, () => {
+      throw new Error('disk on fire');
+    });
     server.registerTool('caller', { description: 'Who calls, with what.' }, (ctx) => {
       const execution = currentExecution();
       const { clientId, scopes } = execution ?? {};
@@ -71,7 +76,8 @@ async function setup(gateway: (jwk: JWK) => Partial<GatewayOptions>) {
       .setIssuedAt()
       .setExpirationTime('5m')
       .sign(privateKey);
-  return { url: stack.gateways[0]!.url, token, key: privateKey };
+  const trail = new AuditLog({ log: stack.log, topic: stack.topics.audit, partitionCount: 1 });
+  return { url: stack.gateways[0]!.url, token, key: privateKey, trail };
 }
 
 const withJwt = (jwk: JWK) => ({
@@ -156,6 +162,34 @@ describe('scopes to tools', () => {
       expect(await call('purge')).toMatchObject(answered('purged'));
     }
     expect(ran).toEqual(['read', 'read', 'write', 'purge', 'write', 'purge']);
+  });
+
+  it('every call leaves one audit record: who, which tool, a digest of its arguments, its outcome and why, on both lanes', async () => {
+    const { url, token, trail } = await setup(withJwt);
+    const reader = await token('files:read');
+    const sessionCall = await session(url, reader);
+    for (const call of [(name: string) => modern(url, name, reader), sessionCall]) {
+      for (const name of ['read', 'write', 'fail']) await call(name);
+    }
+    const records = await trail.read();
+    const who = { subject: 'carol', clientId: 'app-1', scopes: ['files:read'] };
+    const digest = argumentsDigest({});
+    expect(records.map((r) => [r.tool, r.outcome])).toEqual(
+      [0, 1].flatMap(() => [
+        ['read', 'answered'],
+        ['write', 'refused'],
+        ['fail', 'error'],
+      ]),
+    );
+    for (const record of records)
+      expect(record).toMatchObject({ ...who, arguments: digest, executions: 1 });
+    expect(records.filter((r) => r.outcome !== 'answered').map((r) => r.reason)).toEqual([
+      expect.stringContaining('insufficient_scope'),
+      'disk on fire',
+      expect.stringContaining('insufficient_scope'),
+      'disk on fire',
+    ]);
+    expect(new Set(records.map((r) => `${r.owner}/${r.stream}`)).size).toBe(records.length);
   });
 
   it("scopes are the call's own token's: a session whose client steps up runs the call it was refused", async () => {

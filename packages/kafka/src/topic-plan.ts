@@ -41,6 +41,12 @@ export interface TopicLayoutOptions {
    */
   requestsRetentionMs?: number;
   /**
+   * How long the audit trail keeps a call's record: the retention of `audit`. Export it to the SIEM
+   * (`tidemark audit`, or the OpenTelemetry log records) within this.
+   * @default 30 days
+   */
+  auditRetentionMs?: number;
+  /**
    * Segment roll of the delete topics, so retention acts at this granularity.
    * @default 10 min
    */
@@ -80,6 +86,7 @@ export const TOPIC_LAYOUT_DEFAULTS = {
   resumeWindowMs: 60 * 60 * 1000,
   replayWindowMs: 60 * 60 * 1000,
   requestsRetentionMs: 60 * 60 * 1000,
+  auditRetentionMs: 30 * 24 * 60 * 60 * 1000,
   segmentMs: 10 * 60 * 1000,
   minCompactionLagMs: 60 * 1000,
   maxCompactionLagMs: 6 * 60 * 60 * 1000,
@@ -103,6 +110,7 @@ export function planTopics(options: TopicLayoutOptions = {}): TopicPlan[] {
     'resumeWindowMs',
     'replayWindowMs',
     'requestsRetentionMs',
+    'auditRetentionMs',
     'segmentMs',
     'minCompactionLagMs',
     'maxCompactionLagMs',
@@ -131,6 +139,11 @@ export function planTopics(options: TopicLayoutOptions = {}): TopicPlan[] {
     sessions: compacted,
     occurrences: { 'retention.ms': String(o.replayWindowMs), 'segment.ms': String(o.segmentMs) },
     subscriptions: compacted,
+    // Its segments roll daily: retention of days needs no finer grain, and fewer files.
+    audit: {
+      'retention.ms': String(o.auditRetentionMs),
+      'segment.ms': String(Math.max(o.segmentMs, 24 * 60 * 60 * 1000)),
+    },
   };
   return TOPIC_ROLES.map((role) => ({
     role,

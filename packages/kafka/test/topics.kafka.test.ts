@@ -35,7 +35,7 @@ describe('topic provisioning', () => {
       { brokers },
       { prefix, partitions: 3, replicationFactor: 1, resumeWindowMs: 120_000 },
     );
-    expect(first.created).toHaveLength(TOPIC_ROLES.length); // six, with the Events extension's two
+    expect(first.created).toHaveLength(TOPIC_ROLES.length); // seven: calls, Events, the audit trail
     const again = await provisionTopics(
       { brokers },
       { prefix, partitions: 3, replicationFactor: 1 },

@@ -21,6 +21,8 @@ export { finalMessage } from './final-message.js';
 export { fitMessage } from './message-size.js';
 export type { FittedMessage, MessageLimits } from './message-size.js';
 export { lastPositionAfter, OccurrenceLog } from './occurrence-log.js';
+export { AuditLog } from './audit-log.js';
+export type { AuditLogOptions, AuditQuery } from './audit-log.js';
 export { EventRegistry, RECENT_DELIVERIES } from './event-registry.js';
 export { TaskEventNumbering } from './task-events.js';
 export type { TaskStreamEvent } from './task-events.js';

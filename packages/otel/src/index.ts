@@ -66,3 +66,5 @@ export {
   recordToolDuration,
   recordToolRetry,
 } from './metrics.js';
+export { emitAuditLog } from './audit.js';
+export type { AuditLogFields } from './audit.js';

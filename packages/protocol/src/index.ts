@@ -123,6 +123,13 @@ export type { RecordKind, RecordStamp, StampDecoding, StampedRecord } from './re
 export { joinParts, PART_HEADER, PARTS_HEADER, splitRecord } from './records/record-parts.js';
 export type { PartedRecord, RawFetch } from './records/record-parts.js';
 export { foldStreamHead } from './records/stream-head.js';
+export {
+  argumentsDigest,
+  auditKey,
+  decodeAuditRecord,
+  encodeAuditRecord,
+} from './records/audit-record.js';
+export type { AuditOutcome, AuditRecord } from './records/audit-record.js';
 export type { FoldEffect, FoldResult, StreamHead, TerminalRecord } from './records/stream-head.js';
 export {
   TOPIC_CLEANUP,

@@ -1,4 +1,5 @@
 import {
+  AuditLog,
   checkPartitionPlacement,
   HandoffNotices,
   RequestWriter,
@@ -7,7 +8,13 @@ import {
   StreamHeadStore,
   StreamWriter,
 } from '@tidemark/log';
-import { invalidOption, type PartitionKey, type WorkerEpoch } from '@tidemark/protocol';
+import { emitAuditLog } from '@tidemark/otel';
+import {
+  invalidOption,
+  type AuditRecord,
+  type PartitionKey,
+  type WorkerEpoch,
+} from '@tidemark/protocol';
 import type { CallSlots } from './calls/index.js';
 import { EventSources } from './events/index.js';
 import { EventService } from './events/index.js';
@@ -93,9 +100,15 @@ export function startLanes(
   });
   const stores = { writer, heads, sessions, steps, housekeeping, requests };
   const service = events?.service;
+  const trail = new AuditLog({ log, topic: topics.audit, partitionCount });
   const environment = {
     ...callEnvironment(options, stores, service),
     fenced: (owner: PartitionKey) => ownership.fenced(heads.partitionOf(owner)),
+    // The log first: a record the log refused is written again, and emitted once it is in.
+    audit: async (record: AuditRecord) => {
+      await trail.append(record);
+      emitAuditLog(record);
+    },
   };
   const lane = { options, stores, slots, events: service, handoffs, environment };
   const started: Started = {

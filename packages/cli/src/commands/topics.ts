@@ -2,6 +2,7 @@ import { checkTopics, KafkaLog, provisionTopics } from '@tidemark/kafka';
 import { checkPartitionPlacement } from '@tidemark/worker';
 import type { Io } from '../io.js';
 import { KAFKA_FLAGS, kafkaOptions, prefixOf } from '../flags/kafka.js';
+import { duration } from '../flags/ttl.js';
 import { parseFlags, positiveInt, str, UsageError } from '../options.js';
 
 // `tidemark topics create|check`: the topics with explicit configs, never broker
@@ -12,6 +13,7 @@ export const TOPICS_FLAGS = {
   ...KAFKA_FLAGS,
   partitions: { type: 'string' },
   'replication-factor': { type: 'string' },
+  'audit-retention': { type: 'string' },
 } as const;
 
 export async function topics(args: readonly string[], io: Io): Promise<void> {
@@ -22,10 +24,12 @@ export async function topics(args: readonly string[], io: Io): Promise<void> {
       `expected an action: tidemark topics create|check, got ${action === undefined ? 'nothing' : `"${action}"`}`,
     );
   const kafka = kafkaOptions(values, io);
+  const auditRetentionMs = duration(str(values['audit-retention']), '--audit-retention');
   const layout = {
     prefix: prefixOf(values),
     partitions: positiveInt(str(values['partitions']), '--partitions', 12),
     replicationFactor: positiveInt(str(values['replication-factor']), '--replication-factor', 3),
+    ...(auditRetentionMs === undefined ? {} : { auditRetentionMs }),
   };
   const admin = {
     brokers: kafka.brokers,

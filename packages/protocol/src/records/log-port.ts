@@ -97,10 +97,11 @@ export function partitionOfRecordKey(key: string, partitionCount: number): numbe
 
 /**
  * The topics of a deployment (docs/architecture.md, "Topics"): four for calls and sessions, two
- * for the Events extension (occurrences, and the subscriptions and sources that want them).
+ * for the Events extension (occurrences, and the subscriptions and sources that want them), and
+ * the audit trail (one record per call, kept for its own retention).
  */
 export type TopicRole =
-  'requests' | 'events' | 'streams' | 'sessions' | 'occurrences' | 'subscriptions';
+  'requests' | 'events' | 'streams' | 'sessions' | 'occurrences' | 'subscriptions' | 'audit';
 
 export const TOPIC_ROLES: readonly TopicRole[] = [
   'requests',
@@ -109,9 +110,10 @@ export const TOPIC_ROLES: readonly TopicRole[] = [
   'sessions',
   'occurrences',
   'subscriptions',
+  'audit',
 ];
 
-/** `delete` for the three message topics; `compact` for the three tables. */
+/** `delete` for the three message topics and the audit trail; `compact` for the three tables. */
 export const TOPIC_CLEANUP: Readonly<Record<TopicRole, 'delete' | 'compact'>> = {
   requests: 'delete',
   events: 'delete',
@@ -119,6 +121,7 @@ export const TOPIC_CLEANUP: Readonly<Record<TopicRole, 'delete' | 'compact'>> = 
   sessions: 'compact',
   occurrences: 'delete',
   subscriptions: 'compact',
+  audit: 'delete',
 };
 
 export type TopicNames = Readonly<Record<TopicRole, string>>;
@@ -137,6 +140,7 @@ export function topicNames(prefix = DEFAULT_TOPIC_PREFIX): TopicNames {
     sessions: `${prefix}sessions`,
     occurrences: `${prefix}occurrences`,
     subscriptions: `${prefix}subscriptions`,
+    audit: `${prefix}audit`,
   };
 }
 

@@ -1,5 +1,5 @@
 import type { StepJournal, StreamHeadStore, StreamWriter } from '@tidemark/log';
-import type { PartitionKey, StreamHead, StreamId } from '@tidemark/protocol';
+import type { AuditRecord, Caller, PartitionKey, StreamHead, StreamId } from '@tidemark/protocol';
 import type { ToolLogger, ToolModule } from '@tidemark/tools';
 import type { EventService } from '../events/index.js';
 import type { ExecutionEnd } from './retries.js';
@@ -53,6 +53,8 @@ export interface CallEnvironment extends ServerIdentity {
    * call's next step waits until the call is stopped (its partition dropped) instead.
    */
   readonly fenced?: ((owner: PartitionKey) => boolean) | undefined;
+  /** Writes a call's audit record (the `audit` topic, an OpenTelemetry log record); resolves once durable. */
+  readonly audit?: ((record: AuditRecord) => Promise<void>) | undefined;
 }
 
 /** One execution of a call started: its first, a retry, or a takeover after a worker died. */
@@ -62,4 +64,34 @@ export interface ExecutionStart {
   readonly stream: StreamId;
   readonly attempt: number;
   readonly cause: string;
+}
+
+/** Whose call it is: the key its stream is under, the stream, and the subject it runs for. */
+export interface CallOwner {
+  /** The call's session, or its stateless request's routing key, or its task's id. */
+  readonly owner: PartitionKey;
+  readonly stream: StreamId;
+  /** The subject the gateway authenticated, if it authenticates. */
+  readonly subject?: string | undefined;
+  /** What the request's credential said beside the subject: its OAuth client and scopes. */
+  readonly caller?: Caller | undefined;
+  /** The call came with an `Idempotency-Key` (its audit record says so). */
+  readonly idempotent?: boolean | undefined;
+}
+
+/** How an execution begins, beyond whose it is. */
+export interface BeginOptions {
+  /** This worker stopped serving the call's partition: nothing may start (or be written again). */
+  readonly stopped: () => boolean;
+  /** The stream's state to keep in its first head (a task's status). */
+  readonly snapshot?: unknown;
+  /** The stream whose step journal the call uses (default its own: a keyed call's first stream). */
+  readonly journal?: StreamId | undefined;
+  /** Look steps up in the journal even on a first generation (another stream's execution wrote it). */
+  readonly replay?: boolean | undefined;
+  /**
+   * The highest progress the previous generation wrote, when this process knows it (a task woken
+   * from a sleep): then the log is not read for it.
+   */
+  readonly progress?: number | undefined;
 }

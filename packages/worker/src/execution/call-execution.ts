@@ -5,21 +5,22 @@ import {
   formatGeneration,
   progressOf,
   TidemarkError,
-  type Caller,
   type GenerationCause,
   type PartitionKey,
+  type RequestId,
   type StreamHead,
   type StreamId,
 } from '@tidemark/protocol';
 import type { Execution } from '@tidemark/tools';
 import { backoff, whileUnavailable } from './backoff.js';
-import type { CallEnvironment } from './call-environment.js';
+import type { BeginOptions, CallEnvironment, CallOwner } from './call-environment.js';
 import { continueProgress } from './progress-continuity.js';
 import { restKey } from './signal-desk.js';
 import { Asleep } from './sleep.js';
 import { stepFetch } from './step-fetch.js';
 import { authInfoOf } from './tool-server.js';
 import { withCompensations } from './compensations.js';
+import { toolCallOf, writeAudit, type CallEnd } from './call-audit.js';
 import type { RetryHost } from './retries.js';
 import { journaledSteps } from './journaled-steps.js';
 import type { CallSteps } from './steps.js';
@@ -29,34 +30,6 @@ export type RestFunction = <T>(waiting: Promise<T>) => Promise<T>;
 
 /** Messages of one call written ahead of the log before its tool waits (see `pipeline`). */
 const MAX_UNACKNOWLEDGED = 256;
-
-/** Whose call it is: the key its stream is under, the stream, and the subject it runs for. */
-export interface CallOwner {
-  /** The call's session, or its stateless request's routing key, or its task's id. */
-  readonly owner: PartitionKey;
-  readonly stream: StreamId;
-  /** The subject the gateway authenticated, if it authenticates. */
-  readonly subject?: string | undefined;
-  /** What the request's credential said beside the subject: its OAuth client and scopes. */
-  readonly caller?: Caller | undefined;
-}
-
-/** How an execution begins, beyond whose it is. */
-export interface BeginOptions {
-  /** This worker stopped serving the call's partition: nothing may start (or be written again). */
-  readonly stopped: () => boolean;
-  /** The stream's state to keep in its first head (a task's status). */
-  readonly snapshot?: unknown;
-  /** The stream whose step journal the call uses (default its own: a keyed call's first stream). */
-  readonly journal?: StreamId | undefined;
-  /** Look steps up in the journal even on a first generation (another stream's execution wrote it). */
-  readonly replay?: boolean | undefined;
-  /**
-   * The highest progress the previous generation wrote, when this process knows it (a task woken
-   * from a sleep): then the log is not read for it.
-   */
-  readonly progress?: number | undefined;
-}
 
 /**
  * A call running on this worker, the same on every lane (a session's call, a stateless call, a
@@ -304,9 +277,22 @@ export class CallExecution {
       retry: () => this.retry(),
       stopped: () => this.stopped(),
       onExecutionEnd: (end) => onExecutionEnd?.(end),
+      audit: (_, end) => this.audit(end),
       logger,
       emitAs: events?.emitAs,
     };
+  }
+
+  /** Answers a request refused before its tool ran: a call's audit record says why, then the error. */
+  async refuse(message: { id: RequestId; method: string }, error: unknown): Promise<void> {
+    if (message.method === 'tools/call')
+      await this.audit({ ...toolCallOf(message), outcome: 'refused', reason: error });
+    await this.current.finish({ jsonrpc: '2.0', id: message.id, error });
+  }
+
+  /** Writes the call's audit record, before its answer (`writeAudit`). */
+  audit(end: CallEnd): Promise<void> {
+    return writeAudit(this.environment, this.call, end, this.attempt, this.stopped);
   }
 
   /**

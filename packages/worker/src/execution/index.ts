@@ -32,4 +32,6 @@ export { levelName, lineLogger, problemToStderr, stderrLogger } from './tool-log
 export type { ToolLogLine } from './tool-logger.js';
 export { SESSION_SERVER_VERSIONS, authInfoOf, createToolServer } from './tool-server.js';
 export { ScopeChecker } from './scope-checker.js';
+export { toolCallOf, writeAudit } from './call-audit.js';
+export type { CallEnd } from './call-audit.js';
 export type { ServerIdentity } from './tool-server.js';

@@ -22,6 +22,7 @@ import {
   type ToolLogger,
 } from '@tidemark/tools';
 import type { EmitterFor } from '../events/index.js';
+import type { CallEnd } from './call-audit.js';
 import { runCompensations } from './compensations.js';
 import { toolScopeChallenge } from './scope-challenge.js';
 import { Asleep } from './sleep.js';
@@ -36,6 +37,8 @@ export interface RetryHost {
   stopped?(requestId: RequestId): boolean;
   /** Each execution's end: the one line an operator reads. */
   onExecutionEnd?(end: ExecutionEnd): void;
+  /** The call ended here for good: its audit record, written before its answer. */
+  audit?(requestId: RequestId, end: CallEnd): Promise<void>;
   /** The logger tools get (`currentExecution().log`), a child per execution. */
   readonly logger?: ToolLogger | undefined;
   /**
@@ -114,6 +117,16 @@ function retrying(
   return async (...params: unknown[]): Promise<unknown> => {
     const ctx = params.at(-1) as ToolContext;
     const { signal } = ctx.mcpReq;
+    // The call's end, for good, in its audit trail — unless this process stopped serving it (its
+    // next owner ends it).
+    const audited = (end: Omit<CallEnd, 'tool' | 'arguments'>) =>
+      host.stopped?.(ctx.mcpReq.id) === true
+        ? Promise.resolve()
+        : host.audit?.(ctx.mcpReq.id, {
+            tool: name,
+            arguments: params.length > 1 ? params[0] : undefined,
+            ...end,
+          });
     for (let attempt = 1; ; attempt++) {
       const execution = withLogger(host, name, host.execution(ctx.mcpReq.id), version, signal);
       const started = performance.now();
@@ -127,7 +140,9 @@ function retrying(
         });
       try {
         const result = await executeOnce(name, execution, () => callback(...params));
-        end((result as { isError?: unknown } | undefined)?.isError === true ? 'tool-error' : 'ok');
+        const toolError = (result as { isError?: unknown } | undefined)?.isError === true;
+        end(toolError ? 'tool-error' : 'ok');
+        await audited({ outcome: 'answered', toolError });
         return result;
       } catch (error) {
         // A cancelled call (notifications/cancelled, tasks/cancel, a closed stream, a lost
@@ -147,6 +162,7 @@ function retrying(
         if (signal.aborted) {
           end('cancelled', signal.reason);
           await undo();
+          await audited({ outcome: 'cancelled', reason: signal.reason });
           throw error;
         }
         // Asleep (`ex.sleep`): the invocation ends here, unanswered; the lane runs it on time.
@@ -158,6 +174,7 @@ function retrying(
         end(final ? 'failed' : 'retrying', error);
         if (final) {
           await undo();
+          await audited({ outcome: 'error', reason: error });
           throw error;
         }
         recordToolRetry(name);
@@ -170,6 +187,7 @@ function retrying(
         });
         if (!(await pause(wait, signal))) {
           await undo();
+          await audited({ outcome: 'cancelled', reason: signal.reason });
           throw error;
         }
         await host.retry(ctx.mcpReq.id);

@@ -13,6 +13,7 @@ import type { CallExecution } from './call-execution.js';
 import { registerModule } from './retries.js';
 import { createToolServer } from './tool-server.js';
 import { scopeRefusal } from './scope-challenge.js';
+import { toolCallOf } from './call-audit.js';
 
 /** What one stateless request (or one round of a task) is served with, beyond its execution. */
 export interface InvocationRequest {
@@ -60,7 +61,10 @@ export async function invokeStateless(
     // Refused here, as a session's call is (the SDK's transport would answer an HTTP 403 the
     // gateway has long since answered otherwise).
     const error = await scopeRefusal(server.resolveScopeChallenge, message, authInfo);
-    if (error !== undefined) return { jsonrpc: '2.0', id: message.id, error };
+    if (error !== undefined) {
+      await execution.audit({ ...toolCallOf(message), outcome: 'refused', reason: error });
+      return { jsonrpc: '2.0', id: message.id, error };
+    }
     const http = new Request('http://tidemark.invalid/mcp', { method: 'POST', signal });
     const response = await transport
       .handleMessage(message, { request: http, ...(authInfo === undefined ? {} : { authInfo }) })

@@ -29,6 +29,7 @@ import {
   decideRun,
   registerModule,
   SESSION_SERVER_VERSIONS,
+  type CallEnd,
   type CallEnvironment,
   type ExecutionEnd,
   type RunLimits,
@@ -181,10 +182,8 @@ export class SessionRuntime {
         // A join runs nothing here: it follows the call it joins, whatever the bounds.
         if (joins !== undefined && unscoped === undefined) return this.join(entry, message, joins);
         const error = unscoped ?? (verdict.kind === 'refuse' ? verdict.error : undefined);
-        if (error !== undefined) {
-          await run.generation.finish({ jsonrpc: '2.0', id: message.id, error });
-          return call.finish('answered');
-        }
+        if (error !== undefined)
+          return await run.refuse(message, error).then(() => call.finish('answered'));
         run.reportStart();
         this.inflight.set(stream, entry);
         this.transport.receive(message, run.authInfo);
@@ -307,6 +306,11 @@ export class SessionRuntime {
   /** @internal The logger tools get. */
   get logger(): ToolLogger | undefined {
     return this.environment.logger;
+  }
+
+  /** @internal The call ended for good: its audit record, before its answer. */
+  audit(requestId: RequestId, end: CallEnd): Promise<void> {
+    return this.inflight.get(requestStreamId(requestId))?.run.audit(end) ?? Promise.resolve();
   }
 
   /** @internal Each tool execution's end, for the operator's log. */

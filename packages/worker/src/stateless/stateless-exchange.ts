@@ -124,7 +124,7 @@ export class StatelessExchange {
     claimed.catch(() => undefined);
     const execution = await CallExecution.begin(
       environment,
-      { owner: key, stream: this.stream, subject, caller },
+      { owner: key, stream: this.stream, subject, caller, idempotent: claim !== undefined },
       head,
       {
         stopped,

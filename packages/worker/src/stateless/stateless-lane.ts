@@ -8,6 +8,7 @@ import {
   streamHeadKey,
   WAKE_METHOD,
   TASK_CANCEL_METHOD,
+  requestStreamId,
   TASK_UPDATE_METHOD,
   type LogRecord,
   type RequestId,
@@ -18,7 +19,7 @@ import {
 import { context } from '@opentelemetry/api';
 import { ATTR_JSONRPC_REQUEST_ID, ATTR_MCP_METHOD_NAME } from '@tidemark/otel';
 import { Call } from '../calls/index.js';
-import { Asleep, authInfoOf, ScopeChecker } from '../execution/index.js';
+import { Asleep, authInfoOf, ScopeChecker, toolCallOf, writeAudit } from '../execution/index.js';
 import { SignalInbox } from './signal-inbox.js';
 import { asleepRecord, Sleepers } from './sleepers.js';
 import { IdempotentCalls, type Decided } from './idempotent-calls.js';
@@ -194,6 +195,19 @@ export class StatelessLane {
       authInfoOf(subject, caller),
     );
     if (refusal === undefined) return false;
+    await writeAudit(
+      this.lane.environment,
+      {
+        owner: key,
+        stream: requestStreamId(message.id as RequestId),
+        subject,
+        caller,
+        idempotent: true,
+      },
+      { ...toolCallOf(message), outcome: 'refused', reason: refusal },
+      0,
+      () => false,
+    );
     await answerFailure(this.lane, key, message as JSONRPCMessage, refusal);
     return true;
   }

@@ -183,10 +183,10 @@ export class TaskExecution {
   }
 
   private async begin(previous: StreamHead | undefined): Promise<void> {
-    const { key, subject, caller } = this.request;
+    const { key, subject, caller, claim } = this.request;
     this.run = await CallExecution.begin(
       this.lane.environment,
-      { owner: key, stream: TASK_STREAM, subject, caller },
+      { owner: key, stream: TASK_STREAM, subject, caller, idempotent: claim !== undefined },
       previous,
       // Only a lost partition stops it: a task cancelled before it ran here still records that.
       {
