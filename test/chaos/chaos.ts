@@ -34,6 +34,7 @@ import { TrackedClient, type CallWindow, type CheckedCall } from '../e2e/calls.t
 import { checkedTask } from '../e2e/task-calls.ts';
 import { Cluster, sleep } from '../e2e/cluster.ts';
 import { countEffects, type EffectCount } from './effects.ts';
+import { checkAudit } from './audit-check.ts';
 import { startPartitioned, type PartitionedCluster } from './partitions.ts';
 import { faultReport, Timeline, type Fault, type Firing } from './timeline.ts';
 
@@ -544,7 +545,15 @@ try {
   const counts = tally(verdicts);
   const injected = Object.values(faults).reduce((a, b) => a + b, 0);
   const effects = countEffects(effectsFile, answeredEffects, killedPids);
-  const broken = failures(counts, unexplained, effects);
+  const audit = await checkAudit(log, cluster.names.audit, effectsFile, answeredEffects);
+  const broken = [
+    ...failures(counts, unexplained, effects),
+    ...(audit.missing.length === 0
+      ? []
+      : [
+          `${audit.missing.length} answered calls not in the audit trail as answered: ${audit.missing.slice(0, 3).join('; ')}`,
+        ]),
+  ];
   // A step run twice: what the log and the workers say of its session (the first two).
   for (const duplicate of effects.duplicated.slice(0, 2)) {
     console.error(`duplicated effect ${duplicate.text}`);
@@ -561,6 +570,11 @@ try {
       `  silently wrong: ${counts['silently-wrong']}, lost: ${counts.lost}, needless resets: ${counts['needless-reset']}`,
       `  errored task calls sent again with their key: ${resends}, run as another task: ${resent.length}`,
       `  effects: ${effects.applied} applied for ${answeredEffects.size} answered calls, ${effects.inFlight} steps run again after their process was killed -9 or cut from the broker past its session (same effect key), duplicated: ${effects.duplicated.length}, lost: ${effects.lost.length}`,
+      `  audit trail: ${audit.exported} calls exported, once each (${Object.entries(audit.outcomes)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(
+          ', ',
+        )}), every answered call among them: ${audit.missing.length === 0 ? 'yes' : 'no'}`,
       ...faultReport(firings, verdicts).map((line) => `  ${line}`),
       ...[...errors]
         .sort((a, b) => b[1] - a[1])

@@ -10,7 +10,9 @@ import {
 } from '@tidemark/log';
 import { emitAuditLog } from '@tidemark/otel';
 import {
+  ErrorCodes,
   invalidOption,
+  TidemarkError,
   type AuditRecord,
   type PartitionKey,
   type WorkerEpoch,
@@ -45,6 +47,21 @@ export async function requestPartitions(options: CompiledWorkerOptions): Promise
       'topics',
       `requests and events with equal partition counts`,
       `${count} and ${eventsCount}`,
+    );
+  // The audit trail's topic (new in 0.2.0): a deployment made before creates it first, or every
+  // call would wait on a write that cannot land.
+  const auditCount = await log.partitionCount(topics.audit).catch((error: unknown) => {
+    throw new TidemarkError(
+      ErrorCodes.topicMismatch,
+      `topic ${topics.audit} (the audit trail, new in 0.2.0) cannot be read: create it with \`tidemark topics create\` (idempotent) before starting workers`,
+      { cause: error },
+    );
+  });
+  if (auditCount !== count)
+    throw invalidOption(
+      'topics',
+      'requests and audit with equal partition counts',
+      `${count} and ${auditCount}`,
     );
   await checkPartitionPlacement(log, topics, count);
   return count;
