@@ -9,6 +9,7 @@ import { liveEvents, type LiveDeps } from './live-events.js';
 import { notFoundPage, overviewPage, sessionPage, type PageContext } from './pages.js';
 import { recentSections } from './recent-pages.js';
 import { restingPage } from './resting-page.js';
+import { AUDIT_RECORDS, auditPage } from './audit-page.js';
 import type { Visibility } from './visibility.js';
 
 export interface RouteDeps {
@@ -87,11 +88,24 @@ export function pageRoutes(
     }),
   );
   router.get('/resting', restingRoute(view, page, send, guarded));
+  router.get('/audit', auditRoute(view, page, send, guarded));
   router.get(
     '/events',
     guarded((req, res, visibility) =>
       liveEvents(req, res, visibility, { tail, view, journal: options.journal, live }),
     ),
+  );
+}
+
+/** The audit trail's latest calls (`auditPage`): a subject's own, or everyone's. */
+function auditRoute(
+  view: LiveDeps['view'],
+  page: RouteDeps['page'],
+  send: RouteDeps['send'],
+  guarded: Parameters<typeof pageRoutes>[1]['guarded'],
+) {
+  return guarded(async (_req, res, visibility) =>
+    send(res, 200, auditPage(page(), await view.audit(visibility, AUDIT_RECORDS), visibility.all)),
   );
 }
 

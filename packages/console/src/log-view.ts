@@ -1,4 +1,5 @@
 import {
+  AuditLog,
   restingCalls,
   SessionStore,
   StepJournal,
@@ -17,6 +18,7 @@ import {
   sessionOfHeadKey,
   STANDALONE_STREAM,
   TASK_STREAM,
+  type AuditRecord,
   type FoldEffect,
   type GenerationCause,
   type LogPort,
@@ -115,6 +117,17 @@ export class LogView {
     this.sessions = new SessionStore({ ...stores, withInitialize: false });
     this.heads = new StreamHeadStore(stores);
     this.steps = new StepJournal(stores);
+  }
+
+  /**
+   * The audit trail's latest calls (of each partition's `latest` records), the last to end first:
+   * a subject's own, or everyone's for a viewer who sees all.
+   */
+  async audit(visibility: Visibility, latest: number): Promise<AuditRecord[]> {
+    const { log, topics, partitionCount } = this.options;
+    const trail = new AuditLog({ log, topic: topics.audit, partitionCount });
+    const subject = visibility.all ? undefined : visibility.subject;
+    return (await trail.read({ subject, latest })).reverse();
   }
 
   /** The calls asleep or waiting for a signal now, the soonest first (everyone's: operators'). */

@@ -36,6 +36,7 @@ export function layout(ctx: PageContext, title: string, body: Html): Html {
           <nav aria-label="Console">
             <a href="${ctx.base}/subscriptions">Events</a>
             <a href="${ctx.base}/resting">Resting calls</a>
+            <a href="${ctx.base}/audit">Audit trail</a>
           </nav>
         </header>
         <main id="main" tabindex="-1">${body}</main>

@@ -8,7 +8,7 @@ import { get as httpGet, type IncomingMessage } from 'node:http';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import counting from '@tidemark/examples/counting';
 import events from '@tidemark/examples/events';
-import { EventRegistry } from '@tidemark/log';
+import { AuditLog, EventRegistry } from '@tidemark/log';
 import { eventStreamKey, topicNames } from '@tidemark/protocol';
 import { EmbeddedLog } from '@tidemark/embedded-log';
 import express from 'express';
@@ -376,6 +376,60 @@ describe('the events page', () => {
     // Recent deliveries, newest first.
     expect(page.indexOf('evt_refused_two')).toBeLessThan(page.indexOf('evt_delivered_one'));
     expect(page).toContain('>204<');
+  });
+});
+
+describe('the audit page', () => {
+  it('lists the calls of the audit trail, the last to end first: a signed-in subject its own, an operator everyone’s', async () => {
+    const stack = await embeddedStack({ modules: [hostile] });
+    onTestFinished(() => stack.stop());
+    const trail = new AuditLog({ log: stack.log, topic: stack.topics.audit, partitionCount: 2 });
+    const call = (subject: string, stream: string, atMs: number) =>
+      trail.append({
+        atMs,
+        owner: `owner-of-${subject}`,
+        stream,
+        tool: 'shout',
+        subject,
+        clientId: 'app-1',
+        scopes: ['files:read'],
+        arguments: 'sha256:x',
+        outcome: subject === 'bob' ? 'refused' : 'answered',
+        ...(subject === 'bob' ? { reason: `insufficient_scope ${HOSTILE}` } : {}),
+        executions: 1,
+      });
+    await call('alice', 'n1', Date.now() - 2_000);
+    await call('bob', 'n1', Date.now() - 1_000);
+    await call('alice', 'n2', Date.now());
+    const pageOf = async (authenticate?: ReturnType<typeof tokenFileAuthenticator>) => {
+      const console = await createConsole({
+        log: stack.log,
+        topics: stack.topics,
+        ...(authenticate === undefined ? {} : { authenticate }),
+      });
+      onTestFinished(() => console.close());
+      const app = express().use(console.basePath, console.router);
+      const server = app.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      onTestFinished(() => void server.close());
+      const { port } = server.address() as AddressInfo;
+      const token = 'alice-token-0123456789-0123456789';
+      const response = await fetch(`http://127.0.0.1:${port}/console/audit`, {
+        headers: { Cookie: `tidemark_console_token=${token}` },
+      });
+      expect(response.status).toBe(200);
+      return (await response.text()).replace(/\s+/g, ' ');
+    };
+    const everyone = await pageOf();
+    expect(everyone).toContain('data-testid="audit-records"');
+    expect(everyone.match(/<tr>/g)?.length).toBe(4); // the header and three calls
+    // The last to end first; a reason is text, never markup.
+    expect(everyone.indexOf('· n2<')).toBeLessThan(everyone.indexOf('bob'));
+    expect(everyone).toContain('insufficient_scope &lt;img');
+    const alice = await pageOf(tokenFileAuthenticator('alice-token-0123456789-0123456789 alice\n'));
+    expect(alice).toContain('Your calls');
+    expect(alice.match(/<tr>/g)?.length).toBe(3);
+    expect(alice).not.toContain('bob');
   });
 });
 

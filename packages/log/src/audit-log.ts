@@ -26,6 +26,8 @@ export interface AuditQuery {
   readonly untilMs?: number | undefined;
   /** Only this subject's calls (what a subject may see of the trail). */
   readonly subject?: string | undefined;
+  /** Read only this many of each partition's latest records (a page's view); default all. */
+  readonly latest?: number | undefined;
 }
 
 export class AuditLog {
@@ -54,7 +56,9 @@ export class AuditLog {
     const latest = new Map<string, AuditRecord>();
     for (let partition = 0; partition < partitionCount; partition++) {
       const { logStartOffset, highWatermark } = await log.offsets(topic, partition);
-      const range = { from: logStartOffset, until: highWatermark, evicted: 'skip' as const };
+      const recent = query.latest === undefined ? 0n : highWatermark - BigInt(query.latest);
+      const from = recent > logStartOffset ? recent : logStartOffset;
+      const range = { from, until: highWatermark, evicted: 'skip' as const };
       for await (const logRecord of readRange(log, topic, partition, range)) {
         const record = decodeAuditRecord(logRecord.value);
         if (record !== undefined && logRecord.key !== null) latest.set(logRecord.key, record);
