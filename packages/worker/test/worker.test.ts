@@ -353,6 +353,18 @@ describe('the worker on the embedded log', () => {
     });
   });
 
+  it('does not start on topics made before the audit trail: it names the topic to create', async () => {
+    const { startWorker } = setup();
+    await expect(
+      startWorker({ topics: { ...topicNames('t.'), audit: 't.audit-never-made' } }),
+    ).rejects.toMatchObject({
+      code: ErrorCodes.topicMismatch,
+      message: expect.stringMatching(
+        /^topic t\.audit-never-made \(the audit trail, new in 0\.2\.0\) cannot be read: create it with `tidemark topics create`/,
+      ) as unknown,
+    });
+  });
+
   it('refuses a negative or fractional handoff timeout or in-memory sleep up front; 0 is a choice', async () => {
     const { startWorker } = setup();
     for (const name of ['handoffTimeoutMs', 'sleepInMemoryMs'])
