@@ -5,6 +5,10 @@ import { describe, expect, it } from 'vitest';
 // reviewed like any change to what users import. (The CLI is a command, not a library.)
 const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
   '@tidemark/protocol': [
+    'argumentsDigest',
+    'auditKey',
+    'decodeAuditRecord',
+    'encodeAuditRecord',
     'httpUrlOption',
     'MAX_SIGNAL_TOKEN_LENGTH',
     'mintSignalToken',
@@ -162,6 +166,7 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'routingKeyOfTask',
   ],
   '@tidemark/otel': [
+    'emitAuditLog',
     'ATTR_GEN_AI_TOOL_NAME',
     'ATTR_HTTP_REQUEST_METHOD',
     'ATTR_HTTP_RESPONSE_STATUS_CODE',
@@ -227,6 +232,7 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
   '@tidemark/log': [
     'restingCalls',
     'AppendQueue',
+    'AuditLog',
     'COMPACTED_TABLE_DEFAULTS',
     'CompactedTable',
     'EventRegistry',

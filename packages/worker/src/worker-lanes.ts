@@ -118,15 +118,15 @@ export function startLanes(
   const stores = { writer, heads, sessions, steps, housekeeping, requests };
   const service = events?.service;
   const trail = new AuditLog({ log, topic: topics.audit, partitionCount });
-  const environment = {
-    ...callEnvironment(options, stores, service),
+  // Not spread over callEnvironment's: its `modules` is a getter (dev --watch replaces them).
+  const environment = callEnvironment(options, stores, service, {
     fenced: (owner: PartitionKey) => ownership.fenced(heads.partitionOf(owner)),
     // The log first: a record the log refused is written again, and emitted once it is in.
     audit: async (record: AuditRecord) => {
       await trail.append(record);
       emitAuditLog(record);
     },
-  };
+  });
   const lane = { options, stores, slots, events: service, handoffs, environment };
   const started: Started = {
     lane,

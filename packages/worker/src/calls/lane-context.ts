@@ -51,9 +51,12 @@ export function callEnvironment(
   options: CompiledWorkerOptions,
   stores: WorkerStores,
   events: EventService | undefined,
+  /** What the worker adds beside the options: its partitions' fences and the audit trail. */
+  extras: Pick<CallEnvironment, 'fenced' | 'audit'> = {},
 ): CallEnvironment {
   const { log, topics, onProblem } = options;
   return {
+    ...extras,
     serverInfo: options.serverInfo,
     instructions: options.instructions,
     // Read on each use: `Worker.replaceModules` (dev --watch) swaps them under running sessions.
