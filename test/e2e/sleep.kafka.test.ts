@@ -1,11 +1,11 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EXIT, main } from '@tidemark/cli';
+import { EXIT } from '@tidemark/cli';
 import { PretendPayments } from '@tidemark/examples/payments';
-import { pino } from 'pino';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { Cluster, sleep } from './cluster.js';
+import { runTidemark } from '../support/cli.js';
 import { pollTask, rpc } from '@tidemark/fixtures/task-client';
 
 // Durable sleep on a real broker: a task charges, then sleeps 5 s (`ex.sleep`); every worker
@@ -20,15 +20,14 @@ const SLEEP_MS = 5_000;
 
 /** `tidemark calls list` against the cluster's topics: its lines. */
 async function callsList(prefix: string): Promise<string[]> {
-  const out: string[] = [];
-  const code = await main(['calls', 'list', '--brokers', brokers.join(','), '--prefix', prefix], {
-    env: {},
-    cwd: tmpdir(),
-    out: (line) => out.push(line),
-    err: (line) => out.push(`error: ${line}`),
-    stopSignal: new Promise<void>(() => undefined),
-    logger: pino({ level: 'silent' }),
-  });
+  const { code, out } = await runTidemark([
+    'calls',
+    'list',
+    '--brokers',
+    brokers.join(','),
+    '--prefix',
+    prefix,
+  ]);
   expect(code, out.join('\n')).toBe(EXIT.ok);
   return out;
 }

@@ -1,18 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Admin } from '@platformatic/kafka';
-import { EXIT, main } from '@tidemark/cli';
+import { EXIT } from '@tidemark/cli';
 import counting from '@tidemark/examples/counting';
 import { createGateway } from '@tidemark/gateway';
 import { KafkaLog } from '@tidemark/kafka';
 import { partitionPlacementProblems, SessionStore } from '@tidemark/log';
 import { createKeyring, type SessionId } from '@tidemark/protocol';
 import { Worker } from '@tidemark/worker';
-import { pino } from 'pino';
 import { expect, inject, it, onTestFinished } from 'vitest';
 import { provisionTestTopics } from '@tidemark/fixtures/topics';
+import { runTidemark } from '../support/cli.js';
 
 // Partitions added to live topics (`kafka-topics --alter`, an operator's first reaction to load)
 // move most keys: a key's partition is its hash modulo the count. Nothing written before would be
@@ -78,14 +75,13 @@ it('partitions added under written records: a worker and a gateway refuse to sta
 
 /** `tidemark topics check` on the test broker, in this process. */
 async function topicsCheck(prefix: string) {
-  const out: string[] = [];
-  const code = await main(['topics', 'check', '--brokers', brokers.join(','), '--prefix', prefix], {
-    env: {},
-    cwd: mkdtempSync(join(tmpdir(), 'tidemark-grow-')),
-    out: (line) => out.push(line),
-    err: (line) => out.push(line),
-    stopSignal: new Promise<void>(() => undefined),
-    logger: pino({ level: 'silent' }),
-  });
+  const { code, out } = await runTidemark([
+    'topics',
+    'check',
+    '--brokers',
+    brokers.join(','),
+    '--prefix',
+    prefix,
+  ]);
   return { code, out: out.join('\n') };
 }

@@ -15,9 +15,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { expect, inject, it, onTestFinished } from 'vitest';
-import { tmpdir } from 'node:os';
-import { pino } from 'pino';
-import { EXIT, main } from '@tidemark/cli';
+import { EXIT } from '@tidemark/cli';
 import type { AuditRecord } from '@tidemark/protocol';
 import { startLogStack } from '@tidemark/fixtures/log-stack';
 import { TcpProxy } from '@tidemark/fixtures/tcp-proxy';
@@ -29,6 +27,7 @@ import {
   type AuthorizationServer,
 } from '../support/authorization-server.js';
 import { pythonWithMcp } from '../support/prerequisites.js';
+import { runTidemark } from '../support/cli.js';
 
 const run = promisify(execFile);
 
@@ -250,16 +249,8 @@ it('the MCP authorization flow with a real authorization server and the official
  * writes with why.
  */
 async function auditTrailExported(brokers: readonly string[], prefix: string, clientId: string) {
-  const out: string[] = [];
   const args = ['audit', '--since', '1h', '--format', 'jsonl', '--brokers', brokers.join(',')];
-  const code = await main([...args, '--prefix', prefix], {
-    env: {},
-    cwd: tmpdir(),
-    out: (line) => out.push(line),
-    err: (line) => out.push(`error: ${line}`),
-    stopSignal: new Promise<void>(() => undefined),
-    logger: pino({ level: 'silent' }),
-  });
+  const { code, out } = await runTidemark([...args, '--prefix', prefix]);
   expect(code, out.join('\n')).toBe(EXIT.ok);
   const records = out.map((line) => JSON.parse(line) as AuditRecord);
   expect(new Set(records.map((r) => `${r.owner}/${r.stream}`)).size).toBe(records.length);

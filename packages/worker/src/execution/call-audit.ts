@@ -3,12 +3,11 @@ import {
   messageOf,
   type AuditOutcome,
   type AuditRecord,
-  type Caller,
   type PartitionKey,
   type StreamId,
 } from '@tidemark/protocol';
 import { whileUnavailable } from './backoff.js';
-import type { CallEnvironment } from './call-environment.js';
+import type { CallOwner } from './call-owner.js';
 
 // A call's audit record (docs/auth.md, "The audit trail"), made where its outcome is known: the
 // retry wrapper when the tool's last execution ended, the lanes when a call is refused before its
@@ -26,17 +25,7 @@ export interface CallEnd {
   readonly arguments: unknown;
 }
 
-/** Whose call it is, as its audit record names it. */
-export interface AuditedCall {
-  readonly owner: string;
-  readonly stream: string;
-  readonly subject?: string | undefined;
-  readonly caller?: Caller | undefined;
-  /** The call came with an `Idempotency-Key` (its owner derives from it). */
-  readonly idempotent?: boolean | undefined;
-}
-
-export function auditRecordOf(call: AuditedCall, end: CallEnd, executions: number): AuditRecord {
+function auditRecordOf(call: CallOwner, end: CallEnd, executions: number): AuditRecord {
   const { clientId, scopes } = call.caller ?? {};
   return {
     atMs: Date.now(),
@@ -62,8 +51,13 @@ export function auditRecordOf(call: AuditedCall, end: CallEnd, executions: numbe
  * the call is answered all the same.
  */
 export async function writeAudit(
-  environment: Pick<CallEnvironment, 'audit' | 'onWriteFailure'>,
-  call: AuditedCall,
+  // `CallEnvironment`'s, said here: that module's types import this one's.
+  environment: {
+    readonly audit?: ((record: AuditRecord) => Promise<void>) | undefined;
+    readonly onWriteFailure?:
+      ((owner: PartitionKey, stream: StreamId, error: unknown) => void) | undefined;
+  },
+  call: CallOwner,
   end: CallEnd,
   executions: number,
   stopped: () => boolean,
@@ -72,8 +66,7 @@ export async function writeAudit(
   if (audit === undefined || stopped()) return;
   const { owner, stream } = call;
   const record = auditRecordOf(call, end, executions);
-  const problem = (error: unknown) =>
-    onWriteFailure?.(owner as PartitionKey, stream as StreamId, error);
+  const problem = (error: unknown) => onWriteFailure?.(owner, stream, error);
   await whileUnavailable(() => audit(record), { stopped, onRetry: problem }).catch(problem);
 }
 

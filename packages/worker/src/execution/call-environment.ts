@@ -1,5 +1,5 @@
 import type { StepJournal, StreamHeadStore, StreamWriter } from '@tidemark/log';
-import type { AuditRecord, Caller, PartitionKey, StreamHead, StreamId } from '@tidemark/protocol';
+import type { AuditRecord, PartitionKey, StreamHead, StreamId } from '@tidemark/protocol';
 import type { ToolLogger, ToolModule } from '@tidemark/tools';
 import type { EventService } from '../events/index.js';
 import type { ExecutionEnd } from './retries.js';
@@ -64,19 +64,6 @@ export interface ExecutionStart {
   readonly stream: StreamId;
   readonly attempt: number;
   readonly cause: string;
-}
-
-/** Whose call it is: the key its stream is under, the stream, and the subject it runs for. */
-export interface CallOwner {
-  /** The call's session, or its stateless request's routing key, or its task's id. */
-  readonly owner: PartitionKey;
-  readonly stream: StreamId;
-  /** The subject the gateway authenticated, if it authenticates. */
-  readonly subject?: string | undefined;
-  /** What the request's credential said beside the subject: its OAuth client and scopes. */
-  readonly caller?: Caller | undefined;
-  /** The call came with an `Idempotency-Key` (its audit record says so). */
-  readonly idempotent?: boolean | undefined;
 }
 
 /** How an execution begins, beyond whose it is. */

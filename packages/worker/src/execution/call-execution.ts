@@ -13,7 +13,8 @@ import {
 } from '@tidemark/protocol';
 import type { Execution } from '@tidemark/tools';
 import { backoff, whileUnavailable } from './backoff.js';
-import type { BeginOptions, CallEnvironment, CallOwner } from './call-environment.js';
+import type { BeginOptions, CallEnvironment } from './call-environment.js';
+import type { CallOwner } from './call-owner.js';
 import { continueProgress } from './progress-continuity.js';
 import { restKey } from './signal-desk.js';
 import { Asleep } from './sleep.js';
