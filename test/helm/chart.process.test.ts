@@ -11,6 +11,7 @@ import { helmBinary, k8sValidate } from '../support/prerequisites.js';
 import { planTopics } from '@tidemark/kafka';
 import { METRIC_LIVE_STREAMS } from '@tidemark/otel';
 import { topicNames } from '@tidemark/protocol';
+import { hostedServerSpecs } from '@tidemark/worker';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -172,6 +173,25 @@ describe('the Helm chart', () => {
       const help = await helpOf(component);
       for (const flag of args(component).filter((a) => a.startsWith('--'))) expect(help).toContain(flag);
     }
+  });
+
+  it('hosts stdio MCP servers (worker.mcpServers) through a servers file the worker reads, and rolls the workers when the list changes', async () => {
+    const servers = ['--set', 'worker.mcpServers[0].name=weather', '--set', 'worker.mcpServers[0].command=/opt/venv/bin/python', '--set', 'worker.mcpServers[0].args={-m,weather_server}'];
+    const manifests = await template(...servers, '--set', 'worker.tools=null');
+    const [map] = byKind(manifests, 'ConfigMap').filter((m) => m.metadata.name.endsWith('-mcp-servers'));
+    const listed = JSON.parse((map as unknown as { data: Record<string, string> }).data['servers.json']!) as unknown;
+    // What the worker takes: the same check it runs on --mcp-servers-file.
+    expect(hostedServerSpecs(listed)).toEqual([{ name: 'weather', command: '/opt/venv/bin/python', args: ['-m', 'weather_server'] }]);
+    const pod = podSpec(deployment(manifests, 'worker'));
+    const args = pod.spec.containers[0]!.args;
+    expect(args.join(' ')).toContain('--mcp-servers-file /etc/tidemark/mcp-servers/servers.json');
+    expect(args).not.toContain('--tools');
+    expect(await helpOf('worker')).toContain('--mcp-servers-file');
+    const again = await template(...servers, '--set', 'worker.mcpServers[0].args={-m,other}');
+    const checksum = (m: Manifest[]) => (deployment(m, 'worker').spec as { template: { metadata: { annotations?: Record<string, string> } } }).template.metadata.annotations?.['checksum/mcp-servers'];
+    expect(checksum(again)).toMatch(/^[0-9a-f]{64}$/);
+    expect(checksum(again)).not.toBe(checksum(manifests));
+    await expect(template('--set', 'worker.tools=null')).rejects.toThrow(/worker.tools or worker.mcpServers needs at least one/);
   });
 
   it('gives gateways and workers the event-id secret as read-only files (never env), the previous one during a rotation, and no service-account token', async () => {

@@ -290,6 +290,8 @@ const PUBLIC_EXPORTS: Record<string, readonly string[]> = {
     'compileRetryPolicy',
     'currentExecution',
     'defineToolModule',
+    'hostedServerModule',
+    'hostedServerSpecs',
     'isRetryableError',
     'loadToolModules',
     'probeToolModules',

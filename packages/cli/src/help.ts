@@ -55,6 +55,14 @@ unfinished calls run again as a new generation, resuming clients are reset, neve
   --host <addr>      address to bind. Default 127.0.0.1
   --allow-remote     required to bind anything but a loopback address (dev has no auth)
   --tools <module>   tool module to load (repeatable, or comma-separated). Default: the examples
+                     (none with --mcp-server)
+  --mcp-server <name>=<command line>
+                     host a stdio MCP server in any language: its tools are served as these
+                     (repeatable; the command line split as a shell would, run without one)
+  --mcp-servers-file <f>  hosted servers as a JSON array of { name, command, args, env, cwd,
+                     processes, prefix }
+  --mcp-server-processes <n>  processes of each hosted server. Default 2
+  --mcp-server-prefix  serve a hosted server's tools as <name>_<tool>
   --watch            reload a tool module when its file changes; sessions live on, clients are
                      told the tools changed (notifications/tools/list_changed)
   --data <dir>       where the log and the event-id secret live (0700). Default ${DEV_DATA}
@@ -185,9 +193,18 @@ Health: GET /healthz (alive), GET /readyz (broker reachable, topics valid).
 Console: --console on serves the web console at /console on the same port, to this machine only
 (loopback peers and Host: kubectl port-forward to one pod), with the endpoint's authentication: this
 replica's resume decisions beside what the log holds. --trace-url <url> links trace ids. Default off.`,
-  worker: `Usage: tidemark worker --tools <module>... [--brokers <list>] [--health-port <n>]
+  worker: `Usage: tidemark worker --tools <module>... | --mcp-server <name>=<cmd>... [--brokers <list>] [--health-port <n>]
 
-  --tools <module>       tool module to load (repeatable, or comma-separated; required)
+  --tools <module>       tool module to load (repeatable, or comma-separated; this or
+                         --mcp-server is required)
+  --mcp-server <name>=<command line>
+                         host a stdio MCP server in any language: its tools are served as the
+                         worker's own, each call a durable, resumable execution (repeatable; the
+                         command line split as a shell would, run without one)
+  --mcp-servers-file <f> hosted servers as a JSON array of { name, command, args, env, cwd,
+                         processes, prefix } (the chart's worker.mcpServers)
+  --mcp-server-processes <n>  processes of each hosted server. Default 2
+  --mcp-server-prefix    serve a hosted server's tools as <name>_<tool> (many servers, one endpoint)
   --brokers <list>       Kafka bootstrap host:port[,host:port]; or KAFKA_BROKERS
   --prefix <p>           topic prefix. Default ${TOPICS.prefix}
   --group <g>            consumer group. Default ${WORKER.group}

@@ -1,7 +1,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { messageOf } from '@tidemark/protocol';
-import { loadToolModules, type Worker } from '@tidemark/worker';
+import { loadToolModules, type ToolModule, type Worker } from '@tidemark/worker';
 import { sayTools } from './banner.js';
 import type { Logger } from './logger.js';
 
@@ -17,6 +17,8 @@ export function watchToolModules(
   specifiers: readonly string[],
   worker: Worker,
   io: { logger: Logger; say: (line: string) => void; cwd: string },
+  /** Modules that are not files (hosted MCP servers): kept as they are on each reload. */
+  kept: readonly ToolModule[] = [],
 ): { close(): void } {
   const files = specifiers.filter((s) => s.startsWith('file:')).map((s) => fileURLToPath(s));
   let reloads = 0;
@@ -25,7 +27,7 @@ export function watchToolModules(
   const reload = async () => {
     try {
       const modules = await loadToolModules(specifiers, { reload: ++reloads });
-      await worker.replaceModules(modules);
+      await worker.replaceModules([...modules, ...kept]);
       lastProblem = undefined;
       io.logger.debug({ tools: modules.map((m) => m.name) }, 'tool modules reloaded');
       sayTools(io.say, 'reloaded; tools:', worker.modules, io.cwd);

@@ -133,7 +133,7 @@ describe('the tidemark command line', () => {
       ],
       /does not exist/,
     ],
-    [['worker', '--brokers', 'k:9092'], /--tools: required/],
+    [['worker', '--brokers', 'k:9092'], /--tools or --mcp-server: required/],
     [
       ['worker', '--tools', '@tidemark/examples/events', '--brokers', 'k:9092'],
       /--secret-file \(or TIDEMARK_SECRET\): required when a tool module offers event types/,

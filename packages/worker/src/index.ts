@@ -6,6 +6,8 @@ export type { ExecutionEnd } from './execution/index.js';
 export type { SlotKind, SlotOccupancy } from './calls/index.js';
 export { loadToolModules, toToolModule } from './modules/index.js';
 export { probeToolModules } from './modules/index.js';
+export { hostedServerModule, hostedServerSpecs } from './hosted/index.js';
+export type { HostedServerModule, HostedServerSpec } from './hosted/index.js';
 // What a worker checks of its topics at start, for `tidemark topics check` to say it too.
 export { checkPartitionPlacement } from '@tidemark/log';
 export type { ModuleListing } from './modules/index.js';

@@ -21,6 +21,7 @@ import { TASKS_FLAG, tasksOf } from '../flags/tasks.js';
 import { duration, TTL_FLAGS, ttlsOf } from '../flags/ttl.js';
 import { EVENT_FLAGS, eventOptionsOf } from '../flags/events.js';
 import { HANDOFF_FLAGS, handoffOf } from '../flags/group.js';
+import { hostedModules, MCP_SERVER_FLAGS } from '../flags/mcp-servers.js';
 import {
   DEFAULT_EXAMPLES,
   toolSpecifiers,
@@ -49,6 +50,7 @@ export const DEV_FLAGS = {
   ...TASKS_FLAG,
   ...CONSOLE_FLAGS,
   ...HANDOFF_FLAGS,
+  ...MCP_SERVER_FLAGS,
 } as const;
 
 export async function dev(args: readonly string[], io: Io): Promise<void> {
@@ -72,8 +74,11 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
   });
   const resumeWindowMs = duration(str(values['resume-window']), '--resume-window') ?? 3_600_000;
   const data = resolve(io.cwd, str(values['data']) ?? DEV_DATA);
-  const specifiers = toolSpecifiers(list(values['tools']), io.cwd, DEFAULT_EXAMPLES);
-  const modules = await loadToolModules(specifiers);
+  const hosted = hostedModules(values, io.cwd);
+  // Hosting a server of one's own: the examples are not served beside it unless asked for.
+  const examples = hosted.modules.length > 0 ? [] : DEFAULT_EXAMPLES;
+  const specifiers = toolSpecifiers(list(values['tools']), io.cwd, examples);
+  const modules = [...(await loadToolModules(specifiers)), ...hosted.modules];
   const log = openDevLog(data);
   const topics = topicNames();
   log.provisionTopics(topics, { partitions: 4, resumeWindowMs });
@@ -93,7 +98,7 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
     ...observe(io.logger),
   });
   // A tool module that cannot start stops startup here, named (Worker.start probes them all).
-  await startOrClose(worker, log);
+  await startOrClose(worker, { close: () => hosted.close().then(() => log.close()) });
   const gateway = await createGateway({
     log,
     topics,
@@ -118,13 +123,14 @@ export async function dev(args: readonly string[], io: Io): Promise<void> {
   announce(io, metrics);
   const watching =
     values['watch'] === true
-      ? watchToolModules(specifiers, worker, { logger: io.logger, say: io.out, cwd: io.cwd })
+      ? watchToolModules(specifiers, worker, { ...io, say: io.out }, hosted.modules)
       : undefined;
   await io.stopSignal;
   watching?.close();
   console?.close();
   await gateway.drain();
   await worker.stop();
+  await hosted.close();
   await log.close();
 }
 

@@ -16,6 +16,7 @@ import { TTL_FLAGS, ttlsOf } from '../flags/ttl.js';
 import { EVENT_FLAGS, eventOptionsOf } from '../flags/events.js';
 import { GROUP_FLAGS, groupLogOptionsOf, handoffOf, SLEEP_FLAGS, sleepOf } from '../flags/group.js';
 import { toolSpecifiers, announce, startOrClose } from './shared.js';
+import { hostedModules, MCP_SERVER_FLAGS } from '../flags/mcp-servers.js';
 
 /** `tidemark worker`'s flags, as its help lists them. */
 export const WORKER_FLAGS = {
@@ -33,21 +34,28 @@ export const WORKER_FLAGS = {
   ...TTL_FLAGS,
   ...WORKER_LIMIT_FLAGS,
   ...EVENT_FLAGS,
+  ...MCP_SERVER_FLAGS,
 } as const;
 
 export async function worker(args: readonly string[], io: Io): Promise<void> {
   const { values } = parseFlags(args, WORKER_FLAGS);
   const metrics = applyTelemetryFlags(values);
   const tools = list(values['tools']);
-  if (tools.length === 0)
-    throw new UsageError('--tools: required (a tool module path or package, repeatable)');
+  const hosted = hostedModules(values, io.cwd);
+  if (tools.length === 0 && hosted.modules.length === 0)
+    throw new UsageError(
+      '--tools or --mcp-server: required (a tool module path or package, or a stdio MCP server to host; repeatable)',
+    );
   const kafka = kafkaOptions(values, io);
   const topics = topicNames(prefixOf(values));
   const events = eventOptionsOf(values);
   const group = groupLogOptionsOf(values);
   const handoff = handoffOf(values);
   const sleep = sleepOf(values);
-  const modules = await loadToolModules(toolSpecifiers(tools, io.cwd, []));
+  const modules = [
+    ...(await loadToolModules(toolSpecifiers(tools, io.cwd, []))),
+    ...hosted.modules,
+  ];
   const secrets = [str(values['secret-file']), list(values['previous-secret-file'])] as const;
   const offersEvents = modules.some((m) => m.events !== undefined);
   const acceptUnsealed = values['accept-unsealed'] === true;
@@ -72,7 +80,8 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
     ...serverIdentityOf(values, WORKER_DEFAULTS.serverInfo),
     ...observe(io.logger),
   });
-  await startOrClose(w, log);
+  // A start that fails ends the hosted servers' processes that did start, too.
+  await startOrClose(w, { close: () => hosted.close().then(() => log.close()) });
   let health: Server | undefined;
   const probe = topicsProbe(kafka, topics);
   if (values['health-port'] !== undefined) {
@@ -103,6 +112,7 @@ export async function worker(args: readonly string[], io: Io): Promise<void> {
   await io.stopSignal;
   health?.close();
   await w.stop();
+  await hosted.close();
   await probe.close();
   await log.close();
 }
