@@ -16,7 +16,9 @@
 //   rmcp client         the official Rust SDK (rmcp 3.11.0, Tasks extension), built with cargo
 //                       from test/interop/rmcp-tasks (TIDEMARK_RMCP_CLIENT overrides)
 //   Go client           the official Go SDK (go-sdk 1.8.0), built with Go from
-//                       test/interop/go-client (TIDEMARK_GO_CLIENT overrides)
+//                       test/interop/go-client (TIDEMARK_GO_CLIENT overrides), and the SDK's own
+//                       "everything" example server, unmodified, from the same module graph
+//                       (TIDEMARK_GO_EVERYTHING overrides), which a worker hosts in the tests
 //   MCP Inspector CLI   test/interop/inspector's pinned @modelcontextprotocol/inspector, installed
 //                       with npm ci into inspector/ (TIDEMARK_INSPECTOR overrides: its launcher)
 //   podman, runc,       Debian's packages, to build the Dockerfile's image on a base assembled
@@ -337,7 +339,7 @@ async function debianPackages() {
 }
 
 /** A Go program of this repository built into the cache (go knows whether the build is current). */
-async function goBuild({ name, dir, override, purpose }) {
+async function goBuild({ name, dir, override, purpose, pkg = '.' }) {
   if (process.env[override]) return process.env[override];
   if (!(await onPath('go'))) {
     throw new Error(
@@ -348,7 +350,7 @@ async function goBuild({ name, dir, override, purpose }) {
   const bin = join(cache, 'go', 'bin', name);
   if (!existsSync(bin))
     log(`building ${name} (modules from the Go module proxy) into ${dirname(bin)} (once)`);
-  await sh('go', ['build', '-o', bin, '.'], { cwd: join(root, dir) });
+  await sh('go', ['build', '-o', bin, pkg], { cwd: join(root, dir) });
   return bin;
 }
 
@@ -366,6 +368,16 @@ const goClient = () =>
     dir: 'test/interop/go-client',
     override: 'TIDEMARK_GO_CLIENT',
     purpose: 'the interop tests run the official Go MCP SDK (go-sdk 1.8.0)',
+  });
+
+// Built after the client: one Go build at a time over the same module cache.
+const goEverything = () =>
+  goBuild({
+    name: 'go-mcp-everything',
+    dir: 'test/interop/go-client',
+    pkg: 'github.com/modelcontextprotocol/go-sdk/examples/server/everything',
+    override: 'TIDEMARK_GO_EVERYTHING',
+    purpose: "the hosted-servers tests run the official Go MCP SDK's example server",
   });
 
 async function rmcp() {
@@ -479,7 +491,7 @@ async function main() {
     nginx,
     rmcp,
     k8sValidate,
-    goClient,
+    goClient: () => goClient().then(goEverything),
     inspector,
     previousRelease,
   };

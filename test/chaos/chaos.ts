@@ -127,6 +127,12 @@ async function startOnBroker() {
 }
 const faults: Record<string, number> = {};
 const verdicts: Array<Verdict & { call: string; window: CallWindow }> = [];
+/** What was seen of each call judged wrong, lost or needlessly reset — repeated in the summary. */
+const flagged: string[] = [];
+function flag(line: string): void {
+  flagged.push(line);
+  console.error(line);
+}
 /**
  * Session-lane calls, classified again once the run is over: whether a reset had a cause is asked of
  * the whole timeline (a membership change is seen by polling, a moment after the reset it caused).
@@ -224,7 +230,7 @@ async function taskSession(index: number): Promise<void> {
     }
     if (task.verdict.outcome === 'silently-wrong' || task.verdict.outcome === 'lost') {
       const { statuses, ...seen } = task.seen;
-      console.error(
+      flag(
         `!! ${name}: ${task.verdict.why} ${JSON.stringify(seen)}, ${statuses.length} statuses, last ${statuses.at(-1)}`,
       );
       if (seen.taskId !== undefined) await report(seen.taskId);
@@ -303,9 +309,7 @@ async function session(index: number): Promise<void> {
             timeline.resetExcused(reason, session, call.window, { retried: flaky }),
         });
         if (verdict.outcome === 'needless-reset')
-          console.error(
-            `!! ${name} (${clock(call.window)}): ${verdict.why} ${JSON.stringify(call.seen)}`,
-          );
+          flag(`!! ${name} (${clock(call.window)}): ${verdict.why} ${JSON.stringify(call.seen)}`);
         return { ...verdict, call: name, window: call.window };
       });
       for (const seen of call.seen)
@@ -314,7 +318,7 @@ async function session(index: number): Promise<void> {
       // balancer refuses connections for a second or so; a tight loop would count each refusal).
       if (call.verdict.outcome === 'errored') await sleep(250);
       if (!['exact', 'reset', 'errored'].includes(call.verdict.outcome)) {
-        console.error(
+        flag(
           `!! session ${index} call ${n} (${clock(call.window)}): ${call.verdict.why} ${JSON.stringify(call.seen)}\n   client transport: ${client.transportErrors.slice(-8).join(' | ')}`,
         );
         await report(session);
@@ -580,6 +584,8 @@ try {
         .sort((a, b) => b[1] - a[1])
         .slice(0, 5)
         .map(([message, count]) => `  errored ×${count}: ${message}`),
+      // The calls' own lines first: a failure's message is cut to its end (run-chaos.ts).
+      ...flagged.slice(0, 3).map((line) => `  ${line.slice(0, 1500)}`),
       ...broken.map((line) => `  FAILED: ${line}`),
     ].join('\n'),
   );

@@ -2,17 +2,24 @@
 // reference server (@modelcontextprotocol/server-everything, on the v1 SDK), unmodified, run as
 // stdio processes; its tools served through a gateway to the official TypeScript client — listed,
 // called, with progress, and run again when its process is killed under a call.
+import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { AuditLog } from '@tidemark/log';
 import { hostedServerModule, type HostedServerModule } from '@tidemark/worker';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { reservePorts } from '@tidemark/kafka-fixtures';
+import { goMcpEverything } from '../support/prerequisites.js';
 
 const everything = createRequire(import.meta.url).resolve(
   '@modelcontextprotocol/server-everything/dist/index.js',
 );
 
-async function hosting(server: HostedServerModule) {
+async function hosting(
+  server: HostedServerModule,
+  client = new Client({ name: 'hosted-test', version: '1.0.0' }),
+) {
   const executions: Array<{ stream: string; attempt: number; cause: string }> = [];
   const stack = await embeddedStack({
     modules: [server],
@@ -22,19 +29,19 @@ async function hosting(server: HostedServerModule) {
     await stack.stop();
     await server.close();
   });
-  const client = new Client({ name: 'hosted-test', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(stack.gateways[0]!.url)));
   onTestFinished(() => client.close());
-  return { client, executions };
+  return { client, executions, stack };
 }
 
 /** The reference server, unmodified, as `processes` stdio processes. */
-const everythingServer = (processes: number) =>
+const everythingServer = (processes: number, pingEveryMs?: number) =>
   hostedServerModule({
     name: 'everything',
     command: process.execPath,
     args: [everything, 'stdio'],
     processes,
+    ...(pingEveryMs === undefined ? {} : { pingEveryMs }),
   });
 
 const textOf = (result: { content?: unknown }) =>
@@ -80,6 +87,94 @@ describe('a hosted stdio MCP server (server-everything, unmodified)', () => {
     expect(await server.pids()).not.toContain(pid);
   });
 
+  it('its elicitation and sampling reach the client, their answers go back', async () => {
+    const client = new Client(
+      { name: 'hosted-test', version: '1.0.0' },
+      { capabilities: { elicitation: { form: {} }, sampling: {} } },
+    );
+    const asked: string[] = [];
+    client.setRequestHandler('elicitation/create', (request) => {
+      asked.push(request.params.message);
+      return { action: 'accept', content: { name: 'Ada Lovelace', check: true, integer: 7 } };
+    });
+    client.setRequestHandler('sampling/createMessage', (request) => {
+      asked.push(JSON.stringify(request.params.messages[0]?.content));
+      return {
+        model: 'test-model',
+        role: 'assistant',
+        content: { type: 'text', text: 'a sampled answer' },
+      };
+    });
+    const { client: connected } = await hosting(everythingServer(1), client);
+    const elicited = await connected.callTool({
+      name: 'trigger-elicitation-request',
+      arguments: {},
+    });
+    expect(JSON.stringify(elicited.content)).toContain('Ada Lovelace');
+    const sampled = await connected.callTool({
+      name: 'trigger-sampling-request',
+      arguments: { prompt: 'say something', maxTokens: 20 },
+    });
+    expect(JSON.stringify(sampled.content)).toContain('a sampled answer');
+    expect(asked[0]).toMatch(/Please provide inputs/);
+    expect(asked[1]).toContain('say something');
+  });
+
+  it('a process that stops answering under a call is killed; the call runs again on another', async () => {
+    const server = everythingServer(1, 300);
+    const { client, executions } = await hosting(server);
+    const call = client.callTool({
+      name: 'trigger-long-running-operation',
+      arguments: { duration: 2, steps: 4 },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const [pid] = await server.pids();
+    process.kill(pid!, 'SIGSTOP');
+    const result = await call;
+    expect(result.isError).not.toBe(true);
+    const ran = executions.filter((e) => e.stream === executions.at(-1)!.stream);
+    expect(ran.map((e) => [e.attempt, e.cause])).toEqual([
+      [1, 'first'],
+      [2, 'retry'],
+    ]);
+    expect(await server.pids()).not.toContain(pid);
+  });
+
+  it('cancelled by its client: the call ends at once, its audit record says cancelled', async () => {
+    const { client, stack } = await hosting(everythingServer(1));
+    const cancel = new AbortController();
+    const call = client.callTool(
+      { name: 'trigger-long-running-operation', arguments: { duration: 30, steps: 100 } },
+      {
+        signal: cancel.signal,
+        onprogress: (p) => {
+          if (p.progress === 1) cancel.abort(new Error('not needed any more'));
+        },
+      },
+    );
+    await expect(call).rejects.toThrow(/not needed any more/);
+    const trail = new AuditLog({ log: stack.log, topic: stack.topics.audit, partitionCount: 2 });
+    await expect
+      .poll(async () => (await trail.read()).map((r) => [r.tool, r.outcome]))
+      .toEqual([['trigger-long-running-operation', 'cancelled']]);
+  });
+
+  it('two servers with a tool of the same name: the start stops, naming both and the way out', async () => {
+    const one = everythingServer(1);
+    const other = hostedServerModule({
+      name: 'other',
+      command: process.execPath,
+      args: [everything, 'stdio'],
+      processes: 1,
+    });
+    onTestFinished(async () => {
+      await Promise.all([one.close(), other.close()]);
+    });
+    await expect(embeddedStack({ modules: [one, other] })).rejects.toThrow(
+      /--mcp-server other: register failed: its tool echo is also --mcp-server everything's \(--mcp-server-prefix/,
+    );
+  });
+
   it('a server that does not start stops the worker’s start, with its stderr', async () => {
     const server = hostedServerModule({
       name: 'broken',
@@ -90,6 +185,75 @@ describe('a hosted stdio MCP server (server-everything, unmodified)', () => {
     onTestFinished(() => server.close());
     await expect(embeddedStack({ modules: [server] })).rejects.toThrow(
       /hosted server broken: .* did not start: .*no API_KEY set/,
+    );
+  });
+});
+
+describe('a hosted Streamable HTTP server (the Go SDK’s example server, unmodified)', () => {
+  async function goOverHttp(): Promise<string> {
+    const port = await reservePorts();
+    const server = spawn(goMcpEverything(), ['-http', `127.0.0.1:${port}`], { stdio: 'ignore' });
+    onTestFinished(() => void server.kill('SIGKILL'));
+    const url = `http://127.0.0.1:${port}/mcp`;
+    await expect
+      .poll(
+        () =>
+          fetch(url, { method: 'GET' }).then(
+            () => true,
+            () => false,
+          ),
+        { timeout: 15_000 },
+      )
+      .toBe(true);
+    return url;
+  }
+
+  it('serves its tools as the worker’s own: called, its elicitation answered by the client', async () => {
+    const url = await goOverHttp();
+    const client = new Client(
+      { name: 'hosted-test', version: '1.0.0' },
+      { capabilities: { elicitation: { form: {} } } },
+    );
+    client.setRequestHandler('elicitation/create', () => ({
+      action: 'accept',
+      content: { random: 'over http' },
+    }));
+    const server = hostedServerModule({ name: 'go', url, allowLoopback: true, processes: 1 });
+    const { client: connected } = await hosting(server, client);
+    const { tools } = await connected.listTools();
+    expect(tools.map((t) => t.name)).toContain('greet');
+    expect(textOf(await connected.callTool({ name: 'greet', arguments: { name: 'Ada' } }))).toBe(
+      'Hi Ada',
+    );
+    expect(textOf(await connected.callTool({ name: 'elicit (form)', arguments: {} }))).toBe(
+      'over http',
+    );
+  });
+
+  it('held to the webhooks’ rules: https, public addresses — refused before any connection', async () => {
+    const refused = async (url: string, allowLoopback = false) => {
+      const server = hostedServerModule({ name: 'remote', url, allowLoopback, processes: 1 });
+      onTestFinished(() => server.close());
+      return embeddedStack({ modules: [server] }).then(
+        async (stack) => {
+          await stack.stop();
+          return 'started';
+        },
+        (error: unknown) => (error as Error).message,
+      );
+    };
+    expect(await refused('http://127.0.0.1:9/mcp')).toMatch(
+      /hosted server remote: the hosted server URL must use https, not http/,
+    );
+    expect(await refused('https://10.0.0.1/mcp')).toMatch(
+      /the hosted server URL names a private, link-local or otherwise non-public address/,
+    );
+    expect(await refused('https://169.254.169.254/mcp')).toMatch(/non-public address/);
+    expect(await refused('https://localhost/mcp')).toMatch(
+      /the hosted server host localhost resolves to a loopback address/,
+    );
+    expect(await refused('https://user:pw@mcp.example.com/mcp')).toMatch(
+      /must not carry credentials/,
     );
   });
 });

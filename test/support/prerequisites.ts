@@ -36,6 +36,10 @@ export const rmcpTasksClient = (): string =>
 export const goMcpClient = (): string =>
   process.env['TIDEMARK_GO_CLIENT'] ?? join(cache, 'go', 'bin', 'go-mcp-client');
 
+/** The official Go SDK's "everything" example server, unmodified (go-sdk's examples/server). */
+export const goMcpEverything = (): string =>
+  process.env['TIDEMARK_GO_EVERYTHING'] ?? join(cache, 'go', 'bin', 'go-mcp-everything');
+
 /** The MCP Inspector's launcher script (run with `--cli`), installed from test/interop/inspector. */
 export const inspectorCli = (): string =>
   process.env['TIDEMARK_INSPECTOR'] ??

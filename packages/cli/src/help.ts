@@ -58,11 +58,13 @@ unfinished calls run again as a new generation, resuming clients are reset, neve
                      (none with --mcp-server)
   --mcp-server <name>=<command line>
                      host a stdio MCP server in any language: its tools are served as these
-                     (repeatable; the command line split as a shell would, run without one)
-  --mcp-servers-file <f>  hosted servers as a JSON array of { name, command, args, env, cwd,
-                     processes, prefix }
-  --mcp-server-processes <n>  processes of each hosted server. Default 2
+                     (repeatable; the command line split as a shell would, run without one);
+                     <name>=https://… connects to a Streamable HTTP server instead
+  --mcp-servers-file <f>  hosted servers as a JSON array of { name, command | url, args, env,
+                     cwd, processes, prefix }
+  --mcp-server-processes <n>  processes (or sessions) of each hosted server. Default 2
   --mcp-server-prefix  serve a hosted server's tools as <name>_<tool>
+  --allow-loopback-mcp-servers  a hosted server's URL may be http to 127.0.0.1/::1
   --watch            reload a tool module when its file changes; sessions live on, clients are
                      told the tools changed (notifications/tools/list_changed)
   --data <dir>       where the log and the event-id secret live (0700). Default ${DEV_DATA}
@@ -200,11 +202,15 @@ replica's resume decisions beside what the log holds. --trace-url <url> links tr
   --mcp-server <name>=<command line>
                          host a stdio MCP server in any language: its tools are served as the
                          worker's own, each call a durable, resumable execution (repeatable; the
-                         command line split as a shell would, run without one)
-  --mcp-servers-file <f> hosted servers as a JSON array of { name, command, args, env, cwd,
+                         command line split as a shell would, run without one). <name>=https://…
+                         connects to a Streamable HTTP server instead, held to the webhooks'
+                         rules: https, public addresses only, the address pinned
+  --mcp-servers-file <f> hosted servers as a JSON array of { name, command | url, args, env, cwd,
                          processes, prefix } (the chart's worker.mcpServers)
-  --mcp-server-processes <n>  processes of each hosted server. Default 2
+  --mcp-server-processes <n>  processes (or sessions) of each hosted server. Default 2
   --mcp-server-prefix    serve a hosted server's tools as <name>_<tool> (many servers, one endpoint)
+  --allow-loopback-mcp-servers  a hosted server's URL may be http to 127.0.0.1/::1. Development
+                         and tests only
   --brokers <list>       Kafka bootstrap host:port[,host:port]; or KAFKA_BROKERS
   --prefix <p>           topic prefix. Default ${TOPICS.prefix}
   --group <g>            consumer group. Default ${WORKER.group}

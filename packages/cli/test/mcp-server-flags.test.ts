@@ -40,6 +40,21 @@ describe('--mcp-server', () => {
     ]);
   });
 
+  it('a URL names a Streamable HTTP server; http to loopback only when allowed', () => {
+    expect(hostedServersOf({ 'mcp-server': ['search=https://mcp.example.com/mcp'] }, cwd)).toEqual([
+      { name: 'search', url: 'https://mcp.example.com/mcp', processes: 2, prefix: false },
+    ]);
+    expect(
+      hostedServersOf(
+        {
+          'mcp-server': ['local=http://127.0.0.1:8080/mcp'],
+          'allow-loopback-mcp-servers': true,
+        },
+        cwd,
+      ),
+    ).toMatchObject([{ name: 'local', url: 'http://127.0.0.1:8080/mcp', allowLoopback: true }]);
+  });
+
   it('refuses what only a shell could do, a bad name, no command, a name twice', () => {
     const refused = (spec: string) => () => hostedServersOf({ 'mcp-server': [spec] }, cwd);
     expect(refused('w=srv | tee log')).toThrow(/run without a shell: no pipes/);

@@ -9,6 +9,12 @@ export interface CallbackPolicy {
    * @default false
    */
   readonly allowLoopback?: boolean;
+  /**
+   * What refusals call the URL (`the <subject> URL must use https`): a hosted MCP server's URL
+   * is held to the same rules.
+   * @default 'callback'
+   */
+  readonly subject?: string;
 }
 
 /** A callback URL and the address its deliveries go to, checked once and then pinned. */
@@ -31,24 +37,25 @@ const MAX_URL_LENGTH = 2048;
  * kept exactly as given (its query may carry the client's routing key). Refusals say why.
  */
 export function parseCallbackUrl(raw: unknown, policy: CallbackPolicy = {}): URL {
+  const the = `the ${policy.subject ?? 'callback'}`;
   if (typeof raw !== 'string' || raw.length === 0 || raw.length > MAX_URL_LENGTH)
-    throw refused(`the callback URL must be a string of 1..${MAX_URL_LENGTH} characters`);
+    throw refused(`${the} URL must be a string of 1..${MAX_URL_LENGTH} characters`);
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw refused('the callback URL is not a URL');
+    throw refused(`${the} URL is not a URL`);
   }
   const loopbackHttp =
     url.protocol === 'http:' && policy.allowLoopback === true && isLoopbackHost(url.hostname);
   if (url.protocol !== 'https:' && !loopbackHttp)
-    throw refused(`the callback URL must use https, not ${url.protocol.replace(/:$/, '')}`);
+    throw refused(`${the} URL must use https, not ${url.protocol.replace(/:$/, '')}`);
   if (url.username !== '' || url.password !== '')
-    throw refused('the callback URL must not carry credentials');
-  if (url.hash !== '') throw refused('the callback URL must not have a fragment');
+    throw refused(`${the} URL must not carry credentials`);
+  if (url.hash !== '') throw refused(`${the} URL must not have a fragment`);
   const literal = bareAddress(url.hostname);
   if (isIP(literal) !== 0 && !mayDeliverTo(literal, policy.allowLoopback === true))
-    throw refused(`the callback URL names a ${describe(literal)} address`);
+    throw refused(`${the} URL names a ${describe(literal)} address`);
   return url;
 }
 
@@ -62,6 +69,7 @@ export async function resolveCallback(
   policy: CallbackPolicy = {},
   lookup: Lookup = (hostname) => dnsLookup(hostname, { all: true, verbatim: true }),
 ): Promise<CallbackTarget> {
+  const the = `the ${policy.subject ?? 'callback'}`;
   const literal = bareAddress(url.hostname);
   let answers: ReadonlyArray<{ readonly address: string; readonly family: number }>;
   if (isIP(literal) !== 0) answers = [{ address: literal, family: isIP(literal) }];
@@ -71,16 +79,16 @@ export async function resolveCallback(
     } catch (error) {
       throw new TidemarkError(
         ErrorCodes.webhookRefused,
-        `the callback host ${url.hostname} does not resolve`,
+        `${the} host ${url.hostname} does not resolve`,
         { cause: error, retryable: true },
       );
     }
   }
   const first = answers[0];
-  if (first === undefined) throw refused(`the callback host ${url.hostname} has no address`);
+  if (first === undefined) throw refused(`${the} host ${url.hostname} has no address`);
   for (const { address } of answers)
     if (!mayDeliverTo(address, policy.allowLoopback === true))
-      throw refused(`the callback host ${url.hostname} resolves to a ${describe(address)} address`);
+      throw refused(`${the} host ${url.hostname} resolves to a ${describe(address)} address`);
   return { url, address: first.address, family: first.family === 6 ? 6 : 4 };
 }
 

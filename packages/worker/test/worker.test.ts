@@ -348,7 +348,7 @@ describe('the worker on the embedded log', () => {
     await expect(startWorker({ modules: [counting, again] })).rejects.toMatchObject({
       code: ErrorCodes.toolModule,
       message: expect.stringContaining(
-        'counting-again: register failed: Tool count is already registered',
+        "counting-again: register failed: its tool count is also counting's",
       ) as unknown,
     });
   });

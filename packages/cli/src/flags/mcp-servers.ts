@@ -13,12 +13,14 @@ import { positiveInt, str, UsageError, type FlagValues } from '../options.js';
 // `--mcp-server '<name>=<command line>'` (repeatable): stdio MCP servers in any language the
 // worker hosts, their tools served as its own (issue #60). The command line is split as a shell
 // splits words — quotes and escapes — and run without a shell: no pipes, no globs, no variables.
+// `'<name>=https://…'` names a Streamable HTTP server running elsewhere instead.
 
 export const MCP_SERVER_FLAGS = {
   'mcp-server': { type: 'string', multiple: true },
   'mcp-servers-file': { type: 'string' },
   'mcp-server-processes': { type: 'string' },
   'mcp-server-prefix': { type: 'boolean' },
+  'allow-loopback-mcp-servers': { type: 'boolean' },
 } as const;
 
 const NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
@@ -30,7 +32,13 @@ const NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
 export function hostedServersOf(values: FlagValues, cwd: string): HostedServerSpec[] {
   const file = str(values['mcp-servers-file']);
   const listed = file === undefined ? [] : serversFile(resolve(cwd, file));
-  return hostedServerSpecs([...fromFlags(values), ...listed]);
+  // http to loopback (a server beside the worker, in development) only when asked for.
+  const loopback = values['allow-loopback-mcp-servers'] === true ? { allowLoopback: true } : {};
+  return hostedServerSpecs(
+    [...fromFlags(values), ...listed].map((spec) =>
+      typeof spec === 'object' && spec !== null && 'url' in spec ? { ...spec, ...loopback } : spec,
+    ),
+  );
 }
 
 /** The hosted servers' tool modules, and the end of their processes (after the worker's). */
@@ -71,6 +79,8 @@ function fromFlags(values: FlagValues): HostedServerSpec[] {
       throw new UsageError(
         `--mcp-server: expected <name>=<command line> with a name of letters, digits, _ and - (starting with a letter), got "${spec}"`,
       );
+    const line = spec.slice(at + 1).trim();
+    if (/^https?:\/\//i.test(line)) return { name, url: line, processes, prefix };
     // `$VAR` stays as written: nothing is expanded (the server's env is given as env).
     const words = parse(spec.slice(at + 1), (variable) => `$${variable}`);
     if (words.some((word) => typeof word !== 'string'))

@@ -4,9 +4,10 @@ import {
   type JsonSchemaType,
   type Progress,
   type ServerContext,
+  type Tool,
 } from '@modelcontextprotocol/server';
 import { defineToolModule, type ToolModule } from '@tidemark/tools';
-import { ChildPool, type HostedServerSpec } from './child-pool.js';
+import { type CallHooks, ChildPool, type HostedServerSpec } from './child-pool.js';
 import { hostedServerSpecs } from './hosted-spec.js';
 
 // An MCP server in any language, hosted as a tool module (issue #60): its tools — their schemas,
@@ -34,60 +35,103 @@ export function hostedServerModule(given: HostedServerSpec): HostedServerModule 
   const [spec] = hostedServerSpecs([given]) as [HostedServerSpec];
   const pool = new ChildPool(spec);
   let listed: ReturnType<ChildPool['start']> | undefined;
+  let registered = false;
   const module = defineToolModule({
     name: `mcp-server:${spec.name}`,
     source: `--mcp-server ${spec.name}`,
     retry: HOSTED_RETRY,
     async register(server) {
       listed ??= pool.start();
+      // The SDK warns of a tool name outside the naming standard (a Go server's "greet (structured)")
+      // each time it is registered — on every session: once, at the worker's start, is enough.
+      const quiet = registered;
+      registered = true;
       for (const tool of await listed) {
         const name = spec.prefix === true ? `${spec.name}_${tool.name}` : tool.name;
-        server.registerTool(
-          name,
-          {
-            ...(tool.title === undefined ? {} : { title: tool.title }),
-            ...(tool.description === undefined ? {} : { description: tool.description }),
-            inputSchema: fromJsonSchema(tool.inputSchema as JsonSchemaType),
-            ...(tool.outputSchema === undefined
-              ? {}
-              : { outputSchema: fromJsonSchema(tool.outputSchema as JsonSchemaType) }),
-            ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
-          },
-          async (args: unknown, ctx: ServerContext) => {
-            const progress = progressTo(ctx);
-            const result = await pool.call(tool.name, args as Record<string, unknown> | undefined, {
-              signal: ctx.mcpReq.signal,
-              onProgress: progress?.send,
-            });
-            // The child's last progress may still be on its way to the log: the result after it.
-            await progress?.sent();
-            return result;
-          },
-        );
+        const handler = async (args: unknown, ctx: ServerContext) => {
+          const relay = relayTo(ctx);
+          const result = await pool.call(tool.name, args as Record<string, unknown> | undefined, {
+            signal: ctx.mcpReq.signal,
+            ...relay.hooks,
+          });
+          // The child's last progress may still be on its way to the log: the result after it.
+          await relay.sent();
+          return result;
+        };
+        withoutWarnings(quiet, () => server.registerTool(name, configOf(tool), handler));
       }
     },
   });
   return Object.assign(module, { close: () => pool.close(), pids: () => pool.pids() });
 }
 
+/** A tool as the server lists it, as the SDK registers it: its schemas as JSON Schema. */
+function configOf(tool: Tool) {
+  return {
+    ...(tool.title === undefined ? {} : { title: tool.title }),
+    ...(tool.description === undefined ? {} : { description: tool.description }),
+    inputSchema: fromJsonSchema(tool.inputSchema as JsonSchemaType),
+    ...(tool.outputSchema === undefined
+      ? {}
+      : { outputSchema: fromJsonSchema(tool.outputSchema as JsonSchemaType) }),
+    ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
+  };
+}
+
+/** Runs `register` with the console's warnings silenced when `quiet` (it is synchronous). */
+function withoutWarnings(quiet: boolean, register: () => unknown): void {
+  if (!quiet) {
+    register();
+    return;
+  }
+  const warn = console.warn;
+  console.warn = () => undefined;
+  try {
+    register();
+  } finally {
+    console.warn = warn;
+  }
+}
+
 /**
- * The child's progress, passed on under the client's own token (none asked: none sent), in the
- * order it came; `sent` resolves once all of it is written.
+ * What the child sends during a call, passed on to the call's client in the order it came: its
+ * progress under the client's own token (none asked: none sent), its log messages, and its
+ * elicitations and samplings (answered by the client, the answer handed back to the child).
+ * `sent` resolves once every notification is written.
  */
-function progressTo(ctx: ServerContext) {
+function relayTo(ctx: ServerContext): { hooks: Omit<CallHooks, 'signal'>; sent(): Promise<void> } {
   const token = ctx.mcpReq._meta?.progressToken;
-  if (token === undefined) return undefined;
-  // The child's messages come in on its pipe, outside the call: its progress is sent from inside
-  // the call (its execution context), or it would go to the session's standalone stream — after
+  // The child's messages come in on its pipe, outside the call: they are sent from inside the
+  // call (its execution context), or they would go to the session's standalone stream — after
   // the result, maybe, which the client then drops.
   const inCall = AsyncLocalStorage.snapshot();
   let written = Promise.resolve();
+  const inOrder = (send: () => Promise<void>) => {
+    written = written.then(() => inCall(send)).catch(() => undefined);
+  };
   return {
-    send: (progress: Progress) => {
-      const params = { progressToken: token, ...progress };
-      written = written
-        .then(() => inCall(() => ctx.mcpReq.notify({ method: 'notifications/progress', params })))
-        .catch(() => undefined);
+    hooks: {
+      ...(token === undefined
+        ? {}
+        : {
+            onProgress: (progress: Progress) =>
+              inOrder(() =>
+                ctx.mcpReq.notify({
+                  method: 'notifications/progress',
+                  params: { progressToken: token, ...progress },
+                }),
+              ),
+          }),
+      onLog: ({ level, data, logger }) => inOrder(() => ctx.mcpReq.log(level, data, logger)),
+      onRequest: async (request) => {
+        // What the child said before it asked reaches the client first.
+        await written;
+        return inCall(() =>
+          request.method === 'elicitation/create'
+            ? ctx.mcpReq.elicitInput(request.params)
+            : ctx.mcpReq.requestSampling(request.params),
+        );
+      },
     },
     sent: () => written,
   };

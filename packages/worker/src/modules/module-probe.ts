@@ -17,12 +17,15 @@ export async function probeToolModules(
   const server = createToolServer(identity, modules);
   const host = { execution: () => undefined, retry: () => Promise.resolve() };
   const listings: ModuleListing[] = [];
+  // Which module registered each tool: a clash names both (two hosted servers, a module and one).
+  const owners = new Map<string, string>();
   try {
     for (const module of modules) {
       const events = (module.events ?? []).map((type) => type.name);
       const listing = { name: module.name, tools: [] as string[], others: 0, events };
       try {
-        await registerModule(notingServer(server, listing), module, host, {
+        const source = module.source ?? module.name;
+        await registerModule(notingServer(server, listing, owners, source), module, host, {
           sessionId: PROBE_SESSION,
         });
         listings.push(listing);
@@ -50,13 +53,29 @@ export interface ModuleListing {
 }
 
 /** The probe server as a module sees it, noting what the module registers on it. */
-function notingServer(server: McpServer, listing: { tools: string[]; others: number }): McpServer {
+function notingServer(
+  server: McpServer,
+  listing: { tools: string[]; others: number },
+  owners: Map<string, string>,
+  source: string,
+): McpServer {
   const noting = Object.create(server) as McpServer;
   const note =
     <K extends 'registerTool' | 'registerResource' | 'registerPrompt'>(method: K) =>
     (...args: unknown[]): unknown => {
-      if (method === 'registerTool') listing.tools.push(String(args[0]));
-      else listing.others++;
+      if (method === 'registerTool') {
+        const tool = String(args[0]);
+        const first = owners.get(tool);
+        if (first !== undefined) {
+          const hosted = [first, source].some((s) => s.startsWith('--mcp-server'));
+          const hint = hosted
+            ? " (--mcp-server-prefix serves a hosted server's as <name>_<tool>)"
+            : '';
+          throw new Error(`its tool ${tool} is also ${first}'s${hint}`);
+        }
+        owners.set(tool, source);
+        listing.tools.push(tool);
+      } else listing.others++;
       return (server[method] as (...a: unknown[]) => unknown).apply(server, args);
     };
   Object.assign(noting, {

@@ -1,6 +1,7 @@
 import { context } from '@opentelemetry/api';
-import type { JSONRPCMessage } from '@modelcontextprotocol/server';
-import type { RequestId, StreamId } from '@tidemark/protocol';
+import type { JSONRPCMessage, TransportSendOptions } from '@modelcontextprotocol/server';
+import { requestStreamId, type RequestId, type SessionId, type StreamId } from '@tidemark/protocol';
+import { currentExecution } from '@tidemark/tools';
 import type { Call } from '../calls/index.js';
 import type { CallExecution } from '../execution/index.js';
 import type { Request } from './delivery.js';
@@ -47,4 +48,17 @@ export class InFlight {
 /** A response (a result or an error) rather than a request or a notification. */
 export function isResponse(message: JSONRPCMessage): message is JSONRPCMessage & { id: RequestId } {
   return 'id' in message && !('method' in message) && ('result' in message || 'error' in message);
+}
+
+/**
+ * The call a message the server sends belongs to: the request it names — or, named by none (e.g.
+ * `ctx.mcpReq.elicitInput` in SDK v2), the call it is sent from, as the execution context says.
+ */
+export function relatedStream(
+  session: SessionId,
+  options: TransportSendOptions | undefined,
+): StreamId | undefined {
+  if (options?.relatedRequestId !== undefined) return requestStreamId(options.relatedRequestId);
+  const execution = currentExecution();
+  return execution?.sessionId === session ? (execution.stream as StreamId) : undefined;
 }

@@ -19,7 +19,7 @@ import {
   ATTR_MCP_SESSION_ID,
   withTraceMeta,
 } from '@tidemark/otel';
-import { currentExecution, type Execution, type ToolLogger } from '@tidemark/tools';
+import type { Execution, ToolLogger } from '@tidemark/tools';
 import { Call, type LaneContext } from '../calls/index.js';
 import { attachEventMethods, type EmitterFor } from '../events/index.js';
 import {
@@ -39,7 +39,7 @@ import { LogTransport, replayInitialize } from './log-transport.js';
 import type { SessionRuntimeOptions } from './session-options.js';
 import { StandaloneStream } from './standalone-stream.js';
 import { followJoined } from './stream-mirror.js';
-import { InFlight, isResponse } from './in-flight.js';
+import { InFlight, isResponse, relatedStream } from './in-flight.js';
 
 export type { SessionRuntimeOptions } from './session-options.js';
 
@@ -54,6 +54,8 @@ export class SessionRuntime {
   private readonly server: McpServer;
   private readonly transport: LogTransport;
   private readonly inflight = new Map<StreamId, InFlight>();
+  /** Calls their client cancelled (their streams ended), until their tools give up. */
+  private readonly cancelled = new Map<StreamId, InFlight>();
   /** Streams whose request is between its delivery and `inflight` (see `deliver`). */
   private readonly starting = new Set<StreamId>();
   private readonly standalone: StandaloneStream;
@@ -248,6 +250,7 @@ export class SessionRuntime {
       entry.call.finish('stopped');
     }
     this.inflight.clear();
+    this.cancelled.clear();
     await this.server.close();
   }
 
@@ -268,15 +271,7 @@ export class SessionRuntime {
     }
     // A request to the client (an elicitation, a sampling) carries the tool's trace in `_meta`.
     if ('id' in message) message = withTraceMeta(message);
-    // A message a tool sends without naming its request (e.g. `ctx.mcpReq.elicitInput` in SDK v2)
-    // still belongs to the call it runs in: the execution context says which.
-    const execution = currentExecution();
-    const related =
-      options?.relatedRequestId !== undefined
-        ? requestStreamId(options.relatedRequestId)
-        : execution?.sessionId === this.session
-          ? (execution.stream as StreamId)
-          : undefined;
+    const related = relatedStream(this.session, options);
     if (related !== undefined) {
       const entry = this.inflight.get(related);
       // Nothing of a finished or cancelled request goes out after its end.
@@ -310,7 +305,10 @@ export class SessionRuntime {
 
   /** @internal The call ended for good: its audit record, before its answer. */
   audit(requestId: RequestId, end: CallEnd): Promise<void> {
-    return this.inflight.get(requestStreamId(requestId))?.run.audit(end) ?? Promise.resolve();
+    const stream = requestStreamId(requestId);
+    const entry = this.inflight.get(stream) ?? this.cancelled.get(stream);
+    this.cancelled.delete(stream);
+    return entry?.run.audit(end) ?? Promise.resolve();
   }
 
   /** @internal Each tool execution's end, for the operator's log. */
@@ -344,6 +342,8 @@ export class SessionRuntime {
     // Stopped first (close() ended the call already): the next owner runs the call again.
     if (!(await entry.run.finish(message, () => this.closed)) || this.closed) return;
     this.inflight.delete(stream);
+    // Cancelled (no final message): its audit record is written once its tool gives up.
+    if (message === undefined) this.cancelled.set(stream, entry);
     entry.call.finish('answered');
   }
 }
