@@ -2,7 +2,8 @@
 // behind two `tidemark gateway` processes on the real broker (issue #60): the official TypeScript
 // reference server (@modelcontextprotocol/server-everything), the official Go SDK's example
 // server (go-sdk's examples/server/everything) and the official Python time server
-// (mcp-server-time, on the Python SDK's MCPServer) — unmodified, as stdio processes. Through them,
+// (mcp-server-time, on the Python SDK's MCPServer) and FastMCP 4's proxy server (`fastmcp run`
+// over an MCPConfig naming the reference server) — unmodified, as stdio processes. Through them,
 // the official TypeScript client: listed, called, logging and eliciting, resumed exactly on the
 // other gateway after a gateway kill -9, reset then exact after a worker kill -9, run again after
 // its child process is killed, cancelled.
@@ -11,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Admin } from '@platformatic/kafka';
@@ -72,6 +73,9 @@ let gatewayPorts: number[] = [];
 let gateways: Started[] = [];
 const workers: Array<{ process: Started; metricsPort: number }> = [];
 let secretFile = '';
+let fastConfig = '';
+/** FastMCP's command, installed beside the Python SDK (test/interop/python/requirements.txt). */
+const fastmcp = () => join(dirname(pythonWithMcp()), 'fastmcp');
 
 async function startWorker(): Promise<void> {
   const metricsPort = await reservePorts();
@@ -84,6 +88,8 @@ async function startWorker(): Promise<void> {
       ...['--mcp-server', `ts=${process.execPath} ${everything} stdio`],
       ...['--mcp-server', `go=${goMcpEverything()}`],
       ...['--mcp-server', `time=${pythonWithMcp()} -m mcp_server_time`],
+      // FastMCP 4's own proxy server (`fastmcp run <MCPConfig>`) in front of the reference server.
+      ...['--mcp-server', `fast=${fastmcp()} run ${fastConfig} --transport stdio --no-banner`],
       ...common,
     ],
     /worker \w+ started/,
@@ -93,7 +99,15 @@ async function startWorker(): Promise<void> {
 
 beforeAll(async () => {
   await provisionTopics({ brokers: [...brokers] }, { prefix, partitions: 2, replicationFactor: 1 });
-  secretFile = join(mkdtempSync(join(tmpdir(), 'tidemark-hosted-')), 'secret');
+  const dir = mkdtempSync(join(tmpdir(), 'tidemark-hosted-'));
+  secretFile = join(dir, 'secret');
+  fastConfig = join(dir, 'mcp.json');
+  writeFileSync(
+    fastConfig,
+    JSON.stringify({
+      mcpServers: { everything: { command: process.execPath, args: [everything, 'stdio'] } },
+    }),
+  );
   writeFileSync(secretFile, randomBytes(32).toString('hex'));
   gatewayPorts = [await reservePorts(), await reservePorts()];
   [gateways] = await Promise.all([
@@ -200,16 +214,31 @@ function childOf(worker: (typeof workers)[number], marker: string): number {
 }
 
 describe('servers in three languages, hosted by two workers behind two gateways', () => {
-  it('their tools are listed and called: Python, Go (a log message, an elicitation), TypeScript', async () => {
+  it('their tools are listed and called: Python, Go (a log message, an elicitation), TypeScript, FastMCP 4’s proxy (progress); their processes in the workers’ metrics', async () => {
     const { client, logged, asked } = await connect(gateway(0));
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name);
     expect(names).toEqual(
-      expect.arrayContaining(['time_get_current_time', 'go_greet', 'go_log', 'ts_echo', LONG]),
+      expect.arrayContaining([
+        'time_get_current_time',
+        'go_greet',
+        'go_log',
+        'ts_echo',
+        LONG,
+        'fast_echo',
+      ]),
     );
     const time = tools.find((t) => t.name === 'time_get_current_time');
     expect(time?.inputSchema).toMatchObject({ properties: { timezone: { type: 'string' } } });
 
+    // Through FastMCP 4's proxy: its progress, every update in order.
+    const progress: number[] = [];
+    const proxied = await client.callTool(
+      { name: 'fast_trigger-long-running-operation', arguments: { duration: 1, steps: 3 } },
+      { onprogress: (p) => progress.push(p.progress) },
+    );
+    expect(textOf(proxied)).toMatch(/completed/i);
+    expect(progress).toEqual([1, 2, 3]);
     const now = await client.callTool({
       name: 'time_get_current_time',
       arguments: { timezone: 'Europe/Paris' },
@@ -223,6 +252,24 @@ describe('servers in three languages, hosted by two workers behind two gateways'
     ).toMatch(/hi/);
     await client.callTool({ name: 'go_log', arguments: {} });
     expect(logged).toContainEqual(expect.objectContaining({ data: 'something happened!' }));
+    // Each worker's metrics: its three servers' processes, their memory and CPU time.
+    const metrics = await (
+      await fetch(`http://127.0.0.1:${workers[0]!.metricsPort}/metrics`)
+    ).text();
+    for (const server of ['ts', 'go', 'time', 'fast']) {
+      const of = (name: string) =>
+        Number(
+          new RegExp(
+            `^${name}\\{[^}]*tidemark_hosted_server="${server}"[^}]*\\} ([\\d.e+]+)`,
+            'm',
+          ).exec(metrics)?.[1],
+        );
+      expect(of('tidemark_worker_hosted_processes')).toBe(1);
+      expect(of('tidemark_worker_hosted_memory')).toBeGreaterThan(1_000_000);
+      // A Go server idle since its start may have used less than the clock's tick; Python's start not.
+      const cpu = of('tidemark_worker_hosted_cpu_time_total');
+      expect(cpu).toBeGreaterThanOrEqual(server === 'time' || server === 'fast' ? 0.01 : 0);
+    }
     const elicited = await client.callTool({ name: 'go_elicit (form)', arguments: {} });
     expect(asked).toEqual(['provide a random string']);
     expect(textOf(elicited)).toBe('from the user');
@@ -287,7 +334,7 @@ describe('servers in three languages, hosted by two workers behind two gateways'
     expect(rising(progress)).toBe(true);
   });
 
-  it('cancelled by its client: the call ends at once, in the audit trail as cancelled', async () => {
+  it('cancelled by its client: the call ends at once, in the audit trail as cancelled; each record names its server', async () => {
     const { client } = await connect(gateway(1));
     const cancel = new AbortController();
     const progress: number[] = [];
@@ -309,7 +356,9 @@ describe('servers in three languages, hosted by two workers behind two gateways'
     // The audit trail says so, and how the calls before it ended, tool by tool.
     const audited = async () => {
       const audit = await runTidemark(['audit', '--since', '10m', ...common]);
-      return audit.out.map((line) => JSON.parse(line) as { tool: string; outcome: string });
+      return audit.out.map(
+        (line) => JSON.parse(line) as { tool: string; outcome: string; module?: string },
+      );
     };
     await expect
       .poll(async () => (await audited()).filter((r) => r.tool === LONG).map((r) => r.outcome), {
@@ -318,5 +367,8 @@ describe('servers in three languages, hosted by two workers behind two gateways'
       .toEqual(['answered', 'answered', 'answered', 'cancelled']);
     const records = await audited();
     expect(records.filter((r) => r.tool === 'go_elicit (form)')).toHaveLength(1);
+    // Each record names the server that ran the call.
+    expect(records.find((r) => r.tool === 'time_get_current_time')?.module).toBe('mcp-server:time');
+    expect(records.find((r) => r.tool === LONG)?.module).toBe('mcp-server:ts');
   });
 });

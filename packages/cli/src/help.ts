@@ -30,13 +30,17 @@ peers and Host); reach it from elsewhere with an SSH tunnel or kubectl port-forw
   --public-url <url>, --auth-scopes <list>, --auth none
                         ask for a token as the gateways do; a subject sees its own sessions
   --brokers, --prefix, --tls, --tls-*, --sasl-* as for the gateway`,
-  init: `Usage: tidemark init [dir]
+  init: `Usage: tidemark init [dir] [--mcp-server <name>=<command line>]...
 
 Writes a ready project into dir (default: here): tools.ts (a tool module), tools.test.ts (its test
 with runTool), a README, and a package.json with "type": "module", npm start (tidemark dev --watch
 on tools.ts), npm test (node --test) and the optional node-<os>-<arch> packages, so both run on
 Node 24 whatever the machine's Node. Files already there are kept; package.json entries you have
-are kept. Then: npm install.`,
+are kept. Then: npm install.
+
+  --mcp-server <name>=<command line>   a project hosting existing MCP servers instead (repeatable;
+                        as for dev): their servers file mcp-servers.json, a README, and npm start
+                        serving them (tidemark dev --mcp-servers-file ./mcp-servers.json)`,
   check: `Usage: tidemark check <mcp-url> [--token-file <file>]
 
 Checks that a deployment serves: the gateway's /readyz (broker reachable, topics valid), then a

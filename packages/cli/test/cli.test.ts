@@ -299,4 +299,33 @@ describe('tidemark init', () => {
     rmSync(dir, { recursive: true, force: true });
     rmSync(cjs, { recursive: true, force: true });
   });
+
+  it('init --mcp-server: a project hosting an existing server — its servers file, npm start serving it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tidemark-init-'));
+    const { code, out } = await run([
+      'init',
+      dir,
+      '--mcp-server',
+      'weather=python -m weather_server --units metric',
+    ]);
+    expect(code).toBe(EXIT.ok);
+    expect(out).toContain('mcp-servers.json: written');
+    expect(JSON.parse(readFileSync(join(dir, 'mcp-servers.json'), 'utf8'))).toEqual([
+      {
+        name: 'weather',
+        command: 'python',
+        args: ['-m', 'weather_server', '--units', 'metric'],
+        processes: 2,
+        prefix: false,
+      },
+    ]);
+    expect(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))).toMatchObject({
+      scripts: { start: 'tidemark dev --mcp-servers-file ./mcp-servers.json' },
+    });
+    expect(readFileSync(join(dir, 'README.md'), 'utf8')).toContain('worker.mcpServers');
+    const bad = await run(['init', dir, '--mcp-server', 'weather=srv | tee log']);
+    expect(bad.code).toBe(EXIT.usage);
+    expect(bad.err).toMatch(/run without a shell/);
+    rmSync(dir, { recursive: true, force: true });
+  });
 });

@@ -34,7 +34,10 @@ export function auditPage(ctx: PageContext, records: readonly AuditRecord[], all
                       >${shortId(record.owner)} · ${record.stream}</a
                     >
                   </td>
-                  <td><code>${record.tool}</code></td>
+                  <td>
+                    <code>${record.tool}</code>
+                    ${record.module === undefined ? '' : html`<br /><small>${record.module}</small>`}
+                  </td>
                   <td>
                     ${record.subject ?? 'anonymous'} · ${record.clientId ?? '—'} ·
                     ${(record.scopes ?? []).join(' ') || '—'}

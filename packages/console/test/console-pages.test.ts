@@ -390,6 +390,7 @@ describe('the audit page', () => {
         owner: `owner-of-${subject}`,
         stream,
         tool: 'shout',
+        ...(subject === 'alice' ? { module: 'mcp-server:weather' } : {}),
         subject,
         clientId: 'app-1',
         scopes: ['files:read'],
@@ -426,6 +427,8 @@ describe('the audit page', () => {
     // The last to end first; a reason is text, never markup.
     expect(everyone.indexOf('· n2<')).toBeLessThan(everyone.indexOf('bob'));
     expect(everyone).toContain('insufficient_scope &lt;img');
+    // Which module served the call: a hosted server's name.
+    expect(everyone).toContain('<small>mcp-server:weather</small>');
     const alice = await pageOf(tokenFileAuthenticator('alice-token-0123456789-0123456789 alice\n'));
     expect(alice).toContain('Your calls');
     expect(alice.match(/<tr>/g)?.length).toBe(3);

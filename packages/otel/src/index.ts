@@ -68,3 +68,10 @@ export {
 } from './metrics.js';
 export { emitAuditLog } from './audit.js';
 export type { AuditLogFields } from './audit.js';
+export {
+  ATTR_HOSTED_SERVER,
+  METRIC_HOSTED_CPU,
+  METRIC_HOSTED_MEMORY,
+  METRIC_HOSTED_PROCESSES,
+  observeHostedServer,
+} from './hosted-metrics.js';

@@ -23,6 +23,11 @@ export interface AuditRecord {
   readonly owner: string;
   readonly stream: string;
   readonly tool: string;
+  /**
+   * The tool module that served it — for a hosted MCP server `mcp-server:<name>`, so the trail
+   * (and the console) says which server ran the call. Absent when refused before any ran.
+   */
+  readonly module?: string;
   /** The subject the gateway authenticated; absent where it authenticates nobody. */
   readonly subject?: string;
   readonly clientId?: string;

@@ -16,6 +16,8 @@ import type { CallOwner } from './call-owner.js';
 /** How a call ended, as the audit trail says it. */
 export interface CallEnd {
   readonly tool: string;
+  /** The module whose tool ran (a hosted server's: `mcp-server:<name>`). */
+  readonly module?: string | undefined;
   readonly outcome: AuditOutcome;
   /** The tool answered `isError: true`. */
   readonly toolError?: boolean | undefined;
@@ -32,6 +34,7 @@ function auditRecordOf(call: CallOwner, end: CallEnd, executions: number): Audit
     owner: call.owner,
     stream: call.stream,
     tool: end.tool,
+    ...(end.module === undefined ? {} : { module: end.module }),
     ...(call.subject === undefined ? {} : { subject: call.subject }),
     ...(clientId === undefined ? {} : { clientId }),
     ...(scopes === undefined ? {} : { scopes }),

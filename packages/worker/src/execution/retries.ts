@@ -98,7 +98,7 @@ function withRetries(server: McpServer, module: ToolModule, host: RetryHost): Mc
     const scopeChallenge = toolScopeChallenge(module, tool, own);
     const scoped =
       scopeChallenge === undefined ? config : { ...(config as object), scopeChallenge };
-    return original(name, scoped, retrying(tool, run, policy, host, module.version));
+    return original(name, scoped, retrying(tool, run, policy, host, module));
   };
   return wrapped;
 }
@@ -112,8 +112,9 @@ function retrying(
   callback: ToolCallback,
   policy: CompiledRetryPolicy,
   host: RetryHost,
-  version: string | undefined,
+  module: Pick<ToolModule, 'name' | 'version'>,
 ) {
+  const { version } = module;
   return async (...params: unknown[]): Promise<unknown> => {
     const ctx = params.at(-1) as ToolContext;
     const { signal } = ctx.mcpReq;
@@ -124,6 +125,7 @@ function retrying(
         ? Promise.resolve()
         : host.audit?.(ctx.mcpReq.id, {
             tool: name,
+            module: module.name,
             arguments: params.length > 1 ? params[0] : undefined,
             ...end,
           });

@@ -6,6 +6,7 @@ import {
   type ServerContext,
   type Tool,
 } from '@modelcontextprotocol/server';
+import { observeHostedServer } from '@tidemark/otel';
 import { defineToolModule, type ToolModule } from '@tidemark/tools';
 import { type CallHooks, ChildPool, type HostedServerSpec } from './child-pool.js';
 import { hostedServerSpecs } from './hosted-spec.js';
@@ -36,12 +37,18 @@ export function hostedServerModule(given: HostedServerSpec): HostedServerModule 
   const pool = new ChildPool(spec);
   let listed: ReturnType<ChildPool['start']> | undefined;
   let registered = false;
+  const closing: Array<() => Promise<void>> = [() => pool.close()];
   const module = defineToolModule({
     name: `mcp-server:${spec.name}`,
     source: `--mcp-server ${spec.name}`,
     retry: HOSTED_RETRY,
     async register(server) {
-      listed ??= pool.start();
+      if (listed === undefined) {
+        listed = pool.start();
+        // Its processes' memory and CPU in the worker's metrics, from the start to the end.
+        const unobserve = observeHostedServer(spec.name, () => pool.pids());
+        closing.push(() => Promise.resolve(unobserve()));
+      }
       // The SDK warns of a tool name outside the naming standard (a Go server's "greet (structured)")
       // each time it is registered — on every session: once, at the worker's start, is enough.
       const quiet = registered;
@@ -62,7 +69,10 @@ export function hostedServerModule(given: HostedServerSpec): HostedServerModule 
       }
     },
   });
-  return Object.assign(module, { close: () => pool.close(), pids: () => pool.pids() });
+  const close = async () => {
+    for (const step of closing) await step();
+  };
+  return Object.assign(module, { close, pids: () => pool.pids() });
 }
 
 /** A tool as the server lists it, as the SDK registers it: its schemas as JSON Schema. */
