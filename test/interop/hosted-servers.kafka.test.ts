@@ -9,7 +9,7 @@
 // its child process is killed, cancelled.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -21,6 +21,7 @@ import { TcpProxy } from '@tidemark/fixtures/tcp-proxy';
 import { provisionTopics } from '@tidemark/kafka';
 import { reservePorts, uniqueTopicName } from '@tidemark/kafka-fixtures';
 import { runTidemark } from '../support/cli.js';
+import { recordHosted, type HostedScenario, type ServerId } from './matrix.js';
 import { goMcpEverything, pythonWithMcp } from '../support/prerequisites.js';
 
 const brokers = inject('kafkaBrokers');
@@ -162,7 +163,11 @@ async function connect(url: string): Promise<Connected> {
   client.setNotificationHandler('notifications/message', (n) => void seen.logged.push(n.params));
   client.setRequestHandler('elicitation/create', (request) => {
     seen.asked.push(request.params.message);
-    return { action: 'accept', content: { random: 'from the user' } };
+    // The Go server asks for one string; the reference server for a form (name, agreement, …).
+    const content = request.params.message.includes('random string')
+      ? { random: 'from the user' }
+      : { name: 'Ada Lovelace', check: true, integer: 7 };
+    return { action: 'accept', content };
   });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(url), {
@@ -200,21 +205,43 @@ async function busyWorker(): Promise<(typeof workers)[number]> {
   throw new Error('no worker reports a call running');
 }
 
-/** The pid of `worker`'s child process whose command line contains `marker`. */
+/** The pid of `worker`'s child process whose command line contains `marker` (one `ps`: atomic). */
 function childOf(worker: (typeof workers)[number], marker: string): number {
-  const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(worker.process.child.pid)], {
-    encoding: 'utf8',
-  })
+  const line = execFileSync(
+    'ps',
+    ['-o', 'pid=,args=', '--ppid', String(worker.process.child.pid)],
+    {
+      encoding: 'utf8',
+    },
+  )
     .split('\n')
-    .map(Number)
-    .filter((pid) => pid > 0);
-  const pid = children.find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker));
-  if (pid === undefined) throw new Error(`no child of the worker runs ${marker}`);
-  return pid;
+    .find((l) => l.includes(marker));
+  if (line === undefined) throw new Error(`no child of the worker runs ${marker}`);
+  return Number(line.trim().split(/\s+/)[0]);
 }
 
-describe('servers in three languages, hosted by two workers behind two gateways', () => {
-  it('their tools are listed and called: Python, Go (a log message, an elicitation), TypeScript, FastMCP 4’s proxy (progress); their processes in the workers’ metrics', async () => {
+/** The long tool of the reference server, straight (`ts`) and through FastMCP's proxy (`fast`). */
+const LONG_OF = { ts: LONG, fast: 'fast_trigger-long-running-operation' } as const;
+type LongServer = keyof typeof LONG_OF;
+const BOTH: readonly LongServer[] = ['ts', 'fast'];
+
+/** One long call per server on `client`, side by side: its progress as it comes, its end. */
+function longCalls(client: Client, steps: number, options: { signal?: AbortSignal } = {}) {
+  return BOTH.map((server) => {
+    const progress: number[] = [];
+    const ended = client.callTool(
+      { name: LONG_OF[server], arguments: { duration: steps / 2, steps } },
+      { timeout: 60_000, onprogress: (p) => progress.push(p.progress), ...options },
+    );
+    return { server, progress, ended };
+  });
+}
+
+const works = (server: ServerId, scenario: HostedScenario, seen: string) =>
+  recordHosted({ server, scenario, outcome: 'works', seen });
+
+describe('servers in four kinds, hosted by two workers behind two gateways', () => {
+  it('their tools are listed and called, with progress, log messages and elicitations; their processes in the workers’ metrics', async () => {
     const { client, logged, asked } = await connect(gateway(0));
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name);
@@ -230,29 +257,57 @@ describe('servers in three languages, hosted by two workers behind two gateways'
     );
     const time = tools.find((t) => t.name === 'time_get_current_time');
     expect(time?.inputSchema).toMatchObject({ properties: { timezone: { type: 'string' } } });
-
-    // Through FastMCP 4's proxy: its progress, every update in order.
-    const progress: number[] = [];
-    const proxied = await client.callTool(
-      { name: 'fast_trigger-long-running-operation', arguments: { duration: 1, steps: 3 } },
-      { onprogress: (p) => progress.push(p.progress) },
-    );
-    expect(textOf(proxied)).toMatch(/completed/i);
-    expect(progress).toEqual([1, 2, 3]);
     const now = await client.callTool({
       name: 'time_get_current_time',
       arguments: { timezone: 'Europe/Paris' },
     });
     expect(now.structuredContent).toMatchObject({ timezone: 'Europe/Paris' });
+    works('time', 'listed', 'listed with its schemas; structured content');
     expect(textOf(await client.callTool({ name: 'go_greet', arguments: { name: 'Ada' } }))).toBe(
       'Hi Ada',
     );
-    expect(
-      textOf(await client.callTool({ name: 'ts_echo', arguments: { message: 'hi' } })),
-    ).toMatch(/hi/);
+    works('go', 'listed', 'listed, called');
+    for (const server of BOTH) {
+      const echoed = await client.callTool({
+        name: `${server}_echo`,
+        arguments: { message: 'hi' },
+      });
+      expect(textOf(echoed)).toMatch(/hi/);
+      works(server, 'listed', 'listed with its schemas, called');
+    }
+    // Progress, straight and through FastMCP's proxy: every update in order.
+    for (const call of longCalls(client, 3)) {
+      expect(textOf(await call.ended)).toMatch(/completed/i);
+      expect(call.progress).toEqual([1, 2, 3]);
+      works(call.server, 'progress', 'every update in order');
+    }
     await client.callTool({ name: 'go_log', arguments: {} });
     expect(logged).toContainEqual(expect.objectContaining({ data: 'something happened!' }));
-    // Each worker's metrics: its three servers' processes, their memory and CPU time.
+    works('go', 'log', 'its log message reached the client');
+    const elicited = await client.callTool({ name: 'go_elicit (form)', arguments: {} });
+    expect(textOf(elicited)).toBe('from the user');
+    works('go', 'input', 'asked once, answered, its result');
+    const form = await client.callTool({ name: 'ts_trigger-elicitation-request', arguments: {} });
+    expect(JSON.stringify(form.content)).toContain('Ada Lovelace');
+    works('ts', 'input', 'asked once, answered, its result');
+    expect(asked).toEqual(['provide a random string', expect.stringMatching(/Please provide/)]);
+    // FastMCP's proxy does not pass the reference server's elicitation on: its result says why.
+    const proxied = await client.callTool({
+      name: 'fast_trigger-elicitation-request',
+      arguments: {},
+    });
+    expect(proxied.isError).toBe(true);
+    expect(textOf(proxied)).toMatch(/no back-channel/);
+    expect(asked).toHaveLength(2);
+    recordHosted({
+      server: 'fast',
+      scenario: 'input',
+      outcome: 'limit',
+      owner: 'server',
+      seen: 'the proxy does not pass the elicitation of the server behind it on (its Python SDK: "no back-channel for server-initiated requests"); the call ends with that error',
+    });
+
+    // Each worker's metrics: its servers' processes, their memory and CPU time.
     const metrics = await (
       await fetch(`http://127.0.0.1:${workers[0]!.metricsPort}/metrics`)
     ).text();
@@ -270,105 +325,100 @@ describe('servers in three languages, hosted by two workers behind two gateways'
       const cpu = of('tidemark_worker_hosted_cpu_time_total');
       expect(cpu).toBeGreaterThanOrEqual(server === 'time' || server === 'fast' ? 0.01 : 0);
     }
-    const elicited = await client.callTool({ name: 'go_elicit (form)', arguments: {} });
-    expect(asked).toEqual(['provide a random string']);
-    expect(textOf(elicited)).toBe('from the user');
   });
 
   it('a gateway killed -9 mid-call: resumed on the other, every progress once, the result', async () => {
     const proxy = await TcpProxy.start(gatewayPorts[0]!);
     onTestFinished(() => proxy.close());
     const { client, resets } = await connect(`http://127.0.0.1:${proxy.port}/mcp`);
-    const progress: number[] = [];
-    let killed = false;
-    const result = await client.callTool(
-      { name: LONG, arguments: { duration: 3, steps: 6 } },
-      {
-        timeout: 60_000,
-        onprogress: (p) => {
-          progress.push(p.progress);
-          if (p.progress !== 2 || killed) return;
-          killed = true;
-          proxy.target = gatewayPorts[1]!;
-          gateways[0]!.child.kill('SIGKILL');
-        },
-      },
-    );
-    expect(killed).toBe(true);
-    expect(progress).toEqual([1, 2, 3, 4, 5, 6]);
-    expect(textOf(result)).toMatch(/completed/i);
+    const calls = longCalls(client, 6);
+    await expect
+      .poll(() => calls.every((c) => c.progress.length >= 2), { timeout: 10_000 })
+      .toBe(true);
+    proxy.target = gatewayPorts[1]!;
+    gateways[0]!.child.kill('SIGKILL');
+    for (const call of calls) {
+      expect(textOf(await call.ended)).toMatch(/completed/i);
+      expect(call.progress).toEqual([1, 2, 3, 4, 5, 6]);
+      works(
+        call.server,
+        'gateway-kill',
+        'resumed on the other gateway: every update once, the result',
+      );
+    }
     expect(resets).toEqual([]);
   });
 
   it('a worker killed -9 mid-call: the other runs it again, an explicit reset, then the result', async () => {
     const { client, resets } = await connect(gateway(1));
-    const progress: number[] = [];
-    const call = client.callTool(
-      { name: LONG, arguments: { duration: 3, steps: 6 } },
-      { timeout: 60_000, onprogress: (p) => progress.push(p.progress) },
-    );
+    const calls = longCalls(client, 6);
     const worker = await busyWorker();
-    await expect.poll(() => progress.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    await expect
+      .poll(() => calls.every((c) => c.progress.length > 0), { timeout: 10_000 })
+      .toBe(true);
     worker.process.child.kill('SIGKILL');
-    const result = await call;
-    expect(textOf(result)).toMatch(/completed/i);
-    expect(resets.length).toBe(1);
-    expect(rising(progress)).toBe(true);
+    for (const call of calls) {
+      expect(textOf(await call.ended)).toMatch(/completed/i);
+      expect(rising(call.progress)).toBe(true);
+      works(call.server, 'worker-kill', 'one reset, progress never went back, the result');
+    }
+    // One reset per call (both ran on the killed worker: one session, one partition).
+    expect(resets).toHaveLength(2);
     await startWorker();
   });
 
-  it('its child process killed mid-call: run again on a copy started in its place', async () => {
+  it('its process killed mid-call: run again on a copy started in its place', async () => {
     const { client, resets } = await connect(gateway(1));
-    const progress: number[] = [];
-    const call = client.callTool(
-      { name: LONG, arguments: { duration: 2, steps: 4 } },
-      { timeout: 60_000, onprogress: (p) => progress.push(p.progress) },
-    );
+    const calls = longCalls(client, 4);
     const worker = await busyWorker();
-    await expect.poll(() => progress.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    await expect
+      .poll(() => calls.every((c) => c.progress.length > 0), { timeout: 10_000 })
+      .toBe(true);
     process.kill(childOf(worker, 'server-everything'), 'SIGKILL');
-    const result = await call;
-    expect(textOf(result)).toMatch(/completed/i);
-    // The progress it had sent was of a run superseded: said so, and never taken back.
-    expect(resets).toHaveLength(1);
-    expect(rising(progress)).toBe(true);
+    process.kill(childOf(worker, 'fastmcp'), 'SIGKILL');
+    for (const call of calls) {
+      expect(textOf(await call.ended)).toMatch(/completed/i);
+      // The progress it had sent was of a run superseded: said so, and never taken back.
+      expect(rising(call.progress)).toBe(true);
+      works(call.server, 'child-kill', 'run again on a new process: one reset, the result');
+    }
+    expect(resets).toHaveLength(2);
   });
 
   it('cancelled by its client: the call ends at once, in the audit trail as cancelled; each record names its server', async () => {
     const { client } = await connect(gateway(1));
     const cancel = new AbortController();
-    const progress: number[] = [];
-    const call = client.callTool(
-      { name: LONG, arguments: { duration: 30, steps: 30 } },
-      {
-        signal: cancel.signal,
-        onprogress: (p) => {
-          progress.push(p.progress);
-          if (p.progress === 2) cancel.abort(new Error('the user changed their mind'));
-        },
-      },
-    );
-    await expect(call).rejects.toThrow(/changed their mind/);
+    const calls = longCalls(client, 60, { signal: cancel.signal });
+    await expect
+      .poll(() => calls.every((c) => c.progress.length >= 1), { timeout: 10_000 })
+      .toBe(true);
+    cancel.abort(new Error('the user changed their mind'));
+    for (const call of calls) await expect(call.ended).rejects.toThrow(/changed their mind/);
     // The next call is served at once: nothing is left holding the slot.
     expect(
       textOf(await client.callTool({ name: 'ts_echo', arguments: { message: 'after' } })),
     ).toMatch(/after/);
-    // The audit trail says so, and how the calls before it ended, tool by tool.
     const audited = async () => {
       const audit = await runTidemark(['audit', '--since', '10m', ...common]);
       return audit.out.map(
         (line) => JSON.parse(line) as { tool: string; outcome: string; module?: string },
       );
     };
-    await expect
-      .poll(async () => (await audited()).filter((r) => r.tool === LONG).map((r) => r.outcome), {
-        timeout: 15_000,
-      })
-      .toEqual(['answered', 'answered', 'answered', 'cancelled']);
+    for (const server of BOTH) {
+      await expect
+        .poll(
+          async () =>
+            (await audited()).filter((r) => r.tool === LONG_OF[server]).map((r) => r.outcome),
+          { timeout: 15_000 },
+        )
+        .toEqual(['answered', 'answered', 'answered', 'answered', 'cancelled']);
+      works(server, 'cancel', 'ended at once; audited as cancelled');
+    }
     const records = await audited();
     expect(records.filter((r) => r.tool === 'go_elicit (form)')).toHaveLength(1);
     // Each record names the server that ran the call.
     expect(records.find((r) => r.tool === 'time_get_current_time')?.module).toBe('mcp-server:time');
     expect(records.find((r) => r.tool === LONG)?.module).toBe('mcp-server:ts');
+    expect(records.find((r) => r.tool === LONG_OF.fast)?.module).toBe('mcp-server:fast');
   });
 });

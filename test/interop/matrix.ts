@@ -207,3 +207,104 @@ export function recorder(client: ClientId, deployment: Deployment) {
   return (scenario: Scenario, seen: string, more: Partial<Observation> = {}): void =>
     record({ client, scenario, deployment, outcome: 'works', seen, ...more });
 }
+
+// The servers a worker hosts (issue #60), written down the same way: which servers, what each
+// was put through on two gateway and two worker processes over Kafka, and what was seen.
+
+export const HOSTED_SCENARIOS = {
+  listed: 'listed & called',
+  progress: 'progress',
+  log: 'log messages',
+  input: 'elicitation',
+  'gateway-kill': 'gateway kill -9 → resumed',
+  'worker-kill': 'worker kill -9 → reset',
+  'child-kill': 'its process killed → run again',
+  cancel: 'cancelled',
+} as const;
+export type HostedScenario = keyof typeof HOSTED_SCENARIOS;
+
+/** What the hosted-servers test saw of one server in one scenario (on Kafka). */
+export interface HostedObservation {
+  readonly server: ServerId;
+  readonly scenario: HostedScenario;
+  readonly outcome: 'works' | 'limit' | 'fails';
+  readonly seen: string;
+  /** For `limit` and `fails`: whose it is (`server`: the hosted server's own). */
+  readonly owner?: 'server' | 'tidemark';
+}
+
+interface ServerEntry {
+  readonly name: string;
+  readonly package: string;
+  readonly version: () => string;
+  readonly language: string;
+  readonly scenarios: readonly HostedScenario[];
+  /** Scenarios its tools cannot show, and why (rendered as "—" with the reason). */
+  readonly without?: Readonly<Partial<Record<HostedScenario, string>>>;
+}
+
+const ANSWERS_AT_ONCE = 'its tools answer at once: nothing runs long enough to cut, kill or cancel';
+const LONG_SCENARIOS = ['gateway-kill', 'worker-kill', 'child-kill', 'cancel'] as const;
+
+export const SERVERS = {
+  ts: {
+    name: 'TypeScript reference server',
+    package: '@modelcontextprotocol/server-everything',
+    version: () => npmVersion('@modelcontextprotocol/server-everything'),
+    language: 'TypeScript',
+    scenarios: ['listed', 'progress', 'input', ...LONG_SCENARIOS],
+    without: { log: 'logs nothing during a call (only on a timer it is asked to start)' },
+  },
+  go: {
+    name: 'Go SDK example server',
+    package: 'go-sdk examples/server/everything',
+    version: () => pinned('test/interop/go-client/go.mod', /go-sdk v(\S+)/),
+    language: 'Go',
+    scenarios: ['listed', 'log', 'input'],
+    without: {
+      progress: 'no tool sends progress',
+      ...Object.fromEntries(LONG_SCENARIOS.map((s) => [s, ANSWERS_AT_ONCE])),
+    },
+  },
+  time: {
+    name: 'Python time server (the Python SDK’s MCPServer)',
+    package: 'mcp-server-time (PyPI)',
+    version: () => pinned(PYTHON_REQUIREMENTS, /^mcp-server-time==(\S+)$/m),
+    language: 'Python',
+    scenarios: ['listed'],
+    without: {
+      progress: 'no tool sends progress',
+      log: 'logs nothing to its client',
+      input: 'asks nothing',
+      ...Object.fromEntries(LONG_SCENARIOS.map((s) => [s, ANSWERS_AT_ONCE])),
+    },
+  },
+  fast: {
+    name: 'FastMCP 4 proxy server (`fastmcp run`) before the reference server',
+    package: 'fastmcp-slim (PyPI)',
+    version: () => pinned(PYTHON_REQUIREMENTS, /^fastmcp-slim\[client\]==(\S+)$/m),
+    language: 'Python',
+    scenarios: ['listed', 'progress', 'input', ...LONG_SCENARIOS],
+    without: { log: 'the server it proxies logs nothing during a call' },
+  },
+} as const satisfies Record<string, ServerEntry>;
+export type ServerId = keyof typeof SERVERS;
+
+export const serverEntry = (id: ServerId): ServerEntry => SERVERS[id];
+
+/** The hosted cells a full run must have recorded: every server × its scenarios. */
+export function expectedHostedCells(): Array<{ server: ServerId; scenario: HostedScenario }> {
+  return (Object.keys(SERVERS) as ServerId[]).flatMap((server) =>
+    serverEntry(server).scenarios.map((scenario) => ({ server, scenario })),
+  );
+}
+
+/** Writes what the hosted-servers test saw, for the README's table. After its assertions passed. */
+export function recordHosted(observation: HostedObservation): void {
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const { server, scenario } = observation;
+  writeFileSync(
+    join(RESULTS_DIR, `hosted.${server}.${scenario}.json`),
+    `${JSON.stringify(observation, null, 2)}\n`,
+  );
+}

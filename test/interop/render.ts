@@ -9,13 +9,19 @@ import { fileURLToPath } from 'node:url';
 import {
   CLIENTS,
   DEPLOYMENTS,
+  HOSTED_SCENARIOS,
   RESULTS_DIR,
   SCENARIOS,
+  SERVERS,
   clientEntry,
   expectedCells,
+  expectedHostedCells,
+  serverEntry,
   type ClientId,
+  type HostedObservation,
   type Observation,
   type Scenario,
+  type ServerId,
 } from './matrix.ts';
 
 const README = fileURLToPath(new URL('../../README.md', import.meta.url));
@@ -35,24 +41,32 @@ const TABLES: ReadonlyArray<{ title: string; scenarios: readonly Scenario[] }> =
   { title: 'Events', scenarios: ['handshake', 'events'] },
 ];
 
-function load(): Observation[] {
+/** What the run recorded: the clients' observations, and the hosted servers' (`hosted.*`). */
+function load(): { clients: Observation[]; hosted: HostedObservation[] } {
   let files: string[];
   try {
     files = readdirSync(RESULTS_DIR).filter((f) => f.endsWith('.json'));
   } catch {
     files = [];
   }
-  return files
-    .sort()
-    .map((f) => JSON.parse(readFileSync(join(RESULTS_DIR, f), 'utf8')) as Observation);
+  const read = (f: string): unknown => JSON.parse(readFileSync(join(RESULTS_DIR, f), 'utf8'));
+  const sorted = files.sort();
+  return {
+    clients: sorted.filter((f) => !f.startsWith('hosted.')).map((f) => read(f) as Observation),
+    hosted: sorted.filter((f) => f.startsWith('hosted.')).map((f) => read(f) as HostedObservation),
+  };
 }
 
 /** Cells a full run must have and did not record. */
-function missing(observations: readonly Observation[]): string[] {
-  const seen = new Set(observations.map((o) => `${o.client} ${o.scenario} ${o.deployment}`));
-  return expectedCells()
-    .map((c) => `${c.client} ${c.scenario} ${c.deployment}`)
-    .filter((key) => !seen.has(key));
+function missing({ clients, hosted }: ReturnType<typeof load>): string[] {
+  const seen = new Set([
+    ...clients.map((o) => `${o.client} ${o.scenario} ${o.deployment}`),
+    ...hosted.map((o) => `hosted ${o.server} ${o.scenario}`),
+  ]);
+  return [
+    ...expectedCells().map((c) => `${c.client} ${c.scenario} ${c.deployment}`),
+    ...expectedHostedCells().map((c) => `hosted ${c.server} ${c.scenario}`),
+  ].filter((key) => !seen.has(key));
 }
 
 class Notes {
@@ -93,7 +107,47 @@ function revisions(client: ClientId, all: readonly Observation[]) {
   return found === undefined ? '—' : found.join(', ');
 }
 
-function render(all: readonly Observation[]): string {
+/** A hosted server's cell: what the Kafka test saw, or why its tools cannot show it. */
+function hostedCell(
+  server: ServerId,
+  scenario: keyof typeof HOSTED_SCENARIOS,
+  hosted: readonly HostedObservation[],
+  notes: Notes,
+): string {
+  const entry = serverEntry(server);
+  const seen = hosted.find((o) => o.server === server && o.scenario === scenario);
+  if (seen === undefined) {
+    const reason = entry.without?.[scenario];
+    if (reason === undefined)
+      throw new Error(`hosted ${server}: ${scenario} is neither tested nor explained`);
+    return `— ${notes.add(`${entry.name}: ${reason}.`)}`;
+  }
+  if (seen.outcome === 'works') return '✅';
+  const whose =
+    seen.owner === undefined
+      ? ''
+      : ` Whose: ${seen.owner === 'server' ? 'the server' : 'Tidemark'}.`;
+  const n = notes.add(`${entry.name}, ${HOSTED_SCENARIOS[scenario]}: ${seen.seen}.${whose}`);
+  return `${seen.outcome === 'fails' ? '❌' : '⚠️'} ${n}`;
+}
+
+function hostedTable(hosted: readonly HostedObservation[], notes: Notes): string[] {
+  const scenarios = Object.keys(HOSTED_SCENARIOS) as Array<keyof typeof HOSTED_SCENARIOS>;
+  return [
+    '**Servers hosted** (a worker runs them unmodified, `--mcp-server`; docs/hosted-servers.md)',
+    '',
+    `| server | version | language | ${scenarios.map((s) => HOSTED_SCENARIOS[s]).join(' | ')} |`,
+    `|---|---|---|${scenarios.map(() => '---').join('|')}|`,
+    ...(Object.keys(SERVERS) as ServerId[]).map((server) => {
+      const entry = serverEntry(server);
+      const cells = scenarios.map((s) => hostedCell(server, s, hosted, notes));
+      return `| ${entry.name} (\`${entry.package}\`) | ${entry.version()} | ${entry.language} | ${cells.join(' | ')} |`;
+    }),
+    '',
+  ];
+}
+
+function render({ clients: all, hosted }: ReturnType<typeof load>): string {
   const notes = new Notes();
   const out: string[] = [START, ''];
   for (const table of TABLES) {
@@ -115,8 +169,9 @@ function render(all: readonly Observation[]): string {
     }
     out.push('');
   }
+  out.push(...hostedTable(hosted, notes));
   out.push(
-    `Each cell ran against ${DEPLOYMENTS.dev} and against ${DEPLOYMENTS.kafka}, unless it says which. ✅ works; ⚠️ works with a limit; ❌ does not; — the client has no API for it.`,
+    `Each client's cell ran against ${DEPLOYMENTS.dev} and against ${DEPLOYMENTS.kafka}, unless it says which; each server's on ${DEPLOYMENTS.kafka}, through the official TypeScript client. ✅ works; ⚠️ works with a limit; ❌ does not; — the client has no API for it (a server: its tools cannot show it).`,
     '',
     ...notes.lines.map((line, i) => `${i + 1}. ${line}`),
     '',
