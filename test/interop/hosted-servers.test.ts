@@ -3,14 +3,19 @@
 // stdio processes; its tools served through a gateway to the official TypeScript client — listed,
 // called, with progress, and run again when its process is killed under a call.
 import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { AuditLog } from '@tidemark/log';
 import { hostedServerModule, type HostedServerModule } from '@tidemark/worker';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { embeddedStack } from '@tidemark/fixtures/embedded-stack';
+import { pollTask, rpc } from '@tidemark/fixtures/task-client';
 import { reservePorts } from '@tidemark/kafka-fixtures';
-import { goMcpEverything } from '../support/prerequisites.js';
+import { devInProcess } from '../support/dev-in-process.js';
+import { goMcpEverything, pythonWithMcp } from '../support/prerequisites.js';
 
 const everything = createRequire(import.meta.url).resolve(
   '@modelcontextprotocol/server-everything/dist/index.js',
@@ -118,6 +123,43 @@ describe('a hosted stdio MCP server (server-everything, unmodified)', () => {
     expect(JSON.stringify(sampled.content)).toContain('a sampled answer');
     expect(asked[0]).toMatch(/Please provide inputs/);
     expect(asked[1]).toContain('say something');
+  });
+
+  it('on 2026-07-28 (no push channel) its elicitation is an input_required round: answered, the same child call goes on — a stateless call and a task', async () => {
+    const server = everythingServer(1);
+    const { stack } = await hosting(server);
+    const url = stack.gateways[0]!.url;
+    const name = 'trigger-elicitation-request';
+    const answer = { action: 'accept', content: { name: 'Ada Lovelace', check: true, integer: 7 } };
+    // A stateless call: its client answers and calls again with the state it was given.
+    const first = await rpc(url, 'tools/call', { name, arguments: {} }, { tasks: false });
+    const asked = first.body.result as {
+      resultType: string;
+      inputRequests: Record<string, { method: string; params: { message: string } }>;
+      requestState: string;
+    };
+    expect(asked.resultType).toBe('input_required');
+    const [key, request] = Object.entries(asked.inputRequests)[0]!;
+    expect(request).toMatchObject({
+      method: 'elicitation/create',
+      params: { message: expect.stringMatching(/Please provide inputs/) as unknown },
+    });
+    const second = await rpc(
+      url,
+      'tools/call',
+      { name, arguments: {}, inputResponses: { [key]: answer }, requestState: asked.requestState },
+      { tasks: false },
+    );
+    expect(JSON.stringify(second.body.result?.['content'])).toContain('Ada Lovelace');
+    // A task: it asks through tasks/get, takes the answer through tasks/update, then completes.
+    const created = await rpc(url, 'tools/call', { name, arguments: {} });
+    const taskId = String(created.body.result?.['taskId']);
+    const waiting = await pollTask([url], taskId, ['input_required']);
+    const keys = Object.keys(waiting['inputRequests'] as object);
+    await rpc(url, 'tasks/update', { taskId, inputResponses: { [keys[0]!]: answer } });
+    const done = await pollTask([url], taskId, ['completed', 'failed']);
+    expect(JSON.stringify(done['result'])).toContain('Ada Lovelace');
+    // Each answered by its one child call: a call run again would have asked again instead.
   });
 
   it('a process that stops answering under a call is killed; the call runs again on another', async () => {
@@ -255,5 +297,35 @@ describe('a hosted Streamable HTTP server (the Go SDK’s example server, unmodi
     expect(await refused('https://user:pw@mcp.example.com/mcp')).toMatch(
       /must not carry credentials/,
     );
+  });
+});
+
+describe('under tidemark dev', () => {
+  it('three servers in three languages behind one endpoint, prefixed: each listed and called', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tidemark-hosted-dev-'));
+    const dev = await devInProcess(dir, [
+      ...['--port', '0', '--data', join(dir, 'data'), '--console', 'off'],
+      ...['--mcp-server-prefix', '--mcp-server-processes', '1'],
+      ...['--mcp-server', `ts=${process.execPath} ${everything} stdio`],
+      ...['--mcp-server', `go=${goMcpEverything()}`],
+      ...['--mcp-server', `time=${pythonWithMcp()} -m mcp_server_time`],
+    ]);
+    onTestFinished(() => dev.stop());
+    const client = new Client({ name: 'hosted-dev', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(dev.url)));
+    onTestFinished(() => client.close());
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['ts_echo', 'go_greet', 'time_get_current_time']));
+    expect(
+      textOf(await client.callTool({ name: 'ts_echo', arguments: { message: 'hi' } })),
+    ).toMatch(/hi/);
+    expect(textOf(await client.callTool({ name: 'go_greet', arguments: { name: 'Ada' } }))).toBe(
+      'Hi Ada',
+    );
+    const now = await client.callTool({
+      name: 'time_get_current_time',
+      arguments: { timezone: 'UTC' },
+    });
+    expect(now.structuredContent).toMatchObject({ timezone: 'UTC' });
   });
 });

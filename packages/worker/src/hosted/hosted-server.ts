@@ -7,9 +7,11 @@ import {
   type Tool,
 } from '@modelcontextprotocol/server';
 import { observeHostedServer } from '@tidemark/otel';
-import { defineToolModule, type ToolModule } from '@tidemark/tools';
+import type { TaskSupport } from '@tidemark/protocol';
+import { currentExecution, defineToolModule, type ToolModule } from '@tidemark/tools';
 import { type CallHooks, ChildPool, type HostedServerSpec } from './child-pool.js';
 import { hostedServerSpecs } from './hosted-spec.js';
+import { ChildRun, INPUT_KEY, ParkedRuns } from './input-rounds.js';
 
 // An MCP server in any language, hosted as a tool module (issue #60): its tools — their schemas,
 // annotations and output schemas — are served as the worker's own, each call forwarded to one of
@@ -37,11 +39,20 @@ export function hostedServerModule(given: HostedServerSpec): HostedServerModule 
   const pool = new ChildPool(spec);
   let listed: ReturnType<ChildPool['start']> | undefined;
   let registered = false;
-  const closing: Array<() => Promise<void>> = [() => pool.close()];
+  const parked = new ParkedRuns();
+  const closing: Array<() => Promise<void>> = [
+    () => Promise.resolve(parked.close()),
+    () => pool.close(),
+  ];
+  // Each tool may run as a task — a call that takes minutes is what hosting is for; the task is
+  // Tidemark's, around a plain call to the child, whatever the child says of tasks of its own
+  // (`execution.taskSupport`). Filled in once the server lists its tools.
+  const taskSupport: Record<string, TaskSupport> = {};
   const module = defineToolModule({
     name: `mcp-server:${spec.name}`,
     source: `--mcp-server ${spec.name}`,
     retry: HOSTED_RETRY,
+    taskSupport,
     async register(server) {
       if (listed === undefined) {
         listed = pool.start();
@@ -55,15 +66,32 @@ export function hostedServerModule(given: HostedServerSpec): HostedServerModule 
       registered = true;
       for (const tool of await listed) {
         const name = spec.prefix === true ? `${spec.name}_${tool.name}` : tool.name;
+        taskSupport[name] = 'optional';
         const handler = async (args: unknown, ctx: ServerContext) => {
           const relay = relayTo(ctx);
-          const result = await pool.call(tool.name, args as Record<string, unknown> | undefined, {
-            signal: ctx.mcpReq.signal,
-            ...relay.hooks,
-          });
-          // The child's last progress may still be on its way to the log: the result after it.
-          await relay.sent();
-          return result;
+          // A later round of a call that asked for input brings the answer to its parked child.
+          const owner = currentExecution()?.subject ?? '';
+          const answer = ctx.mcpReq.inputResponses?.[INPUT_KEY];
+          const resumed = parked.resume(ctx.mcpReq.requestState(), owner, answer);
+          if (resumed !== undefined) resumed.round = relay.hooks;
+          const run =
+            resumed ??
+            new ChildRun(relay.hooks, (hooks) =>
+              pool.call(tool.name, args as Record<string, unknown> | undefined, hooks),
+            );
+          // This round's cancellation (a client's, a task's) cancels the child's call.
+          const cancel = () => run.abort.abort(ctx.mcpReq.signal.reason);
+          ctx.mcpReq.signal.addEventListener('abort', cancel, { once: true });
+          try {
+            const next = await run.next();
+            if ('question' in next) return parked.park(run, next.question, owner);
+            if ('error' in next) throw next.error;
+            // The child's last progress may still be on its way to the log: the result after it.
+            await relay.sent();
+            return next.result;
+          } finally {
+            ctx.mcpReq.signal.removeEventListener('abort', cancel);
+          }
         };
         withoutWarnings(quiet, () => server.registerTool(name, configOf(tool), handler));
       }
