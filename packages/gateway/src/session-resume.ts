@@ -13,6 +13,7 @@ import {
   type EventIdVerification,
   type ResumeDecision,
   type SessionId,
+  type StreamHead,
   newSessionId,
 } from '@tidemark/protocol';
 import { HttpRefusals } from './http/http-refusals.js';
@@ -134,7 +135,9 @@ async function resume(
   const sse = ctx.streams.open(res, session, share);
   if (decision.outcome === 'reset')
     sse.event(undefined, resetNotification(decision.reason, decision.generation));
-  const priming = primes ? primingId(ctx, session, partition, decision, lastEventId) : undefined;
+  const priming = primes
+    ? primingId(ctx, session, partition, decision, lastEventId, traced?.head)
+    : undefined;
   if (priming !== undefined) sse.prime(priming);
   replay(ctx, sse, session, partition, decision, offsets.highWatermark);
 }
@@ -143,9 +146,12 @@ async function resume(
  * The id a resumed stream starts with, so that a client whose stream drops again before the next
  * event still resumes from the right place. (The SDK's client tracks the last id it *received* on
  * a stream, not the one it resumed with: a resumed stream cut before any event reconnects without
- * `Last-Event-ID` — typescript-sdk#2499.) A continuation repeats the client's own claim; a reset
- * that replays a whole generation gives the position before it, which resumes that generation
- * (or a newer one, whole) from its start.
+ * `Last-Event-ID` — typescript-sdk#2499 — and a call waiting meanwhile, asleep or for its input,
+ * never gets its answer.) A continuation repeats the client's own claim; a reset gives the
+ * position just before what it replays: the generation's start, or — its events deleted — the
+ * record before the first one still held (the seq before it known from the plan, or, when every
+ * record the head knows of is gone, the head's last). Only a reset that reads from an unknown seq
+ * among records still held goes unprimed.
  */
 function primingId(
   ctx: GatewayContext,
@@ -153,13 +159,21 @@ function primingId(
   partition: number,
   decision: Exclude<ResumeDecision, { outcome: 'invalid' }>,
   lastEventId: string | undefined,
+  head: StreamHead | undefined,
 ): string | undefined {
   const { plan } = decision;
   if (plan.kind !== 'read') return undefined;
   if (decision.outcome === 'resume') return lastEventId;
-  if (plan.nextSeq !== 1) return undefined;
   const mint = streamMinter(ctx, session, partition, decision.stream);
-  return mint(plan.fromOffset, undefined, 0);
+  if (plan.nextSeq === 1) return mint(plan.fromOffset, undefined, 0);
+  if (plan.generation === undefined || plan.fromOffset === 0n) return undefined;
+  const seenSeq =
+    plan.nextSeq !== undefined
+      ? plan.nextSeq - 1
+      : head !== undefined && head.lastOffset < plan.fromOffset
+        ? head.lastSeq
+        : undefined;
+  return seenSeq === undefined ? undefined : mint(plan.fromOffset - 1n, plan.generation, seenSeq);
 }
 
 /** Carries out a resume or reset decision's plan on an open stream. */

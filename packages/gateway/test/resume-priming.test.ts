@@ -95,4 +95,44 @@ describe('resumed streams are primed with an id', () => {
       },
     });
   });
+
+  it('a reset after its events were deleted while the call waits primes the record before what is held: cut before the next event, that id resumes the rest exactly', async () => {
+    const stack = await embeddedStack({ partitions: 1 });
+    onTestFinished(() => stack.stop());
+    const client = new RawMcpClient(stack.gateways[0]!.url);
+    await client.initialize();
+    // Counts to 4, a number every 1.5 s; the client takes the first and goes away.
+    const first = await client.callCount(4, 4, 1_500, 1);
+    // Its second number is written while the client is away, then deleted (retention, an
+    // operator): nothing after the client's id is held, and the call waits for its third.
+    const highWatermark = async () =>
+      (await stack.log.offsets(stack.topics.events, 0)).highWatermark;
+    const away = await highWatermark();
+    await expect.poll(highWatermark, { timeout: 5_000 }).toBeGreaterThan(away);
+    await stack.log.deleteRecordsBefore(stack.topics.events, 0, await highWatermark());
+    const reset = await resumeUntil(client, first.ids.at(-1)!, (events) => events.length >= 2);
+    expect(messagesOf(reset)[0]).toMatchObject({
+      method: 'notifications/tidemark/reset',
+      params: { reason: 'evicted' },
+    });
+    expect(reset[1]).toEqual({ id: expect.any(String) as unknown, data: '' });
+    // Cut before the next event: the client resumes with the priming id and gets the rest — with
+    // one more explicit reset when the stored head had not yet seen the deleted number (it cannot
+    // say which seq came last), never a silent gap.
+    const rest = await resumeUntil(client, reset[1]!.id!, (events) =>
+      messagesOf(events).some((m) => 'result' in m),
+    );
+    const messages = messagesOf(rest);
+    const resets = messages.filter((m) => m['method'] === 'notifications/tidemark/reset');
+    expect(resets.length).toBeLessThanOrEqual(1);
+    const progress = messages.flatMap((m) =>
+      m['method'] === 'notifications/progress'
+        ? [(m['params'] as { progress: number }).progress]
+        : [],
+    );
+    expect(progress).toEqual([3, 4]);
+    expect(messages.at(-1)).toMatchObject({
+      result: { content: [{ type: 'text', text: '1,2,3,4' }] },
+    });
+  });
 });
