@@ -459,9 +459,11 @@ const MIN_SUCCEEDED = 0.75;
 /**
  * At least this many calls: a call counts 5–40 numbers 10–80 ms apart (about a second), so a
  * healthy cluster makes well over one call per session every 4 s, faults and all — a cluster
- * answering a tenth of its calls falls below it.
+ * answering a tenth of its calls falls below it. Under network cuts a call caught by one waits out
+ * a session timeout (6 s) or a handoff: one call per session every 6 s (a loaded 2-core CI run
+ * made 53 in 60 s with 4 sessions, every one of them right).
  */
-const MIN_CALLS = Math.ceil((sessions * seconds) / 4);
+const MIN_CALLS = Math.ceil((sessions * seconds) / (profile.network ? 6 : 4));
 
 /** Why the run failed, if it did: one line per broken rule. */
 function failures(
