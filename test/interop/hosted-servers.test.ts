@@ -52,6 +52,34 @@ const everythingServer = (processes: number, pingEveryMs?: number) =>
 const textOf = (result: { content?: unknown }) =>
   (result.content as Array<{ text?: string }>)[0]?.text ?? '';
 
+/**
+ * Sends `signal` to the one process of `server` `afterMs` into a long call: the call runs again
+ * (its stream's next generation, a retry) on a process started in its place, and answers.
+ */
+async function signalledUnderACall(
+  server: HostedServerModule,
+  signal: NodeJS.Signals,
+  afterMs: number,
+): Promise<void> {
+  const { client, executions } = await hosting(server);
+  const call = client.callTool({
+    name: 'trigger-long-running-operation',
+    arguments: { duration: 2, steps: 4 },
+  });
+  await new Promise((resolve) => setTimeout(resolve, afterMs));
+  const [pid] = await server.pids();
+  process.kill(pid!, signal);
+  const result = await call;
+  expect(result.isError).not.toBe(true);
+  // The call's stream (n0 is the initialize): run again as its next generation, a retry.
+  const ran = executions.filter((e) => e.stream === executions.at(-1)!.stream);
+  expect(ran.map((e) => [e.attempt, e.cause])).toEqual([
+    [1, 'first'],
+    [2, 'retry'],
+  ]);
+  expect(await server.pids()).not.toContain(pid);
+}
+
 describe('a hosted stdio MCP server (server-everything, unmodified)', () => {
   it('serves its tools as the worker’s own: listed with their schemas, called, with progress', async () => {
     const server = everythingServer(2);
@@ -72,24 +100,7 @@ describe('a hosted stdio MCP server (server-everything, unmodified)', () => {
   });
 
   it('a process killed under a call: the call runs again on another, the client gets its result', async () => {
-    const server = everythingServer(1);
-    const { client, executions } = await hosting(server);
-    const call = client.callTool({
-      name: 'trigger-long-running-operation',
-      arguments: { duration: 2, steps: 4 },
-    });
-    await new Promise((resolve) => setTimeout(resolve, 700));
-    const [pid] = await server.pids();
-    process.kill(pid!, 'SIGKILL');
-    const result = await call;
-    expect(result.isError).not.toBe(true);
-    // The call's stream (n0 is the initialize): run again as its next generation, a retry.
-    const ran = executions.filter((e) => e.stream === executions.at(-1)!.stream);
-    expect(ran.map((e) => [e.attempt, e.cause])).toEqual([
-      [1, 'first'],
-      [2, 'retry'],
-    ]);
-    expect(await server.pids()).not.toContain(pid);
+    await signalledUnderACall(everythingServer(1), 'SIGKILL', 700);
   });
 
   it('its elicitation and sampling reach the client, their answers go back', async () => {
@@ -163,23 +174,7 @@ describe('a hosted stdio MCP server (server-everything, unmodified)', () => {
   });
 
   it('a process that stops answering under a call is killed; the call runs again on another', async () => {
-    const server = everythingServer(1, 300);
-    const { client, executions } = await hosting(server);
-    const call = client.callTool({
-      name: 'trigger-long-running-operation',
-      arguments: { duration: 2, steps: 4 },
-    });
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const [pid] = await server.pids();
-    process.kill(pid!, 'SIGSTOP');
-    const result = await call;
-    expect(result.isError).not.toBe(true);
-    const ran = executions.filter((e) => e.stream === executions.at(-1)!.stream);
-    expect(ran.map((e) => [e.attempt, e.cause])).toEqual([
-      [1, 'first'],
-      [2, 'retry'],
-    ]);
-    expect(await server.pids()).not.toContain(pid);
+    await signalledUnderACall(everythingServer(1, 300), 'SIGSTOP', 500);
   });
 
   it('cancelled by its client: the call ends at once, its audit record says cancelled', async () => {
