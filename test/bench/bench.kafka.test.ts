@@ -47,9 +47,12 @@ describe('benchmarks (smoke sizes)', () => {
         'tidemark-kafka-1',
         'tidemark-kafka-2',
         'kafka-floor',
+        'raw-socket',
       ]),
     );
     for (const row of result.live) expect(row.eventsPerSec).toBeGreaterThan(0);
+    // Every live figure beside its ceiling: the same events written pre-framed by a bare process.
+    expect(stdout).toContain('| of raw socket |');
     // Interleaved rounds (two at smoke sizes): each row keeps its rounds, paired by the goals.
     for (const row of result.live as Array<{ runs?: unknown[] }>) expect(row.runs).toHaveLength(2);
     expect(stdout).toMatch(/per server core vs the SDK.*median, .* over 2 interleaved rounds/);

@@ -1,12 +1,13 @@
 // Live delivery: events/s from the tool through the server to N SSE clients, and the latency from
 // the tool's emit to the client's read, for each target; plus the floor — the same messages
-// produced to Kafka and fetched back with the same client library, no MCP at all.
+// produced to Kafka and fetched back with the same client library, no MCP at all — and the
+// ceiling: the same events written as pre-framed bytes by a process that does nothing else.
 import { KafkaLog, provisionTopics } from '@tidemark/kafka';
 import { PartitionTail } from '@tidemark/log';
 import { randomBytes } from 'node:crypto';
 import { nowMs, Session } from './load.ts';
 import { median, percentile, round } from './support.ts';
-import { cpuMs, startTarget, type Target, type TargetName } from './targets.ts';
+import { cpuMs, RAW_SOCKET, startTarget, type Target, type TargetName } from './targets.ts';
 
 const FLOOR_BATCH = 100;
 
@@ -215,7 +216,7 @@ export async function runLive(options: LiveOptions): Promise<LiveRow[]> {
   try {
     // Every target runs for the whole benchmark: an idle one costs its neighbours little, and
     // rounds can then take the targets in turn.
-    for (const name of options.targets)
+    for (const name of [...options.targets, RAW_SOCKET] as const)
       targets.push(
         await startTarget(name, { ...(options.brokers ? { brokers: options.brokers } : {}) }),
       );

@@ -13,6 +13,7 @@ const COLUMNS = [
   ['tidemark-kafka-1', 'Tidemark Kafka ×1'],
   ['tidemark-kafka-2', 'Tidemark Kafka ×2'],
   ['kafka-floor', 'Kafka floor'],
+  ['raw-socket', 'Raw socket'],
 ] as const;
 
 /** The README's performance table, from one run (`summary.ts <bench.json> --readme README.md`). */

@@ -35,6 +35,9 @@ const signed = (ms: number) => `${ms >= 0 ? '+' : '−'}${Math.abs(ms).toFixed(2
 const ratio = (a: number, b: number | undefined) =>
   b === undefined || b === 0 ? '—' : `${(a / b).toFixed(2)}×`;
 
+const share = (a: number, b: number | undefined) =>
+  b === undefined || b === 0 ? '—' : `${Math.round((100 * a) / b)}%`;
+
 export function renderMarkdown(result: Result): string {
   const m = result.machine;
   const parts = [
@@ -46,6 +49,8 @@ export function renderMarkdown(result: Result): string {
       result.live!.find((r) => r.target === 'sdk-memory' && r.clients === clients);
     const floor = (clients: number) =>
       result.live!.find((r) => r.target === 'kafka-floor' && r.clients === clients);
+    const ceiling = (clients: number) =>
+      result.live!.find((r) => r.target === 'raw-socket' && r.clients === clients);
     parts.push(
       '**Live delivery** (tool emits → client reads; events/s unpaced, latency paced at one event per 20 ms per client)',
       table(
@@ -54,6 +59,7 @@ export function renderMarkdown(result: Result): string {
           'clients',
           'events/s',
           'vs SDK',
+          'of raw socket',
           'p50 ms',
           'p99 ms',
           'p999 ms',
@@ -66,6 +72,7 @@ export function renderMarkdown(result: Result): string {
           r.clients,
           n(r.eventsPerSec),
           ratio(r.eventsPerSec, base(r.clients)?.eventsPerSec),
+          share(r.eventsPerSec, ceiling(r.clients)?.eventsPerSec),
           r.latencyMs.p50,
           r.latencyMs.p99,
           r.latencyMs.p999,
@@ -213,7 +220,7 @@ export function renderSvg(result: Result): string {
       const w = Math.max(1, ((width - label - 120) * value) / max);
       const color = name.startsWith('tidemark')
         ? '#2b6cb0'
-        : name === 'kafka-floor'
+        : name === 'kafka-floor' || name === 'raw-socket'
           ? '#718096'
           : '#dd6b20';
       body.push(

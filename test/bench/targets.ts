@@ -4,6 +4,7 @@
 //   tidemark-embedded  `tidemark dev`: gateway, worker and the embedded log in one process
 //   tidemark-kafka-1   `tidemark gateway` + `tidemark worker` on Kafka
 //   tidemark-kafka-2   the same with two gateways (clients spread over both)
+//   raw-socket         the ceiling: the same events as pre-framed SSE bytes (live delivery only)
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,7 +19,9 @@ export const TARGETS = [
   'tidemark-kafka-1',
   'tidemark-kafka-2',
 ] as const;
-export type TargetName = (typeof TARGETS)[number];
+/** The ceiling beside every live figure; not a server to compare (no resume, no store). */
+export const RAW_SOCKET = 'raw-socket';
+export type TargetName = (typeof TARGETS)[number] | typeof RAW_SOCKET;
 
 export interface Target {
   readonly name: TargetName;
@@ -42,6 +45,7 @@ export interface TargetContext {
 
 const TOOLS = join(ROOT, 'test/bench/bench-tools.ts');
 const SDK_SERVER = join(ROOT, 'test/bench/sdk-server.ts');
+const RAW_SERVER = join(ROOT, 'test/bench/raw-socket.ts');
 
 export async function startTarget(name: TargetName, context: TargetContext): Promise<Target> {
   const processes: Child[] = [];
@@ -50,6 +54,11 @@ export async function startTarget(name: TargetName, context: TargetContext): Pro
   };
   const node = context.nodeOptions === undefined ? {} : { NODE_OPTIONS: context.nodeOptions };
   try {
+    if (name === RAW_SOCKET) {
+      const { process, match } = await startChild([RAW_SERVER], /"port":(\d+)/, node);
+      processes.push(process);
+      return { name, urls: [`http://127.0.0.1:${match[1]}/mcp`], processes, stop };
+    }
     if (name === 'sdk-memory' || name === 'sdk-redis') {
       const args = [SDK_SERVER, name === 'sdk-memory' ? 'memory' : 'redis'];
       if (name === 'sdk-redis') {

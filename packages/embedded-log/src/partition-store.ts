@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { DatabaseSync } from 'node:sqlite';
+import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
 import {
   ErrorCodes,
   positiveInteger,
@@ -10,7 +10,16 @@ import {
   type PartitionOffsets,
 } from '@tidemark/protocol';
 import { MAX_RECORDS_PER_FETCH, partitionKey, RecentRecords } from './recent-records.js';
-import { openDatabase, type CleanupPolicy, type Statements, type TopicRow } from './schema.js';
+import {
+  INSERT_CHUNK,
+  openDatabase,
+  type CleanupPolicy,
+  type Statements,
+  type TopicRow,
+} from './schema.js';
+
+/** Columns of a `records` row: topic, partition, offset, key, value, headers, ts. */
+const ROW_WIDTH = 7;
 
 export interface EmbeddedTopicOptions {
   name: string;
@@ -35,6 +44,10 @@ export class PartitionStore {
   readonly recent = new RecentRecords();
   private readonly topicCache = new Map<string, TopicRow>();
   private readonly offsetCache = new Map<string, { logStart: bigint; next: bigint }>();
+  /** The open transaction's records (ROW_WIDTH values each), written at its commit. */
+  private readonly unwrittenRows: SQLInputValue[] = [];
+  /** Partitions written to in the open transaction, whose `next_offset` row is still to write. */
+  private readonly unwrittenNext = new Map<string, { topic: string; partition: number }>();
 
   constructor(path: string) {
     ({ db: this.db, clusterId: this.clusterId, statements: this.statements } = openDatabase(path));
@@ -104,15 +117,17 @@ export class PartitionStore {
     return { logStartOffset: cached.logStart, highWatermark: cached.next };
   }
 
-  /** Writes one record at the partition's next offset (inside a transaction); returns it as read. */
+  /**
+   * Writes one record at the partition's next offset (inside a transaction, which writes its rows
+   * at its commit); returns it as read.
+   */
   insert(topic: string, record: AppendRecord, timestampMs: number): LogRecord {
     const offset = this.offsetsOf(topic, record.partition).highWatermark;
     // A copy of its own size: a small Buffer.from() is a slice of a shared 8 KiB pool slab, and
     // the records kept in memory would pin thousands of slabs.
     const value = record.value === null ? null : new Uint8Array(record.value);
     const headers = record.headers ?? [];
-    const { insert, bumpNext } = this.statements;
-    insert.run(
+    this.unwrittenRows.push(
       topic,
       record.partition,
       offset,
@@ -121,9 +136,11 @@ export class PartitionStore {
       JSON.stringify(headers),
       timestampMs,
     );
-    bumpNext.run(offset + 1n, topic, record.partition);
-    // The cache runs ahead inside the transaction; a rollback clears it.
-    this.offsetCache.get(partitionKey(topic, record.partition))!.next = offset + 1n;
+    // The cache runs ahead inside the transaction (a rollback clears it); the partition's row is
+    // written once, at commit, however many records the transaction wrote to it.
+    const key = partitionKey(topic, record.partition);
+    this.offsetCache.get(key)!.next = offset + 1n;
+    this.unwrittenNext.set(key, { topic, partition: record.partition });
     return {
       partition: record.partition,
       offset,
@@ -173,15 +190,33 @@ export class PartitionStore {
     this.statements.begin.run();
     try {
       const result = fn();
+      this.writeRows();
+      for (const [key, { topic, partition }] of this.unwrittenNext)
+        this.statements.bumpNext.run(this.offsetCache.get(key)!.next, topic, partition);
+      this.unwrittenNext.clear();
       this.statements.commitTransaction.run();
       return result;
     } catch (error) {
+      this.unwrittenRows.length = 0;
+      this.unwrittenNext.clear();
       this.statements.rollback.run();
       // The caches ran ahead of what was rolled back: read them from the file again.
       this.offsetCache.clear();
       this.recent.clear();
       throw error;
     }
+  }
+
+  /** The open transaction's records: INSERT_CHUNK per statement, then the rest one by one. */
+  private writeRows(): void {
+    const rows = this.unwrittenRows;
+    const chunk = INSERT_CHUNK * ROW_WIDTH;
+    let at = 0;
+    for (; rows.length - at >= chunk; at += chunk)
+      this.statements.insertChunk.run(...rows.slice(at, at + chunk));
+    for (; at < rows.length; at += ROW_WIDTH)
+      this.statements.insert.run(...rows.slice(at, at + ROW_WIDTH));
+    rows.length = 0;
   }
 
   private readFile(

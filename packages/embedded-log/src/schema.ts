@@ -17,6 +17,12 @@ export interface TopicRow {
   retention_records: number | null;
 }
 
+/**
+ * Records written by one statement when a commit has that many: one call into SQLite for them,
+ * instead of one each (a row's parameters are bound either way).
+ */
+export const INSERT_CHUNK = 32;
+
 /** The prepared statements every operation uses (prepared once per file). */
 export interface Statements {
   topic: StatementSync;
@@ -25,6 +31,8 @@ export interface Statements {
   insertPartition: StatementSync;
   partition: StatementSync;
   insert: StatementSync;
+  /** `insert` of INSERT_CHUNK rows at once. */
+  insertChunk: StatementSync;
   bumpNext: StatementSync;
   read: StatementSync;
   setStart: StatementSync;
@@ -100,6 +108,9 @@ function prepare(db: DatabaseSync): Statements {
     ),
     insert: db.prepare(
       'INSERT INTO records (topic, partition, offset, key, value, headers, ts) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
+    insertChunk: db.prepare(
+      `INSERT INTO records (topic, partition, offset, key, value, headers, ts) VALUES ${Array.from({ length: INSERT_CHUNK }, () => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
     ),
     bumpNext: db.prepare('UPDATE partitions SET next_offset = ? WHERE topic = ? AND partition = ?'),
     read: db.prepare(

@@ -80,6 +80,7 @@ describe('records read as frames (the message as its JSON text)', () => {
     const frame = readStampedFrame(record(text));
     expect(frame?.payload).toBeInstanceOf(JsonText);
     expect(frame?.payload?.text).toBe(text);
+    expect(frame?.payload?.bytes.equals(Buffer.from(text))).toBe(true);
     expect(JSON.parse(JSON.stringify(frame?.payload))).toEqual(message);
     expect({ ...frame, payload: undefined }).toEqual({
       ...readStampedRecord(record(text)),
@@ -88,9 +89,11 @@ describe('records read as frames (the message as its JSON text)', () => {
     expect(readStampedFrame(record(null))).toEqual(readStampedRecord(record(null)));
   });
 
-  it('refuse what could not be one SSE event: not an object, or split over lines', () => {
+  it('refuse what could not be one SSE event: not an object, split over lines, not UTF-8', () => {
     for (const text of ['[1]', '"x"', '{"a":\n1}', '{"a":\r1}', '', '{"a":1'])
       expect(readStampedFrame(record(text))).toBeUndefined();
+    const latin1 = Buffer.from('{"a":"\u00e9"}', 'latin1');
+    expect(readStampedFrame({ ...record(null), value: latin1 })).toBeUndefined();
     expect(readStampedFrame({ offset: 1n, headers: [], value: Buffer.from('{}') })).toBeUndefined();
   });
 });

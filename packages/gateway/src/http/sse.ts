@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import { JsonText } from '@tidemark/protocol';
-import { sseComment, sseFrame } from './sse-frames.js';
+import { sseComment, sseFrame, sseMessageBytes } from './sse-frames.js';
 
 export interface SseOptions {
   /** Comment sent when nothing else was, so proxies keep the connection. */
@@ -96,10 +96,10 @@ export class SseStream {
     this.endOnPrimeRetryMs = retryMs;
   }
 
-  /** One `message` event; a message read from the log (`JsonText`) is written as it is. */
+  /** One `message` event; a message read from the log (`JsonText`) is written as its bytes. */
   event(id: string | undefined, data: unknown): void {
-    const json = data instanceof JsonText ? data.text : JSON.stringify(data);
-    this.write(sseFrame({ id, event: 'message', data: json }));
+    if (data instanceof JsonText) this.write(sseMessageBytes(id, data.bytes));
+    else this.write(sseFrame({ id, event: 'message', data: JSON.stringify(data) }));
   }
 
   /** Writes what `fn` writes in one go (one syscall for a batch of events, not one each). */
@@ -122,7 +122,7 @@ export class SseStream {
     }
   }
 
-  private write(chunk: string): void {
+  private write(chunk: string | Buffer): void {
     if (!this.isOpen) return;
     this.lastWriteMs = performance.now();
     this.res.write(chunk);

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { ErrorCodes, TidemarkError } from '../errors.js';
 import {
   formatGeneration,
@@ -170,11 +171,21 @@ export function readStampedRecord(record: {
 }
 
 /**
- * A message as the log holds it: the JSON text the worker wrote. Readers that only pass a message
- * on (the gateway writing SSE frames) carry it as text instead of parsing and serialising it again.
+ * A message as the log holds it: the JSON bytes the worker wrote. Readers that only pass a message
+ * on (the gateway writing SSE frames) carry its bytes from the log record to the socket, neither
+ * parsed nor decoded; the text is decoded once, when something asks for it (a final message
+ * answered under another id).
  */
 export class JsonText {
-  constructor(readonly text: string) {}
+  private decoded: string | undefined;
+
+  /** A view of the record's value: the message's UTF-8, one JSON object on one line. */
+  constructor(readonly bytes: Buffer) {}
+
+  get text(): string {
+    this.decoded ??= this.bytes.toString('utf8');
+    return this.decoded;
+  }
 
   /** Serialised by accident (inside another object), it is the message, not this wrapper. */
   toJSON(): unknown {
@@ -183,9 +194,10 @@ export class JsonText {
 }
 
 /**
- * `readStampedRecord` for readers that pass messages on: the payload is its JSON text, unparsed.
- * The text must be one JSON object on one line (what the worker writes): anything else — it could
- * not be framed as one SSE event — makes the record unreadable, as invalid JSON does there.
+ * `readStampedRecord` for readers that pass messages on: the payload is its JSON bytes, unparsed.
+ * They must be one JSON object on one line in valid UTF-8 (what the worker writes): anything else
+ * — it could not be framed as one SSE event — makes the record unreadable, as invalid JSON does
+ * there.
  */
 export function readStampedFrame(record: {
   readonly offset: bigint;
@@ -197,7 +209,7 @@ export function readStampedFrame(record: {
   if (record.value === null) return { offset: record.offset, stamp: decoded.stamp };
   const { value } = record;
   if (value[0] !== 0x7b || value[value.length - 1] !== 0x7d) return undefined;
-  if (value.includes(0x0a) || value.includes(0x0d)) return undefined;
-  const text = Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8');
-  return { offset: record.offset, stamp: decoded.stamp, payload: new JsonText(text) };
+  if (value.includes(0x0a) || value.includes(0x0d) || !isUtf8(value)) return undefined;
+  const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  return { offset: record.offset, stamp: decoded.stamp, payload: new JsonText(bytes) };
 }
