@@ -21,6 +21,9 @@ export class SseStream {
   private ended = false;
   private endOnPrimeRetryMs: number | undefined;
   private closedAt: Promise<void> | undefined;
+  /** While `batch` runs, the frames written, sent as one when it returns. */
+  private batched: Buffer[] | undefined;
+  private batchedBytes = 0;
   /** When something was last written (ms, monotonic): a keep-alive goes to idle streams only. */
   lastWriteMs = performance.now();
   /**
@@ -102,19 +105,24 @@ export class SseStream {
     else this.write(sseFrame({ id, event: 'message', data: JSON.stringify(data) }));
   }
 
-  /** Writes what `fn` writes in one go (one syscall for a batch of events, not one each). */
+  /**
+   * Writes what `fn` writes in one go: its frames joined into one buffer, one write to the
+   * response (one HTTP chunk, one syscall) for a batch of events, not one each.
+   */
   batch(fn: () => void): void {
-    this.res.cork();
+    if (this.batched !== undefined) return fn();
+    this.batched = [];
     try {
       fn();
     } finally {
-      this.res.uncork();
+      this.flushBatch();
     }
   }
 
   /** Ends the stream; with a retry hint so a client reconnects (drain, slow reader). */
   end(retryMs?: number): void {
     if (this.ended) return;
+    this.flushBatch(); // what a batch wrote before its stream ended goes first
     this.ended = true;
     if (!this.res.writableEnded && !this.res.destroyed) {
       if (retryMs !== undefined) this.res.write(`retry: ${retryMs}\n\n`);
@@ -122,8 +130,24 @@ export class SseStream {
     }
   }
 
+  private flushBatch(): void {
+    const frames = this.batched;
+    if (frames === undefined) return;
+    this.batched = undefined;
+    const bytes = this.batchedBytes;
+    this.batchedBytes = 0;
+    if (frames.length > 0)
+      this.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames, bytes));
+  }
+
   private write(chunk: string | Buffer): void {
     if (!this.isOpen) return;
+    if (this.batched !== undefined) {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      this.batched.push(bytes);
+      this.batchedBytes += bytes.length;
+      return;
+    }
     this.lastWriteMs = performance.now();
     this.res.write(chunk);
     if (!this.paced && this.res.writableLength > this.options.maxBufferedBytes)
