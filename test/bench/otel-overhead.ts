@@ -1,7 +1,8 @@
 // What tracing costs: the same load on `tidemark dev` without an OpenTelemetry SDK (the API is a
 // no-op), with the SDK on (default sampling; spans for a call's milestones, each event carrying
 // its trace context), and with a span for every event too (--trace-events), exporting every span
-// and metric over OTLP/HTTP to a sink in this process. Prints a table and writes JSON.
+// and metric over OTLP/HTTP to a sink in this process, in interleaved rounds. Prints a table
+// (each setting's median round) and writes JSON.
 //
 //   npm run bench:otel                       # sizes for a real measurement
 //   npm run bench:otel -- --calls 20         # a smoke run
@@ -16,12 +17,14 @@ const { values } = parseArgs({
     calls: { type: 'string', default: '2000' },
     clients: { type: 'string', default: '8' },
     events: { type: 'string', default: '20' },
+    rounds: { type: 'string', default: '3' },
     out: { type: 'string', default: 'test/bench/results/otel-overhead.json' },
   },
 });
 const calls = Number(values.calls);
 const clients = Number(values.clients);
 const events = Number(values.events);
+const rounds = Number(values.rounds);
 
 // The OTLP sink: accepts and counts, like a collector that keeps up.
 let exportedBytes = 0;
@@ -102,9 +105,25 @@ async function cpuMs(pid: number): Promise<number> {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // USER_HZ = 100
 }
 
-const rows = [await run('off'), await run('on'), await run('on, every event')];
+// Rounds, the settings interleaved in each (a slow minute of a shared machine falls on all of
+// them alike): a setting's row is its median round; the losses pair the rounds.
+const SETTINGS: readonly Setting[] = ['off', 'on', 'on, every event'];
+const runs = new Map<Setting, Row[]>(SETTINGS.map((setting) => [setting, []]));
+for (let r = 0; r < rounds; r++)
+  for (const setting of SETTINGS) runs.get(setting)!.push(await run(setting));
 sink.close();
-const [off, on, everyEvent] = rows as [Row, Row, Row];
+const middle = (of: readonly Row[]) =>
+  [...of].sort((a, b) => a.callsPerSec - b.callsPerSec)[Math.floor((of.length - 1) / 2)]!;
+const rows = SETTINGS.map((setting) => middle(runs.get(setting)!));
+const [off, on] = [runs.get('off')!, runs.get('on')!];
+const everyEvent = runs.get('on, every event')!;
+/** Per round, the percentage by which `a` falls short of `b`; median first, then the range. */
+const losses = (a: readonly Row[], b: readonly Row[], pick: (row: Row) => number) =>
+  a.map((row, i) => round((1 - pick(row) / pick(b[i]!)) * 100, 1)).sort((x, y) => x - y);
+const lossOn = losses(on, off, (r) => r.callsPerSec);
+const cpuOn = on.map((row, i) => round((row.serverCpuMs / off[i]!.serverCpuMs - 1) * 100, 1));
+const lossEvery = losses(everyEvent, off, (r) => r.callsPerSec);
+const mid = (xs: readonly number[]) => xs[Math.floor((xs.length - 1) / 2)]!;
 console.log(
   `OpenTelemetry overhead — ${clients} clients × count(${events}), ${calls} calls, tidemark dev (server and load share ${String(machine()['cores'])} cores)`,
 );
@@ -119,12 +138,21 @@ console.table(
   })),
 );
 const overhead = {
-  throughputLossPct: round((1 - on.callsPerSec / off.callsPerSec) * 100, 1),
-  cpuPerCallIncreasePct: round((on.serverCpuMs / off.serverCpuMs - 1) * 100, 1),
-  everyEventThroughputLossPct: round((1 - everyEvent.callsPerSec / off.callsPerSec) * 100, 1),
+  throughputLossPct: mid(lossOn),
+  throughputLossRangePct: [lossOn[0]!, lossOn.at(-1)!],
+  cpuPerCallIncreasePct: mid([...cpuOn].sort((x, y) => x - y)),
+  everyEventThroughputLossPct: mid(lossEvery),
   exportedKiB: round(exportedBytes / 1024, 0),
+  rounds,
 };
 console.log(
-  `SDK on: ${overhead.throughputLossPct}% fewer calls/s, ${overhead.cpuPerCallIncreasePct}% more server CPU per call; with a span per event: ${overhead.everyEventThroughputLossPct}% fewer calls/s; ${overhead.exportedKiB} KiB exported`,
+  `SDK on: ${overhead.throughputLossPct}% fewer calls/s (median of ${rounds} interleaved rounds, ${lossOn[0]}–${lossOn.at(-1)}%), ${overhead.cpuPerCallIncreasePct}% more server CPU per call; with a span per event: ${overhead.everyEventThroughputLossPct}% fewer calls/s; ${overhead.exportedKiB} KiB exported`,
 );
-writeResult(values.out, { machine: machine(), clients, events, rows, overhead });
+writeResult(values.out, {
+  machine: machine(),
+  clients,
+  events,
+  rows,
+  runs: Object.fromEntries(runs),
+  overhead,
+});

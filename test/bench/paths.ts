@@ -44,7 +44,7 @@ const SCRIPTS: Script[] = [
   ['effects', 'effects.ts', ['--calls', '3', '--steps', '2'], ['--calls', '300', '--steps', '20']],
   ['taskReads', 'task-reads.ts', ['--records', '5000', '--reads', '5'], []],
   ['events', 'events.ts', ['--subscriptions', '2', '--occurrences', '5'], []],
-  ['otel', 'otel-overhead.ts', ['--calls', '20', '--clients', '2'], []],
+  ['otel', 'otel-overhead.ts', ['--calls', '20', '--clients', '2', '--rounds', '1'], []],
 ];
 
 /** Runs each script in turn against the broker given; a script that fails fails the benchmark. */
