@@ -10,9 +10,21 @@ const OPTIONS = { keepAliveMs: 60_000, maxBufferedBytes: 1 << 20, retryMs: undef
 let server: Server | undefined;
 afterEach(() => server?.close());
 
+/** Writes to the response since its headers, one entry per `res.write` (the body's syscalls). */
+let writes: number;
+
 /** Serves one SSE response written by `write`; returns the HTTP chunks of its body, raw. */
 async function chunksOf(write: (sse: SseStream) => void): Promise<string[]> {
-  server = createServer((_req, res) => write(new SseStream(res as Response, OPTIONS, {})));
+  writes = 0;
+  server = createServer((_req, res) => {
+    const sse = new SseStream(res as Response, OPTIONS, {});
+    const original = res.write.bind(res) as (...args: unknown[]) => boolean;
+    res.write = ((...args: unknown[]) => {
+      writes++;
+      return original(...args);
+    }) as typeof res.write;
+    write(sse);
+  });
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   const raw = await new Promise<string>((resolve, reject) => {
@@ -38,7 +50,7 @@ async function chunksOf(write: (sse: SseStream) => void): Promise<string[]> {
 }
 
 describe('SseStream', () => {
-  it('writes a batch as one chunk: a log message as its bytes, untouched, beside a serialised one', async () => {
+  it('writes a batch as one write: a log message as its bytes, untouched, beside a serialised one', async () => {
     const fromLog = '{"jsonrpc":"2.0","method":"m","params":{"note":"é\\u2028"}}';
     const chunks = await chunksOf((sse) => {
       sse.batch(() => {
@@ -51,6 +63,7 @@ describe('SseStream', () => {
       `id: a1\nevent: message\ndata: ${fromLog}\n\n` +
         'event: message\ndata: {"jsonrpc":"2.0","id":7,"result":{}}\n\n',
     ]);
+    expect(writes).toBe(1);
   });
 
   it('a stream ended inside a batch writes what the batch wrote first (the final message)', async () => {

@@ -4,18 +4,16 @@
 
 /** One event: `id:` when given, `event:` when not the default `message`, then its data. */
 export function sseFrame(frame: { id?: string | undefined; event?: string; data: string }): string {
-  const id = frame.id === undefined ? '' : `id: ${frame.id}\n`;
-  const event = frame.event === undefined ? '' : `event: ${frame.event}\n`;
-  return `${id}${event}data: ${frame.data}\n\n`;
+  return `${frameHead(frame.id, frame.event)}${frame.data}\n\n`;
 }
 
 /**
  * A `message` event whose data is a message's JSON bytes as the log holds them (one line): framed
- * around them in one buffer, so that an event is one write and its bytes are never decoded. The
- * bytes are copied, so a view into a fetched batch is not held past this call.
+ * around them in one buffer, its bytes never decoded. They are copied, so a view into a fetched
+ * batch is not held past this call.
  */
 export function sseMessageBytes(id: string | undefined, data: Uint8Array): Buffer {
-  const head = id === undefined ? MESSAGE_HEAD : `id: ${id}\n${MESSAGE_HEAD}`;
+  const head = frameHead(id, 'message');
   const headLength = Buffer.byteLength(head);
   const frame = Buffer.allocUnsafe(headLength + data.length + 2);
   frame.write(head, 0, headLength, 'utf8');
@@ -25,7 +23,11 @@ export function sseMessageBytes(id: string | undefined, data: Uint8Array): Buffe
   return frame;
 }
 
-const MESSAGE_HEAD = 'event: message\ndata: ';
+/** An event's lines before its data, up to `data: `. */
+function frameHead(id: string | undefined, event: string | undefined): string {
+  const idLine = id === undefined ? '' : `id: ${id}\n`;
+  return event === undefined ? `${idLine}data: ` : `${idLine}event: ${event}\ndata: `;
+}
 
 /** A comment line: ignored by clients, it keeps proxies from closing an idle connection. */
 export function sseComment(text: string): string {
