@@ -15,6 +15,8 @@ export default tseslint.config(
       'infra/kafka/.libs/**',
       'infra/kafka/.run/**',
       'helm/**',
+      'docs/.vitepress/cache/**',
+      'docs/.vitepress/dist/**',
     ],
   },
   js.configs.recommended,

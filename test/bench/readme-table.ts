@@ -1,5 +1,5 @@
-// The README's performance table and its targets, written from one `npm run bench` result
-// (`node test/bench/summary.ts docs/benchmarks/bench.json --readme README.md`).
+// The benchmarks page's performance table and its targets, written from one `npm run bench` result
+// (`node test/bench/summary.ts docs/benchmarks/bench.json --readme docs/benchmarks/index.md`).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { renderGoals } from './goals.ts';
 import type { Result } from './summary.ts';
@@ -16,7 +16,7 @@ const COLUMNS = [
   ['raw-socket', 'Raw socket'],
 ] as const;
 
-/** The README's performance table, from one run (`summary.ts <bench.json> --readme README.md`). */
+/** The benchmarks page's performance table, from one run (`summary.ts <bench.json> --readme docs/benchmarks/index.md`). */
 function renderReadmeTable(result: Result): string {
   const cell = (fn: (target: string) => string | undefined) =>
     COLUMNS.map(([target]) => fn(target) ?? '');
@@ -111,7 +111,7 @@ function replaceBlock(text: string, name: string, content: string, file: string)
   return `${text.slice(0, start + open.length)}\n${content}\n${text.slice(end)}`;
 }
 
-/** Replaces the README's performance table and its targets with this run's. */
+/** Replaces the benchmarks page's table and its targets with this run's. */
 export function updateReadme(result: unknown, readme: string): void {
   const text = readFileSync(readme, 'utf8');
   const table = replaceBlock(text, 'bench-table', renderReadmeTable(result as Result), readme);

@@ -251,5 +251,5 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const result: unknown = JSON.parse(readFileSync(file, 'utf8'));
   console.log(writeSummary(result, dirname(file)));
   const readme = process.argv.indexOf('--readme');
-  if (readme > 0) updateReadme(result, process.argv[readme + 1] ?? 'README.md');
+  if (readme > 0) updateReadme(result, process.argv[readme + 1] ?? 'docs/benchmarks/index.md');
 }

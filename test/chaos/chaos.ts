@@ -161,7 +161,7 @@ async function tracked<T>(name: string, call: () => Promise<T>): Promise<T> {
 }
 /**
  * Task calls that errored, sent again with their key, and ran as another task: each a broken
- * promise ("Side effects, once" in the README).
+ * promise ("Side effects, once": docs/how-to/idempotency.md).
  */
 const resent: string[] = [];
 let resends = 0;

@@ -12,6 +12,7 @@ import { startDevServer } from '../support/dev-server.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { TcpProxy } from '@tidemark/fixtures/tcp-proxy';
 import { reservePorts } from '@tidemark/kafka-fixtures';
+import { markedBlock } from '../docs/blocks.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const execFileAsync = promisify(execFile);
@@ -35,6 +36,10 @@ async function connect(url: string) {
 
 describe('npm start: the embedded single-process server', () => {
   it('a newcomer’s first run: no broker; list the examples, call count, drop mid-stream, resume with Last-Event-ID, exact result', async () => {
+    // The README's first block (readme-commands): `npm start` is the main job, `npm test` the suite.
+    expect(markedBlock('README.md', 'readme-commands')).toMatch(
+      /^npm install && npm start .*\nnpm test /,
+    );
     const port = await reservePorts();
     const data = join(mkdtempSync(join(tmpdir(), 'tidemark-dev-')), 'state');
     const server = startDevServer('npm', [

@@ -8,6 +8,7 @@ import { reservePorts } from '@tidemark/kafka-fixtures';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { connectResumingClient } from '@tidemark/fixtures/clients';
 import { startDevServer } from '../support/dev-server.js';
+import { markedBlock } from '../docs/blocks.js';
 
 // The packages as a user gets them: every workspace package packed with `npm pack`, installed from
 // the tarballs into an empty project outside this repository, and a tool module of the user's own
@@ -126,6 +127,13 @@ describe('the published packages, outside this repository', () => {
 
     // `tidemark init` there: a TypeScript module, its test, npm start and npm test on Node 24.
     // `npm install` again works (the packages stay in the project: its package.json names them).
+    // The tutorial's first two blocks (tutorial-init, tutorial-run) are what runs here.
+    expect(markedBlock('docs/tutorial/index.md', 'tutorial-init')).toBe(
+      'npx tidemark init\nnpm install\n',
+    );
+    expect(markedBlock('docs/tutorial/index.md', 'tutorial-run')).toMatch(
+      /^npm start .*\nnpm test /,
+    );
     await run('npx', ['tidemark', 'init'], { cwd: project, env });
     await run('npm', ['install', '--prefer-offline'], { cwd: project, env, maxBuffer: 16 << 20 });
     const tested = await run('npm', ['test'], { cwd: project, env });
@@ -139,5 +147,15 @@ describe('the published packages, outside this repository', () => {
     expect(await greeter.callTool({ name: 'greet', arguments: { name: 'Ada' } })).toMatchObject({
       content: [{ type: 'text', text: 'Hello, Ada!' }],
     });
+    // The README's tool is the one init wrote, and its `curl` is answered as the README shows.
+    expect(readFileSync(join(project, 'tools.ts'), 'utf8')).toBe(
+      markedBlock('README.md', 'readme-tool'),
+    );
+    const curl = markedBlock('README.md', 'readme-call').replace(
+      '127.0.0.1:3000',
+      `127.0.0.1:${startPort}`,
+    );
+    const answered = await run('bash', ['-euo', 'pipefail', '-c', curl]);
+    expect(answered.stdout.trim()).toBe(markedBlock('README.md', 'readme-call-output').trim());
   }, 360_000);
 });

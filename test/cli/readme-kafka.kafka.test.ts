@@ -7,7 +7,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { reservePorts } from '@tidemark/kafka-fixtures';
 import { expect, inject, it, onTestFinished } from 'vitest';
 
-// The README's "Kafka on a laptop" block, run as written — but for three substitutions: the
+// The tutorial's "Kafka on a laptop" block (docs/tutorial/index.md), run as written — but for three substitutions: the
 // suite's broker stands in for `npm run kafka:start`'s (its address for 127.0.0.1:19092), a free
 // port for 3000, and this clone's launcher for `npx tidemark` (run from a scratch directory, so
 // tokens.txt lands there and not in the clone).
@@ -16,13 +16,13 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const launcher = join(root, 'packages/cli/bin/tidemark.js');
 
 function laptopBlock(): string[] {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
-  const block = /<!-- laptop-kafka -->\s*```sh\n([\s\S]*?)```/.exec(readme);
-  if (block === null) throw new Error('README: no laptop-kafka block');
+  const tutorial = readFileSync(join(root, 'docs/tutorial/index.md'), 'utf8');
+  const block = /<!-- laptop-kafka -->\s*```sh\n([\s\S]*?)```/.exec(tutorial);
+  if (block === null) throw new Error('docs/tutorial/index.md: no laptop-kafka block');
   return block[1]!.trim().split('\n');
 }
 
-it('the README block starts a gateway and a worker on Kafka that an authenticated client calls', async () => {
+it('the tutorial block starts a gateway and a worker on Kafka that an authenticated client calls', async () => {
   const broker = inject('kafkaBrokers')[0]!;
   const port = await reservePorts();
   const lines = laptopBlock();

@@ -1,6 +1,6 @@
 // The console, as a person sees it: a real headless Chromium (Debian's `chromium`, driven by
 // playwright-core) against a real `tidemark dev` process that ran a cut-and-resumed call and a
-// retried flaky_count. Screenshots are saved (TIDEMARK_UPDATE_SCREENSHOTS=1 writes the README's,
+// retried flaky_count. Screenshots are saved (TIDEMARK_UPDATE_SCREENSHOTS=1 writes the docs' (docs/console),
 // in docs/console/) and checked structurally: the elements that carry the story are there.
 import { mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { get as httpGet } from 'node:http';

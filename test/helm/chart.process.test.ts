@@ -51,10 +51,13 @@ const helpOf = async (command: string) => (await run(process.execPath, [cli, com
 const CLI_ENV = /^(KAFKA_BROKERS|TIDEMARK_SECRET|TIDEMARK_PREVIOUS_SECRET|KAFKA_SASL_(MECHANISM|USERNAME|PASSWORD|TOKEN_FILE)|OTEL_[A-Z_]+|K8S_(POD_NAME|NAMESPACE|NODE_NAME))$/;
 
 describe('the Helm chart', () => {
-  it('renders the README’s one-liner as written', async () => {
-    const readme = readFileSync(join(root, 'README.md'), 'utf8');
-    const line = /<!-- helm-one-liner -->\s*```sh\n(helm template .*)\n```/.exec(readme)![1]!;
-    const [, ...args] = line.split(' ');
+  it('renders the one-liner the tutorial and the Kubernetes guide show, as written', async () => {
+    const lines = ['docs/tutorial/index.md', 'docs/how-to/kubernetes.md'].map((page) => {
+      const text = readFileSync(join(root, page), 'utf8');
+      return /<!-- (?:helm-one-liner|tutorial-helm) -->\s*```sh\n(helm template .*)\n```/.exec(text)![1]!;
+    });
+    expect(lines[0]).toBe(lines[1]);
+    const [, ...args] = lines[0]!.split(' ');
     const { stdout } = await run(helm, args.map((arg) => (arg === 'helm/tidemark' ? chart : arg)), { maxBuffer: 16 * 1024 * 1024 });
     const kinds = parseAllDocuments(stdout).map((doc) => (doc.toJS() as Manifest | null)?.kind);
     expect(kinds).toEqual(expect.arrayContaining(['Deployment', 'Service', 'Secret']));

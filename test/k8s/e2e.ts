@@ -1,6 +1,6 @@
 // `npm run e2e:k8s`: the chart on a real single-node cluster (test/k8s/cluster.ts) with the image
 // `npm run image:build` made. Every step prints what it ran and what it saw; --transcript FILE
-// writes that as Markdown (the README's deploy section quotes one). Exits 1 at the first failure.
+// writes that as Markdown (docs/how-to/kubernetes.md quotes one). Exits 1 at the first failure.
 //
 //   1. The CRDs of the objects the chart can make (ServiceMonitor, PrometheusRule, ScaledObject,
 //      TriggerAuthentication), from their projects' modules on the Go module proxy.

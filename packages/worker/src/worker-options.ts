@@ -43,7 +43,7 @@ export interface WorkerOptions {
    * The gateways' keyring (their event-id secret). Set, a record of `requests` without a valid
    * gateway seal — written by anyone else who can write the topic, naming any subject — is dropped
    * unanswered and counted (`tidemark.worker.refusals` reason `unsealed`). Unset, records are taken
-   * as they come: whoever can write `requests` is trusted (see the Kafka ACLs in the README).
+   * as they come: whoever can write `requests` is trusted (see the Kafka ACLs in docs/kafka-trust.md).
    * Required when a module offers event types: it signs their cursors, so a cursor from one
    * worker verifies on every other.
    */

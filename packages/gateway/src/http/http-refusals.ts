@@ -6,7 +6,7 @@ import {
 
 // Every refusal the gateway answers over HTTP, in one table: the status, the JSON-RPC code, the
 // message and the reason it is counted under (`tidemark.gateway.refusals`). It mirrors the table
-// "What a stranger can send" in the README; `test/gateway` checks the answers on the wire.
+// "What a stranger can send" in docs/how-to/security.md (and docs/reference/errors.md, generated); `test/gateway` checks the answers on the wire.
 
 /** One refusal: a JSON-RPC error as the whole HTTP answer. */
 export interface HttpRefusal {
