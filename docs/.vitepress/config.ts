@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { slug } from 'github-slugger';
 import { defineConfig } from 'vitepress';
 import { repositoryLinks } from './links.ts';
 
@@ -21,6 +22,8 @@ export default defineConfig({
   cleanUrls: false,
   head: [['link', { rel: 'icon', href: '/favicon.svg', type: 'image/svg+xml' }]],
   markdown: {
+    // Anchors as a code host writes them, so one `page.md#anchor` link works in both places.
+    anchor: { slugify: slug },
     config: (md) => md.use(repositoryLinks(root, pkg.repository?.url ? sourceUrl : undefined)),
   },
   themeConfig: {
@@ -47,6 +50,10 @@ export default defineConfig({
           { text: 'Tools in your own repository', link: '/how-to/tools-in-your-repository' },
           { text: 'Serve MCP servers in any language', link: '/hosted-servers' },
           { text: 'Idempotency keys and durable steps', link: '/how-to/idempotency' },
+          {
+            text: 'Wait for minutes, days or a person',
+            link: '/how-to/write-tools#waiting-for-minutes-or-days-exsleep',
+          },
           { text: 'Durable tasks', link: '/how-to/tasks' },
           { text: 'Events and webhooks', link: '/how-to/events' },
           { text: 'Security, auth and tenants', link: '/how-to/security' },

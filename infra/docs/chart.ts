@@ -3,7 +3,36 @@ import { parseDocument, isMap, isScalar, type Node, type Pair } from 'yaml';
 import { cell, prose } from './source.ts';
 
 // The chart's values: each key of values.yaml with its default and the comment written above it
-// (as helm-docs reads them), its type and constraints from values.schema.json.
+// (as helm-docs reads them), its type and constraints from values.schema.json. A value left null
+// takes the server's own default: shown from the server's defaults table, never restated in
+// values.yaml (test/docs/reference.test.ts holds it to that).
+
+/** The servers' defaults a null chart value falls back to, by the chart's section. */
+export type ServerDefaults = Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+
+const DAY = 86_400_000;
+const UNITS: ReadonlyArray<[number, string]> = [
+  [DAY, 'd'],
+  [3_600_000, 'h'],
+  [60_000, 'm'],
+  [1_000, 's'],
+];
+
+/** A default as the chart writes such a value: durations as 20s, 1h, 1d; numbers as they are. */
+function shown(key: string, value: unknown): string {
+  if (typeof value !== 'number' || !key.endsWith('Ms')) return JSON.stringify(value);
+  const [unit, suffix] = UNITS.find(([u]) => value % u === 0) ?? [1, 'ms'];
+  return `${value / unit}${suffix}`;
+}
+
+/** The server default a null value at `path` falls back to: the same name, or the name + `Ms`. */
+function serverDefault(defaults: ServerDefaults, path: readonly string[]): string | undefined {
+  const table = defaults[path[0]!];
+  const name = path.at(-1)!;
+  if (table === undefined) return undefined;
+  for (const key of [name, `${name}Ms`]) if (key in table) return shown(key, table[key]);
+  return undefined;
+}
 
 interface Schema {
   type?: string | string[];
@@ -44,7 +73,13 @@ const comment = (text: string | null | undefined): string =>
     .join(' ')
     .trim();
 
-function rows(node: Node | null, path: string[], schema: Schema, out: Row[]): void {
+function rows(
+  node: Node | null,
+  path: string[],
+  context: { schema: Schema; defaults: ServerDefaults },
+  out: Row[],
+): void {
+  const { schema } = context;
   if (!isMap(node)) return;
   for (const pair of node.items as Pair<Node, Node>[]) {
     const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
@@ -59,19 +94,21 @@ function rows(node: Node | null, path: string[], schema: Schema, out: Row[]): vo
       .join(' ');
     if (isMap(pair.value) && (pair.value.items.length > 0 || s?.properties !== undefined)) {
       if (what !== '') out.push({ key: at.join('.'), value: '', type: 'object', what });
-      rows(pair.value, at, schema, out);
+      rows(pair.value, at, context, out);
       continue;
     }
-    const value = pair.value === null ? 'null' : JSON.stringify(pair.value.toJSON());
+    const json = pair.value === null ? null : (pair.value.toJSON() as unknown);
+    const fallback = json === null ? serverDefault(context.defaults, at) : undefined;
+    const value = fallback === undefined ? JSON.stringify(json) : `null → ${fallback}`;
     out.push({ key: at.join('.'), value, type: typeOf(s), what });
   }
 }
 
-export function chartReference(chartDir: string): string {
+export function chartReference(chartDir: string, defaults: ServerDefaults): string {
   const doc = parseDocument(readFileSync(`${chartDir}/values.yaml`, 'utf8'));
   const schema = JSON.parse(readFileSync(`${chartDir}/values.schema.json`, 'utf8')) as Schema;
   const out: Row[] = [];
-  rows(doc.contents, [], schema, out);
+  rows(doc.contents, [], { schema, defaults }, out);
   return [
     '| value | default | type | what |',
     '| --- | --- | --- | --- |',

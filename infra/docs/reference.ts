@@ -7,6 +7,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { GATEWAY_DEFAULTS } from '@tidemark/gateway';
+import { KAFKA_LOG_DEFAULTS } from '@tidemark/kafka';
+import { WORKER_DEFAULTS } from '@tidemark/worker';
 import { apiReference } from './api.ts';
 import { chartReference } from './chart.ts';
 import { cliReference } from './cli.ts';
@@ -37,8 +40,11 @@ export function referencePages(root = ROOT): Array<{ path: string; text: string 
       text: page(
         'Helm chart values',
         '`helm/tidemark/values.yaml` and `values.schema.json`',
-        'Every value of `helm/tidemark`, its default, its type (the schema validates them: a typo is refused) and the comment above it.',
-        chartReference(join(root, 'helm/tidemark')),
+        'Every value of `helm/tidemark`, its default, its type (the schema validates them: a typo is refused) and the comment above it. A value left `null` takes the server’s own default, shown after the arrow.',
+        chartReference(join(root, 'helm/tidemark'), {
+          gateway: GATEWAY_DEFAULTS,
+          worker: { ...KAFKA_LOG_DEFAULTS, ...WORKER_DEFAULTS },
+        }),
       ),
     },
     {

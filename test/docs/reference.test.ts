@@ -43,6 +43,19 @@ describe('the generated reference', () => {
       );
   });
 
+  it('leaves a null chart value to the server’s default, never restating it in values.yaml', () => {
+    const values = readFileSync(join(ROOT, 'helm/tidemark/values.yaml'), 'utf8').split('\n');
+    expect(values.filter((line) => /:\s*null\s*#.*\d/.test(line))).toEqual([]);
+    // The reference shows the default each one falls back to, read from the server's table.
+    const chart = readFileSync(join(ROOT, 'docs/reference/chart.md'), 'utf8');
+    expect(chart).toContain(
+      `| \`gateway.limits.maxBodyBytes\` | \`null → ${GATEWAY_DEFAULTS.maxBodyBytes}\` |`,
+    );
+    expect(chart).toContain(
+      `| \`worker.limits.maxConcurrentCalls\` | \`null → ${WORKER_DEFAULTS.maxConcurrentCalls}\` |`,
+    );
+  });
+
   it('gives the chart the servers’ defaults wherever the chart repeats one', () => {
     const values = parse(readFileSync(join(ROOT, 'helm/tidemark/values.yaml'), 'utf8')) as {
       gateway: Record<string, string>;

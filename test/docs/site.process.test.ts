@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { extname, join, normalize } from 'node:path';
+import { extname, join, normalize, posix } from 'node:path';
 import { promisify } from 'node:util';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -123,6 +123,31 @@ describe('the docs site', () => {
         .toMatch(heading);
     }
     await tab.close();
+  });
+
+  it('links only to anchors its pages have', () => {
+    const html = (page: string) => readFileSync(join(out, page), 'utf8');
+    const ids = new Map(
+      pages().map((page) => [
+        page,
+        new Set([...html(page).matchAll(/ id="([^"]+)"/g)].map((m) => m[1]!)),
+      ]),
+    );
+    const broken: string[] = [];
+    let checked = 0;
+    for (const page of pages())
+      for (const [, path = '', id = ''] of html(page).matchAll(
+        /<a [^>]*href="([^"#:]*\.html)?#([^"]+)"/g,
+      )) {
+        const target =
+          path === ''
+            ? page
+            : posix.normalize(path.startsWith('/') ? path : posix.join(posix.dirname(page), path));
+        checked++;
+        if (!ids.get(target)?.has(decodeURIComponent(id))) broken.push(`${page} → ${path}#${id}`);
+      }
+    expect(broken).toEqual([]);
+    expect(checked).toBeGreaterThan(100); // the headings' own anchors and the cross-page links
   });
 
   it('finds "idempotency" with its search', async () => {

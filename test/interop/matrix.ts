@@ -1,6 +1,6 @@
 // The interop matrix: which clients the suite runs, what each is asked to do, and how a result is
 // written down. Every test in test/interop records what it saw with `record`; `render.ts` turns
-// the records into the README's matrix (and `npm test` fails when the README disagrees with them).
+// the records into the interop matrix (docs/interop/index.md; `npm test` fails when it disagrees with them).
 // A client's version is read from the one place that pins it, so an upgrade is one bump and a run.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -299,7 +299,7 @@ export function expectedHostedCells(): Array<{ server: ServerId; scenario: Hoste
   );
 }
 
-/** Writes what the hosted-servers test saw, for the README's table. After its assertions passed. */
+/** Writes what the hosted-servers test saw, for the matrix's table. After its assertions passed. */
 export function recordHosted(observation: HostedObservation): void {
   mkdirSync(RESULTS_DIR, { recursive: true });
   const { server, scenario } = observation;
