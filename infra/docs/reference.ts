@@ -24,7 +24,21 @@ const generated = (script: string) =>
 /** Each generated page: its path and its text, from the code as it is now. */
 export function referencePages(root = ROOT): Array<{ path: string; text: string }> {
   const page = (title: string, from: string, intro: string, body: string) =>
-    [generated(from), '', `# ${title}`, '', intro, '', body.trimEnd(), ''].join('\n');
+    // The reference's tables are wide: the page goes without the outline column (docs/.vitepress/theme).
+    [
+      '---',
+      'aside: false',
+      '---',
+      '',
+      generated(from),
+      '',
+      `# ${title}`,
+      '',
+      intro,
+      '',
+      body.trimEnd(),
+      '',
+    ].join('\n');
   return [
     {
       path: 'docs/reference/cli.md',

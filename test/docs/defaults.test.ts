@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GATEWAY_DEFAULTS } from '@tidemark/gateway';
 import { WORKER_DEFAULTS } from '@tidemark/worker';
@@ -9,7 +10,8 @@ import { ROOT } from './blocks.js';
 // An option's default lives in its server's defaults table (GATEWAY_DEFAULTS, WORKER_DEFAULTS);
 // the `@default` tag on the option says it again for readers of the type. The two must agree:
 // each tag is read as a value (20 s, 4 MiB, 1,000 ms, 3_600_000 (1 hour), 'tool', false) and
-// compared with the table, so a default changed in one place only fails here.
+// compared with the table, so a default changed in one place only fails here. The packages'
+// READMEs list the options with their defaults too: the same check holds them.
 
 const UNITS: Record<string, number> = {
   ms: 1,
@@ -49,25 +51,46 @@ function tags(file: string, name: string): Array<{ option: string; tag: string }
   return found;
 }
 
+/** The README's options table: `| \`option\` | default | what |` rows. */
+function readmeDefaults(readme: string): Array<{ option: string; tag: string }> {
+  const text = readFileSync(join(ROOT, readme), 'utf8');
+  const table = text.slice(text.indexOf('| option | default |'));
+  return [...table.slice(0, table.indexOf('\n\n')).matchAll(/^\| `(\w+)` \| ([^|]+) \|/gm)].map(
+    (m) => ({ option: m[1]!, tag: m[2]!.trim() }),
+  );
+}
+
 describe.each([
-  ['GatewayOptions', 'packages/gateway/src/gateway-options.ts', GATEWAY_DEFAULTS],
-  ['WorkerOptions', 'packages/worker/src/worker-options.ts', WORKER_DEFAULTS],
-] as const)('%s', (name, file, table) => {
-  it('says in its @default tags what its defaults table holds', () => {
-    const found = tags(join(ROOT, file), name);
-    expect(found.length).toBeGreaterThan(15);
-    const defaults = table as Readonly<Record<string, unknown>>;
+  [
+    'GatewayOptions',
+    'packages/gateway/src/gateway-options.ts',
+    'packages/gateway/README.md',
+    GATEWAY_DEFAULTS,
+  ],
+  [
+    'WorkerOptions',
+    'packages/worker/src/worker-options.ts',
+    'packages/worker/README.md',
+    WORKER_DEFAULTS,
+  ],
+] as const)('%s', (name, file, readme, table) => {
+  const defaults = table as Readonly<Record<string, unknown>>;
+  const disagreeing = (found: Array<{ option: string; tag: string }>, minimum: number) => {
     const compared = found.filter(
       ({ option, tag }) =>
         option in defaults && typeof defaults[option] !== 'object' && valueOf(tag) !== undefined,
     );
-    expect(compared.length).toBeGreaterThan(12);
-    const disagree = compared
+    expect(compared.length).toBeGreaterThan(minimum);
+    return compared
       .filter(({ option, tag }) => valueOf(tag) !== defaults[option])
-      .map(
-        ({ option, tag }) =>
-          `${option}: @default ${tag}, the table ${JSON.stringify(defaults[option])}`,
-      );
-    expect(disagree).toEqual([]);
+      .map(({ option, tag }) => `${option}: ${tag}, the table ${JSON.stringify(defaults[option])}`);
+  };
+
+  it('says in its @default tags what its defaults table holds', () => {
+    expect(disagreeing(tags(join(ROOT, file), name), 12)).toEqual([]);
+  });
+
+  it('says in its README what its defaults table holds', () => {
+    expect(disagreeing(readmeDefaults(readme), 6)).toEqual([]);
   });
 });
