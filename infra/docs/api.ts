@@ -1,5 +1,5 @@
 import ts from 'typescript';
-import { cell, docOf, prose } from './source.ts';
+import { CHECK_OPTIONS, cell, docOf, prose } from './source.ts';
 
 // The public API of a package from its entry point and TSDoc: every export, its kind, its
 // signature and what its comment says; an interface's or a class's members with theirs.
@@ -12,14 +12,7 @@ const FORMAT =
 export function apiReference(packages: ReadonlyArray<{ name: string; entry: string }>): string {
   const program = ts.createProgram(
     packages.map((p) => p.entry),
-    {
-      module: ts.ModuleKind.NodeNext,
-      moduleResolution: ts.ModuleResolutionKind.NodeNext,
-      target: ts.ScriptTarget.ES2024,
-      strict: true,
-      noEmit: true,
-      skipLibCheck: true,
-    },
+    CHECK_OPTIONS,
   );
   const checker = program.getTypeChecker();
   const out: string[] = [];

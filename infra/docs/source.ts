@@ -14,6 +14,17 @@ export interface TableEntry {
   readonly node: ts.Expression;
 }
 
+/** How the docs' code is type-checked: as the packages are (Node's ESM resolution, strict). */
+export const CHECK_OPTIONS: ts.CompilerOptions = {
+  module: ts.ModuleKind.NodeNext,
+  moduleResolution: ts.ModuleResolutionKind.NodeNext,
+  target: ts.ScriptTarget.ES2024,
+  strict: true,
+  noEmit: true,
+  skipLibCheck: true,
+  allowImportingTsExtensions: true,
+};
+
 export function parse(file: string): ts.SourceFile {
   return ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
 }

@@ -27,6 +27,8 @@ it('the tutorial block starts a gateway and a worker on Kafka that an authentica
   const port = await reservePorts();
   const lines = laptopBlock();
   expect(lines[0]).toMatch(/^npm run kafka:start\b/);
+  // Commands only: a block whose fence is not closed would hand the prose after it to bash.
+  for (const line of lines) expect(line).toMatch(/^(npm|npx|echo|export) /);
   const script = lines
     .slice(1)
     .map((line) =>

@@ -1,7 +1,8 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { CHECK_OPTIONS } from '../../infra/docs/source.ts';
 import { blocksOf, markedBlock, ROOT, RUN_PAGES } from './blocks.js';
 
 // Every command block the README and the tutorial show is run by a test (named here, and reading
@@ -19,6 +20,20 @@ const RUN_BY: Readonly<Record<string, string>> = {
 };
 
 describe('the command blocks of the README and the tutorial', () => {
+  it('close every fence they open, on every page (an unclosed one swallows the prose after it)', () => {
+    const pages = [
+      'README.md',
+      ...readdirSync(join(ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.md') && !f.startsWith('.vitepress'))
+        .map((f) => `docs/${f}`),
+    ];
+    expect(pages.length).toBeGreaterThan(40);
+    const odd = pages.filter(
+      (page) => (readFileSync(join(ROOT, page), 'utf8').match(/^\s*```/gm) ?? []).length % 2 !== 0,
+    );
+    expect(odd).toEqual([]);
+  });
+
   it('are each run by a test that reads it from the page, or are templates', () => {
     for (const page of RUN_PAGES)
       for (const block of blocksOf(page).filter((b) => b.lang === 'sh')) {
@@ -43,15 +58,7 @@ describe('the command blocks of the README and the tutorial', () => {
     try {
       const file = join(dir, 'tools.ts');
       writeFileSync(file, tool);
-      const program = ts.createProgram([file], {
-        module: ts.ModuleKind.NodeNext,
-        moduleResolution: ts.ModuleResolutionKind.NodeNext,
-        target: ts.ScriptTarget.ES2024,
-        strict: true,
-        noEmit: true,
-        skipLibCheck: true,
-        allowImportingTsExtensions: true,
-      });
+      const program = ts.createProgram([file], CHECK_OPTIONS);
       const errors = ts
         .getPreEmitDiagnostics(program)
         .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
